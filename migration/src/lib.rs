@@ -1,0 +1,18 @@
+//! The hookd schema, one migration per change, the same on SQLite and PostgreSQL.
+//!
+//! Every `*_at` column is a BIGINT of Unix milliseconds in UTC: one
+//! representation that both backends compare numerically, so no timestamp
+//! ever depends on a text format.
+
+pub use sea_orm_migration::prelude::*;
+
+mod m20261130_000001_initial;
+
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![Box::new(m20261130_000001_initial::Migration)]
+    }
+}

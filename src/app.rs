@@ -1,0 +1,115 @@
+//! Wiring: configuration to database, engine and web server.
+
+use std::{net::SocketAddr, sync::Arc};
+
+use actix_web::{App, HttpServer, web};
+use anyhow::Context as _;
+
+use crate::{
+    config::Config,
+    delivery::{Engine, Shared, client},
+    domain::clock::SharedClock,
+    http::{self, AppState},
+    keyfile,
+    secret::SecretBox,
+    store,
+};
+
+/// Everything but the actors: key, database (migrated), TLS.
+pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<Shared>> {
+    let passphrase = keyfile::master_passphrase(&config)?;
+    let secrets = SecretBox::from_passphrase(&passphrase).context("secrets.master_key")?;
+    let db = store::connect(&config.database).await?;
+    store::migrate(&db).await?;
+    let tls = client::tls_config(config.egress.extra_ca_file.as_deref())
+        .context("egress.extra_ca_file")?;
+    Ok(Arc::new(Shared::new(
+        db,
+        clock,
+        Arc::new(config),
+        secrets,
+        tls,
+    )))
+}
+
+/// A running hookd: the engine's actors and the web server.
+pub struct Running {
+    pub addr: SocketAddr,
+    pub engine: Engine,
+    pub shared: Arc<Shared>,
+    pub server: actix_web::dev::ServerHandle,
+    task: actix_rt::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    /// Waits until the server stops (a signal, or `server.stop`).
+    pub async fn wait(self) -> anyhow::Result<()> {
+        self.task
+            .await
+            .context("the web server task failed")?
+            .context("the web server failed")
+    }
+}
+
+/// Starts the engine and the web server on the current actix System.
+pub async fn start(
+    config: Config,
+    clock: SharedClock,
+    handle_signals: bool,
+) -> anyhow::Result<Running> {
+    let listen = config.http.listen;
+    let shared = prepare(config, clock).await?;
+    let engine = Engine::start(shared.clone())?;
+    let state = AppState {
+        shared: shared.clone(),
+        engine: engine.clone(),
+    };
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(web::Data::new(state.clone()))
+            .configure(http::routes)
+    })
+    .workers(2)
+    .bind(listen)
+    .with_context(|| format!("cannot listen on {listen} (http.listen)"))?;
+    let server = if handle_signals {
+        server
+    } else {
+        server.disable_signals()
+    };
+    let addr = *server
+        .addrs()
+        .first()
+        .context("the server bound no address")?;
+    let server = server.run();
+    let handle = server.handle();
+    let task = actix_rt::spawn(server);
+    Ok(Running {
+        addr,
+        engine,
+        shared,
+        server: handle,
+        task,
+    })
+}
+
+/// `hookd serve`: runs until SIGINT or SIGTERM.
+pub async fn serve(config: Config, clock: SharedClock) -> anyhow::Result<()> {
+    let database = store::redact_url(&config.database.url);
+    let running = start(config, clock, true).await?;
+    tracing::info!(address = %running.addr, %database, "hookd is serving");
+    println!(
+        "\nhookd is listening on http://{addr} (database {database}).\n\
+         Next, in another terminal (from a checkout, `hookd` is `cargo run --release --`):\n  \
+         hookd partner create --name Acme --json                 # -> partner id\n  \
+         hookd key create --service --json                       # -> service key for POST /v1/events\n  \
+         hookd endpoint create --partner <id> --url https://example.com/hooks --json   # -> endpoint secret\n  \
+         curl -H 'Authorization: Bearer <service key>' -H 'content-type: application/json' \\\n    \
+         -d '{{\"type\":\"usage.finalized\",\"partner_id\":\"<id>\",\"data\":{{\"final_cost\":\"1.20\",\"currency\":\"USD\"}}}}' \\\n    \
+         http://{addr}/v1/events\n",
+        addr = running.addr
+    );
+    running.wait().await?;
+    tracing::info!("hookd stopped");
+    Ok(())
+}

@@ -1,0 +1,261 @@
+//! The command line: `hookd serve` (the default), `hookd migrate`, and operator
+//! commands for partners, keys and endpoints that work before the web API.
+
+use std::{path::PathBuf, sync::Arc};
+
+use actix::Actor as _;
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+use serde_json::json;
+
+use crate::{
+    app,
+    config::Config,
+    domain::clock::{Clock as _, SystemClock},
+    egress::{
+        resolver::ResolverActor,
+        url_check::{EgressRules, check_registration},
+    },
+    keyfile,
+    secret::SecretBox,
+    store::{
+        self,
+        endpoints::{EndpointStatus, NewEndpoint},
+        keys::Role,
+    },
+};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hookd",
+    version,
+    about = "A webhook delivery engine: outbox in, signed and retried webhooks out."
+)]
+pub struct Cli {
+    /// A configuration file read over the defaults (environment variables still win).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the web API and the delivery engine (the default).
+    Serve,
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Manage partners.
+    #[command(subcommand)]
+    Partner(PartnerCommand),
+    /// Manage API keys.
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// Manage endpoints.
+    #[command(subcommand)]
+    Endpoint(EndpointCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PartnerCommand {
+    /// Create a partner.
+    Create {
+        #[arg(long)]
+        name: String,
+        /// An id of your choosing (default: a new `ptn_` id).
+        #[arg(long)]
+        id: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Create an API key; it is printed this once.
+    Create(KeyCreate),
+}
+
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false, id = "role")]
+pub struct KeyRole {
+    /// A partner key, scoped to this partner.
+    #[arg(long, value_name = "PARTNER_ID")]
+    partner: Option<String>,
+    /// A service key, for producing events.
+    #[arg(long)]
+    service: bool,
+    /// An operator key.
+    #[arg(long)]
+    operator: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct KeyCreate {
+    #[command(flatten)]
+    role: KeyRole,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EndpointCommand {
+    /// Register an endpoint; its signing secret is printed this once.
+    Create {
+        #[arg(long)]
+        partner: String,
+        #[arg(long)]
+        url: String,
+        /// Comma-separated event types (`usage.*` matches a family); default all.
+        #[arg(long, value_delimiter = ',')]
+        event_types: Vec<String>,
+        #[arg(long, default_value = "")]
+        description: String,
+        /// Requests in flight at most (default: delivery.default_concurrency).
+        #[arg(long)]
+        concurrency: Option<u32>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn print(json: bool, value: serde_json::Value, text: String) {
+    if json {
+        println!("{value}");
+    } else {
+        println!("{text}");
+    }
+}
+
+/// Runs the command line on the current actix System.
+pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
+    let clock = SystemClock;
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => app::serve(config, Arc::new(SystemClock)).await,
+        Command::Migrate => {
+            let db = store::connect(&config.database).await?;
+            store::migrate(&db).await?;
+            println!("migrated {}", store::redact_url(&config.database.url));
+            Ok(())
+        }
+        Command::Partner(PartnerCommand::Create { name, id, json }) => {
+            let db = connect(&config).await?;
+            let name = name.trim();
+            anyhow::ensure!(
+                !name.is_empty() && name.len() <= 200,
+                "--name must be 1 to 200 characters"
+            );
+            if let Some(id) = &id {
+                anyhow::ensure!(
+                    !id.is_empty()
+                        && id.len() <= 128
+                        && id
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+                    "--id must be 1 to 128 letters, digits, '_' or '-'"
+                );
+                anyhow::ensure!(
+                    store::partners::find(&db, id).await?.is_none(),
+                    "partner {id} already exists"
+                );
+            }
+            let p = store::partners::create(&db, id, name, clock.now_ms()).await?;
+            print(
+                json,
+                json!({"id": p.id, "name": p.name}),
+                format!("created partner {} ({})", p.id, p.name),
+            );
+            Ok(())
+        }
+        Command::Key(KeyCommand::Create(k)) => {
+            let db = connect(&config).await?;
+            let (role, partner) = match (k.role.partner, k.role.service, k.role.operator) {
+                (Some(p), _, _) => (Role::Partner, Some(p)),
+                (None, true, _) => (Role::Service, None),
+                _ => (Role::Operator, None),
+            };
+            if let Some(p) = &partner {
+                anyhow::ensure!(
+                    store::partners::find(&db, p).await?.is_some(),
+                    "partner {p} does not exist"
+                );
+            }
+            let key = store::keys::create(&db, role, partner.as_deref(), clock.now_ms()).await?;
+            print(
+                k.json,
+                json!({"id": key.id, "key": key.key, "role": role.as_str(), "partner_id": partner}),
+                format!(
+                    "created {} key {}: {}\n(shown this once; only a hash is stored)",
+                    role.as_str(),
+                    key.id,
+                    key.key
+                ),
+            );
+            Ok(())
+        }
+        Command::Endpoint(EndpointCommand::Create {
+            partner,
+            url,
+            event_types,
+            description,
+            concurrency,
+            json,
+        }) => {
+            let db = connect(&config).await?;
+            anyhow::ensure!(
+                store::partners::find(&db, &partner).await?.is_some(),
+                "partner {partner} does not exist"
+            );
+            for t in &event_types {
+                let pattern = t
+                    .strip_suffix(".*")
+                    .map(|p| format!("{p}.x"))
+                    .unwrap_or_else(|| t.clone());
+                anyhow::ensure!(
+                    crate::domain::event::valid_event_type(&pattern),
+                    "--event-types: `{t}` is not an event type"
+                );
+            }
+            let concurrency = concurrency.unwrap_or(config.delivery.default_concurrency);
+            anyhow::ensure!(
+                (1..=256).contains(&concurrency),
+                "--concurrency must be between 1 and 256"
+            );
+            let rules = EgressRules::from_config(&config.egress);
+            let resolver = ResolverActor::new(&config.egress, rules.policy.clone())?.start();
+            let checked = check_registration(&url, &rules, &resolver)
+                .await
+                .map_err(|e| anyhow::anyhow!("--url: {e}"))?;
+            let secrets = SecretBox::from_passphrase(&keyfile::master_passphrase(&config)?)?;
+            let new = NewEndpoint {
+                partner_id: partner,
+                url: checked.url.to_string(),
+                description,
+                event_types,
+                concurrency,
+                rate_limit: None,
+                status: EndpointStatus::Active,
+            };
+            let (e, secret) = store::endpoints::create(&db, &secrets, new, clock.now_ms()).await?;
+            print(
+                json,
+                json!({"id": e.id, "partner_id": e.partner_id, "url": e.url, "secret": secret.expose()}),
+                format!(
+                    "created endpoint {} -> {}\nsigning secret (shown this once): {}",
+                    e.id,
+                    e.url,
+                    secret.expose()
+                ),
+            );
+            Ok(())
+        }
+    }
+}
+
+async fn connect(config: &Config) -> anyhow::Result<sea_orm::DatabaseConnection> {
+    let db = store::connect(&config.database).await?;
+    store::migrate(&db)
+        .await
+        .context("preparing the database")?;
+    Ok(db)
+}

@@ -1,0 +1,570 @@
+//! Configuration: the raw file and environment (serde, unknown keys refused),
+//! validated into typed values before anything starts.
+
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
+
+use figment::{
+    Figment,
+    providers::{Format, Serialized, Toml},
+};
+use ipnet::IpNet;
+use serde::Deserialize;
+
+/// The documented defaults, compiled in so a bare binary runs without files.
+pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("configuration: {0}")]
+    Load(#[from] Box<figment::Error>),
+    #[error("configuration key `{key}`: {problem}")]
+    Invalid { key: &'static str, problem: String },
+}
+
+fn invalid(key: &'static str, problem: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        key,
+        problem: problem.into(),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    http: RawHttp,
+    database: RawDatabase,
+    secrets: RawSecrets,
+    ingest: RawIngest,
+    delivery: RawDelivery,
+    circuit: RawCircuit,
+    endpoints: RawEndpoints,
+    egress: RawEgress,
+    log: RawLog,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHttp {
+    listen: String,
+    max_body_bytes: usize,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDatabase {
+    url: String,
+    max_connections: u32,
+    acquire_timeout: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSecrets {
+    master_key: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIngest {
+    max_payload_bytes: usize,
+    max_batch: usize,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDelivery {
+    poll_interval: String,
+    fanout_batch: u32,
+    default_concurrency: u32,
+    connect_timeout: String,
+    request_timeout: String,
+    max_response_bytes: usize,
+    schedule: Vec<String>,
+    jitter: f64,
+    max_age: String,
+    retry_after_cap: String,
+    lease: String,
+    record_batch: usize,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCircuit {
+    failure_threshold: u32,
+    cooldown_initial: String,
+    cooldown_max: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEndpoints {
+    warn_after: String,
+    disable_after: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEgress {
+    allow_http: bool,
+    allowed_ports: Vec<u16>,
+    allow_cidrs: Vec<String>,
+    deny_cidrs: Vec<String>,
+    nameservers: Vec<String>,
+    extra_ca_file: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLog {
+    filter: String,
+    format: String,
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub http: HttpConfig,
+    pub database: DatabaseConfig,
+    pub master_key: Option<String>,
+    pub ingest: IngestConfig,
+    pub delivery: DeliveryConfig,
+    pub circuit: CircuitConfig,
+    pub endpoints: EndpointsConfig,
+    pub egress: EgressConfig,
+    pub log: LogConfig,
+}
+
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    pub listen: SocketAddr,
+    pub max_body_bytes: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct DatabaseConfig {
+    pub url: String,
+    pub max_connections: u32,
+    pub acquire_timeout: Duration,
+}
+
+impl DatabaseConfig {
+    pub fn is_sqlite(&self) -> bool {
+        self.url.starts_with("sqlite:")
+    }
+    /// The SQLite file, when the database is one.
+    pub fn sqlite_path(&self) -> Option<PathBuf> {
+        let rest = self.url.strip_prefix("sqlite:")?;
+        let rest = rest.trim_start_matches("//");
+        let path = rest.split('?').next().unwrap_or(rest);
+        (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct IngestConfig {
+    pub max_payload_bytes: usize,
+    pub max_batch: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct DeliveryConfig {
+    pub poll_interval: Duration,
+    pub fanout_batch: u32,
+    pub default_concurrency: u32,
+    pub connect_timeout: Duration,
+    pub request_timeout: Duration,
+    pub max_response_bytes: usize,
+    pub schedule: Vec<Duration>,
+    pub jitter: f64,
+    pub max_age: Duration,
+    pub retry_after_cap: Duration,
+    pub lease: Duration,
+    pub record_batch: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct CircuitConfig {
+    pub failure_threshold: u32,
+    pub cooldown_initial: Duration,
+    pub cooldown_max: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct EndpointsConfig {
+    pub warn_after: Duration,
+    pub disable_after: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct EgressConfig {
+    pub allow_http: bool,
+    pub allowed_ports: Vec<u16>,
+    pub allow_cidrs: Vec<IpNet>,
+    pub deny_cidrs: Vec<IpNet>,
+    pub nameservers: Vec<SocketAddr>,
+    pub extra_ca_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LogConfig {
+    pub filter: String,
+    pub json: bool,
+}
+
+impl Config {
+    /// Defaults, then `file` if given, then `HOOKD_<SECTION>__<KEY>` variables
+    /// from `env` (passed in so tests never touch the process environment).
+    pub fn load(
+        file: Option<&std::path::Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config, ConfigError> {
+        let mut figment = Figment::from(Toml::string(DEFAULT_TOML));
+        if let Some(file) = file {
+            if !file.exists() {
+                return Err(invalid(
+                    "--config",
+                    format!("{} does not exist", file.display()),
+                ));
+            }
+            figment = figment.merge(Toml::file_exact(file));
+        }
+        for (name, value) in env {
+            let Some(key) = name.strip_prefix("HOOKD_").filter(|k| k.contains("__")) else {
+                continue;
+            };
+            let key = key.to_ascii_lowercase().replace("__", ".");
+            // Parsed like TOML, so lists are written `["a", "b"]`.
+            let value: figment::value::Value = value
+                .parse()
+                .unwrap_or_else(|_| figment::value::Value::from(value.clone()));
+            figment = figment.merge(Serialized::default(&key, value));
+        }
+        let raw: Raw = figment.extract().map_err(Box::new)?;
+        raw.validate()
+    }
+
+    /// The configuration from the compiled-in defaults alone.
+    pub fn defaults() -> Config {
+        match Config::load(None, std::iter::empty()) {
+            Ok(c) => c,
+            Err(e) => panic!("the compiled-in defaults are invalid: {e}"),
+        }
+    }
+}
+
+/// Parses "500ms", "5s", "5m", "2h", "3d" (and sums like "1h30m").
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("empty duration".into());
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let unit_len = rest[digits..]
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len() - digits);
+        let (number, unit) = (&rest[..digits], &rest[digits..digits + unit_len]);
+        let n: u64 = number.parse().map_err(|_| {
+            format!("`{text}` is not a duration like \"5s\", \"5m\", \"2h\" or \"3d\"")
+        })?;
+        let unit = match unit.trim() {
+            "ms" => Duration::from_millis(1),
+            "s" => Duration::from_secs(1),
+            "m" => Duration::from_secs(60),
+            "h" => Duration::from_secs(3600),
+            "d" => Duration::from_secs(86_400),
+            other => {
+                return Err(format!(
+                    "`{text}` has an unknown unit `{other}` (use ms, s, m, h or d)"
+                ));
+            }
+        };
+        total += unit * u32::try_from(n).map_err(|_| format!("`{text}` is too large"))?;
+        rest = &rest[digits + unit_len..];
+    }
+    Ok(total)
+}
+
+fn duration(key: &'static str, text: &str) -> Result<Duration, ConfigError> {
+    parse_duration(text).map_err(|p| invalid(key, p))
+}
+
+fn positive(key: &'static str, n: u64) -> Result<(), ConfigError> {
+    if n == 0 {
+        Err(invalid(key, "must be greater than zero"))
+    } else {
+        Ok(())
+    }
+}
+
+fn cidrs(key: &'static str, list: &[String]) -> Result<Vec<IpNet>, ConfigError> {
+    list.iter()
+        .map(|s| {
+            s.parse::<IpNet>()
+                .or_else(|_| s.parse::<std::net::IpAddr>().map(IpNet::from))
+                .map_err(|_| invalid(key, format!("`{s}` is not a CIDR like \"10.0.0.0/8\"")))
+        })
+        .collect()
+}
+
+impl Raw {
+    fn validate(self) -> Result<Config, ConfigError> {
+        let listen = self.http.listen.parse().map_err(|_| {
+            invalid(
+                "http.listen",
+                format!("`{}` is not an ip:port", self.http.listen),
+            )
+        })?;
+        positive("http.max_body_bytes", self.http.max_body_bytes as u64)?;
+
+        let url = self.database.url.trim().to_string();
+        if !(url.starts_with("sqlite:")
+            || url.starts_with("postgres://")
+            || url.starts_with("postgresql://"))
+        {
+            return Err(invalid(
+                "database.url",
+                "must start with sqlite: or postgres://",
+            ));
+        }
+        positive(
+            "database.max_connections",
+            self.database.max_connections.into(),
+        )?;
+
+        let master_key = match self.secrets.master_key.as_str() {
+            "" => None,
+            k if k.chars().count() < crate::secret::MIN_PASSPHRASE_CHARS => {
+                return Err(invalid(
+                    "secrets.master_key",
+                    format!(
+                        "must be at least {} characters",
+                        crate::secret::MIN_PASSPHRASE_CHARS
+                    ),
+                ));
+            }
+            k => Some(k.to_string()),
+        };
+
+        positive(
+            "ingest.max_payload_bytes",
+            self.ingest.max_payload_bytes as u64,
+        )?;
+        if !(1..=10_000).contains(&self.ingest.max_batch) {
+            return Err(invalid("ingest.max_batch", "must be between 1 and 10000"));
+        }
+
+        let d = self.delivery;
+        let schedule = d
+            .schedule
+            .iter()
+            .map(|s| duration("delivery.schedule", s))
+            .collect::<Result<Vec<_>, _>>()?;
+        if schedule.is_empty() {
+            return Err(invalid("delivery.schedule", "needs at least one attempt"));
+        }
+        if !(0.0..1.0).contains(&d.jitter) {
+            return Err(invalid("delivery.jitter", "must be at least 0 and below 1"));
+        }
+        positive("delivery.fanout_batch", d.fanout_batch.into())?;
+        positive("delivery.default_concurrency", d.default_concurrency.into())?;
+        positive("delivery.max_response_bytes", d.max_response_bytes as u64)?;
+        positive("delivery.record_batch", d.record_batch as u64)?;
+        let request_timeout = duration("delivery.request_timeout", &d.request_timeout)?;
+        let lease = duration("delivery.lease", &d.lease)?;
+        if lease <= request_timeout {
+            return Err(invalid(
+                "delivery.lease",
+                "must be longer than delivery.request_timeout",
+            ));
+        }
+        let delivery = DeliveryConfig {
+            poll_interval: duration("delivery.poll_interval", &d.poll_interval)?,
+            fanout_batch: d.fanout_batch,
+            default_concurrency: d.default_concurrency,
+            connect_timeout: duration("delivery.connect_timeout", &d.connect_timeout)?,
+            request_timeout,
+            max_response_bytes: d.max_response_bytes,
+            schedule,
+            jitter: d.jitter,
+            max_age: duration("delivery.max_age", &d.max_age)?,
+            retry_after_cap: duration("delivery.retry_after_cap", &d.retry_after_cap)?,
+            lease,
+            record_batch: d.record_batch,
+        };
+        if delivery.poll_interval.is_zero() {
+            return Err(invalid(
+                "delivery.poll_interval",
+                "must be greater than zero",
+            ));
+        }
+
+        positive(
+            "circuit.failure_threshold",
+            self.circuit.failure_threshold.into(),
+        )?;
+        let circuit = CircuitConfig {
+            failure_threshold: self.circuit.failure_threshold,
+            cooldown_initial: duration("circuit.cooldown_initial", &self.circuit.cooldown_initial)?,
+            cooldown_max: duration("circuit.cooldown_max", &self.circuit.cooldown_max)?,
+        };
+        let endpoints = EndpointsConfig {
+            warn_after: duration("endpoints.warn_after", &self.endpoints.warn_after)?,
+            disable_after: duration("endpoints.disable_after", &self.endpoints.disable_after)?,
+        };
+
+        let e = self.egress;
+        let nameservers = e
+            .nameservers
+            .iter()
+            .map(|s| {
+                s.parse::<SocketAddr>()
+                    .map_err(|_| invalid("egress.nameservers", format!("`{s}` is not an ip:port")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if e.allowed_ports.contains(&0) {
+            return Err(invalid("egress.allowed_ports", "0 is not a port"));
+        }
+        let egress = EgressConfig {
+            allow_http: e.allow_http,
+            allowed_ports: e.allowed_ports,
+            allow_cidrs: cidrs("egress.allow_cidrs", &e.allow_cidrs)?,
+            deny_cidrs: cidrs("egress.deny_cidrs", &e.deny_cidrs)?,
+            nameservers,
+            extra_ca_file: (!e.extra_ca_file.is_empty()).then(|| PathBuf::from(e.extra_ca_file)),
+        };
+        let json = match self.log.format.as_str() {
+            "text" => false,
+            "json" => true,
+            other => {
+                return Err(invalid(
+                    "log.format",
+                    format!("`{other}` is not \"text\" or \"json\""),
+                ));
+            }
+        };
+
+        Ok(Config {
+            http: HttpConfig {
+                listen,
+                max_body_bytes: self.http.max_body_bytes,
+            },
+            database: DatabaseConfig {
+                url,
+                max_connections: self.database.max_connections,
+                acquire_timeout: duration(
+                    "database.acquire_timeout",
+                    &self.database.acquire_timeout,
+                )?,
+            },
+            master_key,
+            ingest: IngestConfig {
+                max_payload_bytes: self.ingest.max_payload_bytes,
+                max_batch: self.ingest.max_batch,
+            },
+            delivery,
+            circuit,
+            endpoints,
+            egress,
+            log: LogConfig {
+                filter: self.log.filter,
+                json,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_documented_defaults_are_valid() {
+        let c = Config::defaults();
+        assert_eq!(c.http.listen.to_string(), "127.0.0.1:8080");
+        assert!(c.database.is_sqlite());
+        assert_eq!(c.delivery.schedule.len(), 10);
+        assert_eq!(c.delivery.schedule[2], Duration::from_secs(300));
+    }
+
+    #[test]
+    fn environment_variables_override_keys_and_parse_toml_lists() {
+        let c = Config::load(
+            None,
+            env(&[
+                ("HOOKD_DATABASE__URL", "postgres://u@h/db"),
+                ("HOOKD_EGRESS__ALLOW_HTTP", "true"),
+                ("HOOKD_EGRESS__ALLOW_CIDRS", r#"["127.0.0.0/8", "::1"]"#),
+                ("HOOKD_TEST_PG", "skip"),
+                ("PATH", "/bin"),
+            ]),
+        )
+        .expect("valid overrides should load");
+        assert_eq!(c.database.url, "postgres://u@h/db");
+        assert!(c.egress.allow_http);
+        assert_eq!(c.egress.allow_cidrs.len(), 2);
+    }
+
+    #[test]
+    fn an_unknown_key_stops_the_start_and_names_it() {
+        let err = Config::load(None, env(&[("HOOKD_EGRESS__ALLOW_HTTPS", "true")])).unwrap_err();
+        assert!(
+            err.to_string().contains("allow_https"),
+            "message should name the key: {err}"
+        );
+    }
+
+    #[test]
+    fn an_invalid_value_names_its_key() {
+        let err = Config::load(None, env(&[("HOOKD_DELIVERY__MAX_AGE", "four days")])).unwrap_err();
+        assert!(err.to_string().contains("delivery.max_age"), "{err}");
+        let err = Config::load(None, env(&[("HOOKD_SECRETS__MASTER_KEY", "short")])).unwrap_err();
+        assert!(err.to_string().contains("secrets.master_key"), "{err}");
+        let err = Config::load(
+            None,
+            env(&[("HOOKD_EGRESS__ALLOW_CIDRS", r#"["10.0.0.0/33"]"#)]),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("egress.allow_cidrs"), "{err}");
+        let err = Config::load(None, env(&[("HOOKD_HTTP__LISTEN", "nowhere")])).unwrap_err();
+        assert!(err.to_string().contains("http.listen"), "{err}");
+    }
+
+    #[test]
+    fn durations_read_like_people_write_them() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("3d"), Ok(Duration::from_secs(259_200)));
+        assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn the_sqlite_file_is_found_in_the_url() {
+        let db = |url: &str| DatabaseConfig {
+            url: url.into(),
+            max_connections: 1,
+            acquire_timeout: Duration::from_secs(1),
+        };
+        assert_eq!(
+            db("sqlite://hookd.db").sqlite_path(),
+            Some(PathBuf::from("hookd.db"))
+        );
+        assert_eq!(
+            db("sqlite:///tmp/x.db?mode=rwc").sqlite_path(),
+            Some(PathBuf::from("/tmp/x.db"))
+        );
+        assert_eq!(db("postgres://x/y").sqlite_path(), None);
+    }
+}

@@ -1,0 +1,274 @@
+//! The only way out: signed webhook requests to a checked, pinned address.
+//! Redirects are off, the whole request (connect, headers, body) has one
+//! deadline, and the response is read up to a cap.
+
+use std::{
+    net::{IpAddr, SocketAddr},
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use actix_tls::connect::{Connector as TcpConnector, Resolve, Resolver};
+use awc::error::{ConnectError, SendRequestError};
+use futures_util::{StreamExt, future::LocalBoxFuture};
+use rustls::ClientConfig;
+
+use crate::domain::outcome::{ErrorCategory, Outcome, classify_status};
+
+/// The connector's resolver: it refuses every name, because every request
+/// carries the address it may dial; nothing can fall back to system DNS.
+struct RefuseAll;
+
+impl Resolve for RefuseAll {
+    fn lookup<'a>(
+        &'a self,
+        host: &'a str,
+        _port: u16,
+    ) -> LocalBoxFuture<'a, Result<Vec<SocketAddr>, Box<dyn std::error::Error>>> {
+        Box::pin(
+            async move { Err(format!("{host} was not resolved by the egress resolver").into()) },
+        )
+    }
+}
+
+/// TLS for callbacks: the web PKI roots plus any extra CA the operator trusts.
+pub fn tls_config(extra_ca_file: Option<&std::path::Path>) -> anyhow::Result<Arc<ClientConfig>> {
+    use anyhow::Context as _;
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(path) = extra_ca_file {
+        for cert in CertificateDer::pem_file_iter(path)
+            .with_context(|| format!("reading {}", path.display()))?
+        {
+            roots
+                .add(cert.with_context(|| format!("parsing {}", path.display()))?)
+                .with_context(|| format!("adding a CA from {}", path.display()))?;
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .context("TLS protocol versions")?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub connect_timeout: Duration,
+    pub request_timeout: Duration,
+    pub max_response_bytes: usize,
+}
+
+/// An HTTP client for one endpoint and one checked address set. Its pool only
+/// ever holds connections to those addresses: when the set changes, the
+/// endpoint builds a new client.
+pub struct PinnedClient {
+    pub addrs: Vec<IpAddr>,
+    client: awc::Client,
+    next: std::cell::Cell<usize>,
+}
+
+impl PinnedClient {
+    pub fn new(
+        addrs: Vec<IpAddr>,
+        tls: Arc<ClientConfig>,
+        limits: &Limits,
+        max_connections: usize,
+    ) -> PinnedClient {
+        let connector = awc::Connector::new()
+            .connector(TcpConnector::new(Resolver::custom(RefuseAll)).service())
+            .rustls_0_23(tls)
+            .timeout(limits.connect_timeout)
+            .handshake_timeout(limits.connect_timeout)
+            .limit(max_connections.max(1))
+            .conn_keep_alive(Duration::from_secs(30))
+            .conn_lifetime(Duration::from_secs(300));
+        let client = awc::Client::builder()
+            .connector(connector)
+            .disable_redirects()
+            .no_default_headers()
+            .timeout(limits.request_timeout)
+            .finish();
+        PinnedClient {
+            addrs,
+            client,
+            next: std::cell::Cell::new(0),
+        }
+    }
+
+    /// The address for the next request: the checked set, in turn.
+    fn pick(&self, port: u16) -> SocketAddr {
+        let i = self.next.get();
+        self.next.set(i.wrapping_add(1));
+        SocketAddr::new(self.addrs[i % self.addrs.len()], port)
+    }
+}
+
+/// One signed request.
+pub struct Request<'a> {
+    pub url: &'a url::Url,
+    pub port: u16,
+    pub headers: &'a [(&'static str, String)],
+    pub body: bytes::Bytes,
+}
+
+/// What one attempt observed.
+#[derive(Debug, Clone)]
+pub struct Observed {
+    pub outcome: Outcome,
+    pub status: Option<u16>,
+    pub latency: Duration,
+    pub body: Vec<u8>,
+    pub remote: Option<SocketAddr>,
+    pub detail: Option<String>,
+}
+
+impl Observed {
+    pub fn failed(
+        category: ErrorCategory,
+        detail: String,
+        latency: Duration,
+        remote: Option<SocketAddr>,
+    ) -> Observed {
+        Observed {
+            outcome: Outcome::Failed {
+                category,
+                retry_after: None,
+            },
+            status: None,
+            latency,
+            body: Vec::new(),
+            remote,
+            detail: Some(detail),
+        }
+    }
+}
+
+fn connect_category(e: &ConnectError) -> (ErrorCategory, String) {
+    match e {
+        ConnectError::Timeout => (ErrorCategory::Timeout, "connecting timed out".into()),
+        ConnectError::Io(io) if io.kind() == std::io::ErrorKind::InvalidData => {
+            (ErrorCategory::Tls, format!("TLS: {io}"))
+        }
+        ConnectError::Io(io) => (ErrorCategory::Connect, io.to_string()),
+        ConnectError::Resolver(_) | ConnectError::NoRecords | ConnectError::Unresolved => (
+            ErrorCategory::Internal,
+            "the destination was not pinned".into(),
+        ),
+        other => (ErrorCategory::Connect, other.to_string()),
+    }
+}
+
+fn send_category(e: &SendRequestError) -> (ErrorCategory, String) {
+    match e {
+        SendRequestError::Connect(c) => connect_category(c),
+        SendRequestError::Timeout => (
+            ErrorCategory::Timeout,
+            "no response before the request timeout".into(),
+        ),
+        SendRequestError::Url(u) => (ErrorCategory::Internal, format!("invalid URL: {u}")),
+        other => (
+            ErrorCategory::Connect,
+            format!("connection failed: {other}"),
+        ),
+    }
+}
+
+/// Sends the request to the next pinned address and reads the answer.
+pub async fn send(
+    client: &PinnedClient,
+    req: Request<'_>,
+    limits: &Limits,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Observed {
+    let remote = client.pick(req.port);
+    let started = Instant::now();
+    let deadline = started + limits.request_timeout;
+    let mut builder = client.client.post(req.url.as_str()).address(remote);
+    for (name, value) in req.headers {
+        builder = builder.insert_header((*name, value.as_str()));
+    }
+    let response = tokio::time::timeout_at(deadline.into(), builder.send_body(req.body)).await;
+    let response = match response {
+        Err(_) => {
+            return Observed::failed(
+                ErrorCategory::Timeout,
+                "no response before the request timeout".into(),
+                started.elapsed(),
+                Some(remote),
+            );
+        }
+        Ok(Err(e)) => {
+            let (category, detail) = send_category(&e);
+            return Observed::failed(category, detail, started.elapsed(), Some(remote));
+        }
+        Ok(Ok(r)) => r,
+    };
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let location = response
+        .headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let mut outcome = classify_status(status, retry_after.as_deref(), now);
+    let mut body = Vec::new();
+    let mut detail = location
+        .filter(|_| (300..400).contains(&status))
+        .map(|l| format!("redirect to {l} (not followed)"));
+    // The body is read under the same deadline, and only up to the cap; the
+    // rest is left unread and the connection dropped with the response.
+    let mut payload = response;
+    loop {
+        match tokio::time::timeout_at(deadline.into(), payload.next()).await {
+            Err(_) => {
+                outcome = Outcome::Failed {
+                    category: ErrorCategory::Timeout,
+                    retry_after: None,
+                };
+                detail = Some("the response body did not finish before the request timeout".into());
+                break;
+            }
+            Ok(None) => break,
+            Ok(Some(Err(e))) => {
+                if !matches!(outcome, Outcome::Delivered | Outcome::Gone) {
+                    detail.get_or_insert_with(|| format!("reading the response body: {e}"));
+                }
+                break;
+            }
+            Ok(Some(Ok(chunk))) => {
+                let room = limits.max_response_bytes.saturating_sub(body.len());
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                if chunk.len() > room {
+                    break;
+                }
+            }
+        }
+    }
+    if let (
+        Outcome::Failed {
+            category: ErrorCategory::HttpStatus,
+            ..
+        },
+        None,
+    ) = (&outcome, &detail)
+    {
+        detail = Some(format!("the receiver answered {status}"));
+    }
+    Observed {
+        outcome,
+        status: Some(status),
+        latency: started.elapsed(),
+        body,
+        remote: Some(remote),
+        detail,
+    }
+}

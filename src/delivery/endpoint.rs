@@ -1,0 +1,538 @@
+//! One endpoint's actor: it claims the endpoint's due deliveries, keeps at
+//! most `concurrency` requests in flight, owns the circuit breaker and the
+//! timer for the next due delivery, and waits for each attempt's record to be
+//! durable before it takes the next one.
+
+use std::{collections::VecDeque, net::IpAddr, rc::Rc, sync::Arc, time::Duration};
+
+use actix::prelude::*;
+use rand::{SeedableRng, rngs::StdRng};
+
+use super::{
+    Shared,
+    client::{self, Observed, PinnedClient},
+    excerpt::redacted_excerpt,
+    recorder::{Record, Recorder},
+};
+use crate::{
+    domain::{
+        circuit::{Circuit, Permit},
+        event::{NewEvent, envelope},
+        outcome::{ErrorCategory, Outcome},
+        retry::Next,
+    },
+    egress::{
+        resolver::{Resolve, ResolveError, ResolverActor},
+        url_check::{CallbackUrl, check_url},
+    },
+    secret::Secret,
+    signing::signature_header,
+    store::{
+        self,
+        deliveries::{AttemptRecord, Claimed, NextState, Trigger},
+        endpoints::{Endpoint, EndpointStatus},
+    },
+};
+
+const EXCERPT_BYTES: usize = 1024;
+/// How long endpoint settings and secrets are trusted before a reload.
+const RELOAD_AFTER_MS: i64 = 5_000;
+
+/// Look for due work. `new_work`: the fanout just created deliveries.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct Wake {
+    pub new_work: bool,
+    /// The supervisor's count of wakes sent to this actor (see `Idle`).
+    pub seq: u64,
+}
+
+/// Told to the supervisor when the actor has nothing left to do.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct Idle {
+    pub endpoint_id: String,
+    /// The last wake this actor had seen: a later wake means new work raced in.
+    pub seq: u64,
+}
+
+/// A claimed delivery with the bytes it sends.
+struct Job {
+    claimed: Claimed,
+    body: bytes::Bytes,
+    event_id: String,
+}
+
+struct Loaded {
+    endpoint: Endpoint,
+    url: Result<CallbackUrl, String>,
+    secrets: Vec<Secret>,
+    at_ms: i64,
+}
+
+pub struct EndpointActor {
+    id: String,
+    shared: Arc<Shared>,
+    recorder: Addr<Recorder>,
+    resolver: Addr<ResolverActor>,
+    supervisor: Recipient<Idle>,
+    loaded: Option<Rc<Loaded>>,
+    circuit: Circuit,
+    queue: VecDeque<Job>,
+    in_flight: usize,
+    busy: bool,
+    next_due: Option<i64>,
+    timer: Option<SpawnHandle>,
+    client: Option<Rc<PinnedClient>>,
+    seq: u64,
+    rng: StdRng,
+}
+
+impl EndpointActor {
+    pub fn new(
+        id: String,
+        shared: Arc<Shared>,
+        recorder: Addr<Recorder>,
+        resolver: Addr<ResolverActor>,
+        supervisor: Recipient<Idle>,
+    ) -> EndpointActor {
+        let c = &shared.config.circuit;
+        let circuit = Circuit::new(c.failure_threshold, c.cooldown_initial, c.cooldown_max);
+        EndpointActor {
+            id,
+            recorder,
+            resolver,
+            supervisor,
+            loaded: None,
+            circuit,
+            queue: VecDeque::new(),
+            in_flight: 0,
+            busy: false,
+            next_due: None,
+            timer: None,
+            client: None,
+            seq: 0,
+            rng: StdRng::from_os_rng(),
+            shared,
+        }
+    }
+
+    fn concurrency(&self) -> usize {
+        self.loaded
+            .as_ref()
+            .map_or(1, |l| l.endpoint.concurrency.max(1) as usize)
+    }
+
+    /// The heart of the actor: reload if stale, send what the circuit and the
+    /// cap allow, claim more when the queue runs low, sleep until the next due.
+    fn pump(&mut self, ctx: &mut Context<Self>) {
+        if self.busy {
+            return;
+        }
+        let now = self.shared.clock.now_ms();
+        let stale = self
+            .loaded
+            .as_ref()
+            .is_none_or(|l| now - l.at_ms > RELOAD_AFTER_MS);
+        if stale {
+            return self.reload(ctx);
+        }
+        let Some(loaded) = self.loaded.clone() else {
+            return;
+        };
+        if loaded.endpoint.status != EndpointStatus::Active {
+            return self.wind_down(ctx);
+        }
+        let cap = self.concurrency();
+        while self.in_flight < cap && !self.queue.is_empty() {
+            match self.circuit.permit(now) {
+                Permit::Send => self.start_attempt(ctx),
+                Permit::Probe => {
+                    self.start_attempt(ctx);
+                    break;
+                }
+                Permit::Wait { until_ms } => {
+                    // Claimed work must not sit leased behind an open circuit.
+                    self.release_queue(ctx, until_ms.unwrap_or(now));
+                    if let Some(t) = until_ms {
+                        self.sleep_until(ctx, t);
+                    }
+                    return;
+                }
+            }
+        }
+        let open = matches!(self.circuit.state(), crate::domain::circuit::CircuitState::Open { until_ms } if until_ms > now);
+        if open {
+            if let crate::domain::circuit::CircuitState::Open { until_ms } = self.circuit.state() {
+                self.sleep_until(ctx, until_ms);
+            }
+            return;
+        }
+        if self.queue.len() < cap && self.next_due.is_none_or(|t| t <= now) {
+            self.claim(
+                ctx,
+                (2 * cap).saturating_sub(self.in_flight + self.queue.len()) as u32,
+            );
+        }
+    }
+
+    fn reload(&mut self, ctx: &mut Context<Self>) {
+        self.busy = true;
+        let shared = self.shared.clone();
+        let id = self.id.clone();
+        let fut = async move {
+            let now = shared.clock.now_ms();
+            let endpoint = store::endpoints::find_for_delivery(&shared.db, &id).await?;
+            let Some(endpoint) = endpoint else {
+                return Ok(None);
+            };
+            let secrets =
+                store::endpoints::signing_secrets(&shared.db, &shared.secrets, &id, now).await?;
+            let url = check_url(&endpoint.url, &shared.rules)
+                .map_err(|e| format!("the callback URL {e}"));
+            Ok::<_, store::StoreError>(Some(Loaded {
+                endpoint,
+                url,
+                secrets,
+                at_ms: now,
+            }))
+        };
+        ctx.spawn(fut.into_actor(self).map(|res, act, ctx| {
+            act.busy = false;
+            match res {
+                Ok(Some(loaded)) => {
+                    act.loaded = Some(Rc::new(loaded));
+                    act.pump(ctx);
+                }
+                Ok(None) => act.wind_down(ctx),
+                Err(e) => {
+                    tracing::warn!(endpoint = %act.id, error = %e, "loading the endpoint failed; retrying");
+                    ctx.run_later(Duration::from_secs(1), |act, ctx| act.pump(ctx));
+                }
+            }
+        }));
+    }
+
+    fn claim(&mut self, ctx: &mut Context<Self>, limit: u32) {
+        if limit == 0 {
+            return;
+        }
+        self.busy = true;
+        let shared = self.shared.clone();
+        let id = self.id.clone();
+        let fut = async move {
+            let now = shared.clock.now_ms();
+            let lease_until = now + shared.config.delivery.lease.as_millis() as i64;
+            let claimed =
+                store::deliveries::claim_due(&shared.db, &id, now, lease_until, limit).await?;
+            let ids: Vec<&str> = claimed.iter().map(|c| c.event_id.as_str()).collect();
+            let events = if ids.is_empty() {
+                Vec::new()
+            } else {
+                store::outbox::find(&shared.db, &ids).await?
+            };
+            let next_due = if (claimed.len() as u32) < limit {
+                store::deliveries::next_due(&shared.db, &id).await?
+            } else {
+                Some(now)
+            };
+            Ok::<_, store::StoreError>((claimed, events, next_due))
+        };
+        ctx.spawn(fut.into_actor(self).map(|res, act, ctx| {
+            act.busy = false;
+            match res {
+                Ok((claimed, events, next_due)) => {
+                    act.next_due = next_due;
+                    act.enqueue(claimed, events);
+                    let now = act.shared.clock.now_ms();
+                    match next_due {
+                        _ if !act.queue.is_empty() || act.in_flight > 0 => {}
+                        Some(t) => act.sleep_until(ctx, t.max(now)),
+                        None => act.supervisor.do_send(Idle { endpoint_id: act.id.clone(), seq: act.seq }),
+                    }
+                    if next_due.is_some_and(|t| t > now) || !act.queue.is_empty() {
+                        act.pump(ctx);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(endpoint = %act.id, error = %e, "claiming deliveries failed; retrying");
+                    ctx.run_later(Duration::from_secs(1), |act, ctx| act.pump(ctx));
+                }
+            }
+        }));
+    }
+
+    fn enqueue(&mut self, claimed: Vec<Claimed>, events: Vec<NewEvent>) {
+        let bodies: std::collections::HashMap<&str, bytes::Bytes> = events
+            .iter()
+            .map(|e| (e.id.as_str(), bytes::Bytes::from(envelope(e))))
+            .collect();
+        for c in claimed {
+            match bodies.get(c.event_id.as_str()) {
+                Some(body) => self.queue.push_back(Job {
+                    body: body.clone(),
+                    event_id: c.event_id.clone(),
+                    claimed: c,
+                }),
+                None => {
+                    tracing::error!(delivery = %c.id, event = %c.event_id, "a claimed delivery has no event")
+                }
+            }
+        }
+    }
+
+    fn sleep_until(&mut self, ctx: &mut Context<Self>, at_ms: i64) {
+        if let Some(t) = self.timer.take() {
+            ctx.cancel_future(t);
+        }
+        let delay = (at_ms - self.shared.clock.now_ms()).clamp(0, 60_000) as u64;
+        self.timer = Some(ctx.run_later(Duration::from_millis(delay), |act, ctx| {
+            act.timer = None;
+            act.next_due = None;
+            act.pump(ctx);
+        }));
+    }
+
+    fn release_queue(&mut self, ctx: &mut Context<Self>, due_at: i64) {
+        let ids: Vec<String> = self.queue.drain(..).map(|j| j.claimed.id).collect();
+        if ids.is_empty() {
+            return;
+        }
+        self.next_due = Some(due_at);
+        let shared = self.shared.clone();
+        ctx.spawn(
+            async move {
+                if let Err(e) = store::deliveries::release(&shared.db, &ids, due_at).await {
+                    tracing::warn!(error = %e, "releasing claimed deliveries failed; their lease brings them back");
+                }
+            }
+            .into_actor(self),
+        );
+    }
+
+    /// The endpoint is gone, paused or disabled: hand back queued work and stop
+    /// once nothing is in flight.
+    fn wind_down(&mut self, ctx: &mut Context<Self>) {
+        let now = self.shared.clock.now_ms();
+        self.release_queue(ctx, now);
+        if self.in_flight == 0 {
+            ctx.stop();
+        }
+    }
+
+    fn start_attempt(&mut self, ctx: &mut Context<Self>) {
+        let Some(job) = self.queue.pop_front() else {
+            return;
+        };
+        let Some(loaded) = self.loaded.clone() else {
+            return;
+        };
+        self.in_flight += 1;
+        let shared = self.shared.clone();
+        let resolver = self.resolver.clone();
+        let cached = self.client.clone();
+        let started_at = shared.clock.now_ms();
+        let attempt = async move {
+            let (observed, client) = attempt_once(&shared, &resolver, cached, &loaded, &job).await;
+            (observed, client, job)
+        };
+        ctx.spawn(
+            attempt
+                .into_actor(self)
+                .then(move |(observed, client, job), act, _ctx| {
+                    if client.is_some() {
+                        act.client = client;
+                    }
+                    act.finish(observed, job, started_at)
+                }),
+        );
+    }
+
+    /// Decides the delivery's next state, records it, and frees the slot once
+    /// the record is durable.
+    fn finish(
+        &mut self,
+        observed: Observed,
+        job: Job,
+        started_at: i64,
+    ) -> ResponseActFuture<Self, ()> {
+        let now = self.shared.clock.now_ms();
+        let gone = observed.outcome == Outcome::Gone;
+        match observed.outcome {
+            Outcome::Delivered => self.circuit.on_success(),
+            _ => self.circuit.on_failure(now),
+        }
+        let attempt_no = job.claimed.attempt_count + 1;
+        let next = match &observed.outcome {
+            Outcome::Delivered => NextState::Delivered,
+            Outcome::Failed { retry_after, .. } => {
+                match self.shared.retry.next(
+                    attempt_no,
+                    job.claimed.created_at,
+                    now,
+                    *retry_after,
+                    &mut self.rng,
+                ) {
+                    Next::At(t) => NextState::RetryAt(t),
+                    Next::Dead => NextState::Dead,
+                }
+            }
+            Outcome::Gone => match self.shared.retry.next(
+                attempt_no,
+                job.claimed.created_at,
+                now,
+                None,
+                &mut self.rng,
+            ) {
+                Next::At(t) => NextState::RetryAt(t),
+                Next::Dead => NextState::Dead,
+            },
+        };
+        let error = match &observed.outcome {
+            Outcome::Delivered => None,
+            Outcome::Gone => Some((
+                ErrorCategory::HttpStatus,
+                "the receiver answered 410 Gone".to_string(),
+            )),
+            Outcome::Failed { category, .. } => {
+                Some((*category, observed.detail.clone().unwrap_or_default()))
+            }
+        };
+        let record = AttemptRecord {
+            delivery_id: job.claimed.id.clone(),
+            endpoint_id: self.id.clone(),
+            attempt_no,
+            trigger: Trigger::Scheduled,
+            started_at,
+            latency_ms: u32::try_from(observed.latency.as_millis()).unwrap_or(u32::MAX),
+            status_code: observed.status,
+            error,
+            excerpt: (!observed.body.is_empty())
+                .then(|| redacted_excerpt(&observed.body, EXCERPT_BYTES)),
+            remote_addr: observed.remote.map(|a| a.to_string()),
+            next,
+        };
+        tracing::debug!(endpoint = %self.id, delivery = %record.delivery_id, attempt = attempt_no, status = ?record.status_code, next = ?record.next, "attempt finished");
+        Box::pin(self.recorder.send(Record { attempt: record, gone }).into_actor(self).map(move |res, act, ctx| {
+            act.in_flight -= 1;
+            if !matches!(res, Ok(Ok(()))) {
+                tracing::warn!(endpoint = %act.id, "an attempt was not recorded; its lease will retry it");
+            }
+            if gone {
+                act.loaded = None;
+            }
+            act.pump(ctx);
+        }))
+    }
+}
+
+/// Resolves, pins and sends one attempt; the client it used comes back for reuse.
+async fn attempt_once(
+    shared: &Shared,
+    resolver: &Addr<ResolverActor>,
+    cached: Option<Rc<PinnedClient>>,
+    loaded: &Loaded,
+    job: &Job,
+) -> (Observed, Option<Rc<PinnedClient>>) {
+    let url = match &loaded.url {
+        Ok(u) => u,
+        Err(e) => {
+            return (
+                Observed::failed(ErrorCategory::Blocked, e.clone(), Duration::ZERO, None),
+                None,
+            );
+        }
+    };
+    let addrs: Vec<IpAddr> = match resolver.send(Resolve(url.host.clone())).await {
+        Ok(Ok(a)) => a,
+        Ok(Err(ResolveError::Blocked { reason, .. })) => {
+            return (
+                Observed::failed(
+                    ErrorCategory::Blocked,
+                    reason.to_string(),
+                    Duration::ZERO,
+                    None,
+                ),
+                None,
+            );
+        }
+        Ok(Err(e)) => {
+            return (
+                Observed::failed(ErrorCategory::Dns, e.to_string(), Duration::ZERO, None),
+                None,
+            );
+        }
+        Err(e) => {
+            return (
+                Observed::failed(ErrorCategory::Internal, e.to_string(), Duration::ZERO, None),
+                None,
+            );
+        }
+    };
+    // A client only ever talks to the address set it was built for.
+    let client = match cached {
+        Some(c) if c.addrs == addrs => c,
+        _ => Rc::new(PinnedClient::new(
+            addrs,
+            shared.tls.clone(),
+            &shared.limits,
+            loaded.endpoint.concurrency as usize,
+        )),
+    };
+    let now = shared.clock.now();
+    let timestamp = now.timestamp();
+    let headers = [
+        ("content-type", "application/json".to_string()),
+        (
+            "user-agent",
+            concat!("hookd/", env!("CARGO_PKG_VERSION")).to_string(),
+        ),
+        ("webhook-id", job.event_id.clone()),
+        ("webhook-timestamp", timestamp.to_string()),
+        (
+            "webhook-signature",
+            signature_header(&loaded.secrets, &job.event_id, timestamp, &job.body),
+        ),
+    ];
+    let request = client::Request {
+        url: &url.url,
+        port: url.port,
+        headers: &headers,
+        body: job.body.clone(),
+    };
+    let observed = client::send(&client, request, &shared.limits, now).await;
+    (observed, Some(client))
+}
+
+impl Actor for EndpointActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.pump(ctx);
+    }
+}
+
+impl Handler<Wake> for EndpointActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Wake, ctx: &mut Context<Self>) {
+        self.seq = msg.seq;
+        if msg.new_work {
+            self.next_due = None;
+        }
+        self.pump(ctx);
+    }
+}
+
+/// Forget cached settings and secrets; the next pump reloads them.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct Reload;
+
+impl Handler<Reload> for EndpointActor {
+    type Result = ();
+    fn handle(&mut self, _: Reload, ctx: &mut Context<Self>) {
+        self.loaded = None;
+        self.pump(ctx);
+    }
+}

@@ -1,0 +1,247 @@
+//! The fanout actor: claims committed events in batches and turns them into
+//! deliveries, and supervises the endpoint actors, starting one for each
+//! endpoint with work, restarting any that died, and stopping idle ones.
+//! Woken by ingest in process, and by a poll for rows other processes wrote.
+
+use std::{collections::HashMap, sync::Arc, time::Duration};
+
+use actix::prelude::*;
+
+use super::{
+    Shared,
+    endpoint::{self, EndpointActor, Idle},
+    recorder::{EndpointsDisabled, Recorder},
+};
+use crate::{egress::resolver::ResolverActor, store};
+
+/// New events are committed: claim them now.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct Wake;
+
+/// An endpoint changed (settings, status, secrets): its actor reloads it.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct EndpointChanged(pub String);
+
+/// The engine's actors, for the operator view.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "usize")]
+pub struct RunningActors;
+
+struct Child {
+    addr: Addr<EndpointActor>,
+    seq: u64,
+}
+
+pub struct FanoutActor {
+    shared: Arc<Shared>,
+    recorder: Addr<Recorder>,
+    resolver: Addr<ResolverActor>,
+    children: HashMap<String, Child>,
+    claiming: bool,
+    again: bool,
+    failures: u32,
+}
+
+impl FanoutActor {
+    pub fn new(
+        shared: Arc<Shared>,
+        recorder: Addr<Recorder>,
+        resolver: Addr<ResolverActor>,
+    ) -> FanoutActor {
+        FanoutActor {
+            shared,
+            recorder,
+            resolver,
+            children: HashMap::new(),
+            claiming: false,
+            again: false,
+            failures: 0,
+        }
+    }
+
+    /// Wakes the endpoint's actor, starting (or restarting) it if needed.
+    fn wake_child(&mut self, ctx: &mut Context<Self>, endpoint_id: &str, new_work: bool) {
+        let alive = self
+            .children
+            .get(endpoint_id)
+            .is_some_and(|c| c.addr.connected());
+        if !alive {
+            let actor = EndpointActor::new(
+                endpoint_id.to_string(),
+                self.shared.clone(),
+                self.recorder.clone(),
+                self.resolver.clone(),
+                ctx.address().recipient(),
+            );
+            self.children.insert(
+                endpoint_id.to_string(),
+                Child {
+                    addr: actor.start(),
+                    seq: 0,
+                },
+            );
+        }
+        if let Some(child) = self.children.get_mut(endpoint_id) {
+            child.seq += 1;
+            child.addr.do_send(endpoint::Wake {
+                new_work,
+                seq: child.seq,
+            });
+        }
+    }
+
+    /// Claims batches until the outbox is drained, then wakes the endpoints
+    /// that got deliveries.
+    fn claim(&mut self, ctx: &mut Context<Self>) {
+        if self.claiming {
+            self.again = true;
+            return;
+        }
+        self.claiming = true;
+        self.again = false;
+        let shared = self.shared.clone();
+        let fut = async move {
+            let batch = shared.config.delivery.fanout_batch;
+            let mut total = store::fanout::Fanout::default();
+            loop {
+                let f =
+                    store::fanout::claim_batch(&shared.db, batch, shared.clock.now_ms()).await?;
+                total.events += f.events;
+                for (endpoint, n) in f.deliveries {
+                    *total.deliveries.entry(endpoint).or_default() += n;
+                }
+                if f.events < batch as usize {
+                    return Ok::<_, store::StoreError>(total);
+                }
+            }
+        };
+        ctx.spawn(fut.into_actor(self).map(|res, act, ctx| {
+            act.claiming = false;
+            match res {
+                Ok(f) => {
+                    act.failures = 0;
+                    if f.events > 0 {
+                        tracing::debug!(
+                            events = f.events,
+                            endpoints = f.deliveries.len(),
+                            "fanned out"
+                        );
+                    }
+                    for endpoint_id in f.deliveries.keys() {
+                        act.wake_child(ctx, endpoint_id, true);
+                    }
+                    if act.again {
+                        act.claim(ctx);
+                    }
+                }
+                Err(e) => {
+                    act.failures += 1;
+                    let backoff = Duration::from_millis(100u64 << act.failures.min(6));
+                    tracing::error!(error = %e, retry_in = ?backoff, "claiming events failed");
+                    ctx.run_later(backoff, |act, ctx| act.claim(ctx));
+                }
+            }
+        }));
+    }
+
+    /// The backstop: claim what other processes wrote, and make sure every
+    /// endpoint with unfinished deliveries has a live actor.
+    fn poll(&mut self, ctx: &mut Context<Self>) {
+        self.claim(ctx);
+        let shared = self.shared.clone();
+        ctx.spawn(
+            async move { store::endpoints::with_pending_work(&shared.db).await }
+                .into_actor(self)
+                .map(|res, act, ctx| match res {
+                    Ok(ids) => ids.iter().for_each(|id| act.wake_child(ctx, id, false)),
+                    Err(e) => tracing::warn!(error = %e, "listing endpoints with work failed"),
+                }),
+        );
+    }
+}
+
+impl Actor for FanoutActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.poll(ctx);
+        ctx.run_interval(self.shared.config.delivery.poll_interval, |act, ctx| {
+            act.poll(ctx)
+        });
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        for child in self.children.values() {
+            child.addr.do_send(StopNow);
+        }
+    }
+}
+
+/// Stop an endpoint actor (shutdown).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StopNow;
+
+impl Handler<StopNow> for EndpointActor {
+    type Result = ();
+    fn handle(&mut self, _: StopNow, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}
+
+impl Handler<Wake> for FanoutActor {
+    type Result = ();
+    fn handle(&mut self, _: Wake, ctx: &mut Context<Self>) {
+        self.claim(ctx);
+    }
+}
+
+impl Handler<Idle> for FanoutActor {
+    type Result = ();
+    fn handle(&mut self, msg: Idle, _: &mut Context<Self>) {
+        // Only stop the child if no wake raced past its report.
+        if self
+            .children
+            .get(&msg.endpoint_id)
+            .is_some_and(|c| c.seq == msg.seq)
+        {
+            if let Some(child) = self.children.remove(&msg.endpoint_id) {
+                child.addr.do_send(StopNow);
+            }
+        }
+    }
+}
+
+impl Handler<EndpointsDisabled> for FanoutActor {
+    type Result = ();
+    fn handle(&mut self, msg: EndpointsDisabled, ctx: &mut Context<Self>) {
+        for id in msg.0 {
+            tracing::warn!(endpoint = %id, "endpoint disabled");
+            if self.children.contains_key(&id) {
+                self.wake_child(ctx, &id, false);
+            }
+        }
+    }
+}
+
+impl Handler<EndpointChanged> for FanoutActor {
+    type Result = ();
+    fn handle(&mut self, msg: EndpointChanged, ctx: &mut Context<Self>) {
+        if let Some(child) = self.children.get(&msg.0) {
+            child.addr.do_send(endpoint::Reload);
+        }
+        self.wake_child(ctx, &msg.0, true);
+    }
+}
+
+impl Handler<RunningActors> for FanoutActor {
+    type Result = usize;
+    fn handle(&mut self, _: RunningActors, _: &mut Context<Self>) -> usize {
+        self.children
+            .values()
+            .filter(|c| c.addr.connected())
+            .count()
+    }
+}

@@ -1,0 +1,104 @@
+//! The delivery engine: the fanout actor turns outbox rows into deliveries and
+//! supervises one endpoint actor per endpoint with work; endpoint actors send
+//! through the pinned client; the recorder group-commits what happened.
+
+pub mod client;
+pub mod endpoint;
+pub mod excerpt;
+pub mod fanout;
+pub mod recorder;
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+use sea_orm::DatabaseConnection;
+
+use crate::{
+    config::Config,
+    domain::{clock::SharedClock, retry::RetryPolicy},
+    egress::{resolver::ResolverActor, url_check::EgressRules},
+    secret::SecretBox,
+};
+
+/// What every part of the engine shares; read-only after start.
+pub struct Shared {
+    pub db: DatabaseConnection,
+    pub clock: SharedClock,
+    pub config: Arc<Config>,
+    pub secrets: SecretBox,
+    pub rules: EgressRules,
+    pub retry: RetryPolicy,
+    pub tls: Arc<rustls::ClientConfig>,
+    pub limits: client::Limits,
+}
+
+impl Shared {
+    pub fn new(
+        db: DatabaseConnection,
+        clock: SharedClock,
+        config: Arc<Config>,
+        secrets: SecretBox,
+        tls: Arc<rustls::ClientConfig>,
+    ) -> Shared {
+        let d = &config.delivery;
+        Shared {
+            rules: EgressRules::from_config(&config.egress),
+            retry: RetryPolicy {
+                schedule: d.schedule.clone(),
+                jitter: d.jitter,
+                max_age: d.max_age,
+                retry_after_cap: d.retry_after_cap,
+            },
+            limits: client::Limits {
+                connect_timeout: d.connect_timeout,
+                request_timeout: d.request_timeout,
+                max_response_bytes: d.max_response_bytes,
+            },
+            db,
+            clock,
+            config,
+            secrets,
+            tls,
+        }
+    }
+}
+
+/// The running engine's actors.
+#[derive(Clone)]
+pub struct Engine {
+    pub fanout: Addr<fanout::FanoutActor>,
+    pub recorder: Addr<recorder::Recorder>,
+    pub resolver: Addr<ResolverActor>,
+}
+
+impl Engine {
+    /// Starts the actors on the current arbiter.
+    pub fn start(shared: Arc<Shared>) -> anyhow::Result<Engine> {
+        let resolver =
+            ResolverActor::new(&shared.config.egress, shared.rules.policy.clone())?.start();
+        // The fanout and the recorder address each other: the recorder is
+        // started inside the fanout's constructor, where the fanout's address exists.
+        let mut recorder = None;
+        let fanout = fanout::FanoutActor::create(|ctx| {
+            let rec = recorder::Recorder::new(
+                shared.clone(),
+                ctx.address().recipient(),
+                ctx.address().recipient(),
+            )
+            .start();
+            recorder = Some(rec.clone());
+            fanout::FanoutActor::new(shared.clone(), rec, resolver.clone())
+        });
+        let recorder = recorder.ok_or_else(|| anyhow::anyhow!("the recorder did not start"))?;
+        Ok(Engine {
+            fanout,
+            recorder,
+            resolver,
+        })
+    }
+
+    /// Tells the fanout that new events are committed.
+    pub fn wake(&self) {
+        self.fanout.do_send(fanout::Wake);
+    }
+}

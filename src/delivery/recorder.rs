@@ -1,0 +1,164 @@
+//! The recorder: group commit of attempts. Endpoint actors send one record per
+//! attempt and wait for it to be durable; records that arrive while a flush is
+//! running are written together by the next one. A failing database is retried
+//! with backoff, and nobody is told "done" before the rows are committed.
+
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+use actix::prelude::*;
+use sea_orm::TransactionTrait;
+use tokio::sync::oneshot;
+
+use super::Shared;
+use crate::store::{
+    StoreError,
+    deliveries::{self, AttemptRecord, NextState},
+    health::{self, Changes, Health, Thresholds},
+    outbox,
+};
+
+/// Record one attempt; answers once it is committed.
+#[derive(Message)]
+#[rtype(result = "Result<(), RecordLost>")]
+pub struct Record {
+    pub attempt: AttemptRecord,
+    /// The receiver answered 410 Gone.
+    pub gone: bool,
+}
+
+/// The recorder stopped before the record was written (the process is
+/// shutting down); the delivery's lease brings it back.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("the attempt record was not written before shutdown")]
+pub struct RecordLost;
+
+/// Endpoints the recorder disabled (410 or failing too long).
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct EndpointsDisabled(pub Vec<String>);
+
+pub struct Recorder {
+    shared: Arc<Shared>,
+    wake_fanout: Recipient<super::fanout::Wake>,
+    disabled: Recipient<EndpointsDisabled>,
+    pending: Vec<(Record, oneshot::Sender<()>)>,
+    flushing: bool,
+    failures: u32,
+}
+
+impl Recorder {
+    pub fn new(
+        shared: Arc<Shared>,
+        wake_fanout: Recipient<super::fanout::Wake>,
+        disabled: Recipient<EndpointsDisabled>,
+    ) -> Recorder {
+        Recorder {
+            shared,
+            wake_fanout,
+            disabled,
+            pending: Vec::new(),
+            flushing: false,
+            failures: 0,
+        }
+    }
+
+    fn flush(&mut self, ctx: &mut Context<Self>) {
+        if self.flushing || self.pending.is_empty() {
+            return;
+        }
+        self.flushing = true;
+        let take = self
+            .pending
+            .len()
+            .min(self.shared.config.delivery.record_batch);
+        let batch: Vec<(Record, oneshot::Sender<()>)> = self.pending.drain(..take).collect();
+        let shared = self.shared.clone();
+        let records: Vec<(AttemptRecord, bool)> = batch
+            .iter()
+            .map(|(r, _)| (r.attempt.clone(), r.gone))
+            .collect();
+        let write = async move { write_batch(&shared, &records).await };
+        ctx.spawn(write.into_actor(self).map(move |result, act, ctx| {
+            act.flushing = false;
+            match result {
+                Ok(changes) => {
+                    act.failures = 0;
+                    for (_, done) in batch {
+                        let _ = done.send(());
+                    }
+                    if !changes.events.is_empty() {
+                        act.wake_fanout.do_send(super::fanout::Wake);
+                    }
+                    if !changes.disabled.is_empty() {
+                        act.disabled.do_send(EndpointsDisabled(changes.disabled));
+                    }
+                    act.flush(ctx);
+                }
+                Err(e) => {
+                    // Put the batch back in front and try again later: the
+                    // attempts happened, and their record must not be lost.
+                    act.failures += 1;
+                    let backoff = Duration::from_millis(100u64 << act.failures.min(6));
+                    tracing::error!(error = %e, retry_in = ?backoff, records = batch.len(), "writing attempts failed");
+                    let rest = std::mem::take(&mut act.pending);
+                    act.pending = batch;
+                    act.pending.extend(rest);
+                    ctx.run_later(backoff, |act, ctx| act.flush(ctx));
+                }
+            }
+        }));
+    }
+}
+
+/// One transaction: the attempts, the deliveries' transitions, endpoint health
+/// and any operational events it produced.
+async fn write_batch(
+    shared: &Shared,
+    records: &[(AttemptRecord, bool)],
+) -> Result<Changes, StoreError> {
+    let now = shared.clock.now_ms();
+    let thresholds = Thresholds {
+        warn_after_ms: shared.config.endpoints.warn_after.as_millis() as i64,
+        disable_after_ms: shared.config.endpoints.disable_after.as_millis() as i64,
+    };
+    // Each endpoint's health is decided by its latest attempt in the batch.
+    let mut by_endpoint: BTreeMap<&str, Health> = BTreeMap::new();
+    for (r, gone) in records {
+        let h = match (gone, r.next) {
+            (true, _) => Health::Gone,
+            (false, NextState::Delivered) => Health::Succeeded,
+            (false, _) => Health::Failing,
+        };
+        let slot = by_endpoint
+            .entry(r.endpoint_id.as_str())
+            .or_insert(Health::Failing);
+        if *slot != Health::Gone {
+            *slot = h;
+        }
+    }
+    let attempts: Vec<AttemptRecord> = records.iter().map(|(r, _)| r.clone()).collect();
+    let txn = shared.db.begin().await?;
+    deliveries::record(&txn, &attempts, now).await?;
+    let mut changes = Changes::default();
+    for (endpoint_id, h) in by_endpoint {
+        health::apply(&txn, endpoint_id, h, thresholds, now, &mut changes).await?;
+    }
+    outbox::insert(&txn, &changes.events, now).await?;
+    txn.commit().await?;
+    Ok(changes)
+}
+
+impl Actor for Recorder {
+    type Context = Context<Self>;
+}
+
+impl Handler<Record> for Recorder {
+    type Result = ResponseFuture<Result<(), RecordLost>>;
+
+    fn handle(&mut self, msg: Record, ctx: &mut Context<Self>) -> Self::Result {
+        let (done, written) = oneshot::channel();
+        self.pending.push((msg, done));
+        self.flush(ctx);
+        Box::pin(async move { written.await.map_err(|_| RecordLost) })
+    }
+}

@@ -1,0 +1,323 @@
+//! Events: what a producer sends, parsed into a validated `NewEvent`, and the
+//! envelope bytes every delivery of it carries (identical across retries).
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::ids::EventId;
+
+/// A producer's event, as JSON. Unknown fields are refused so typos surface.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventInput {
+    pub event_id: Option<String>,
+    #[serde(rename = "type")]
+    pub event_type: Option<String>,
+    pub partner_id: Option<String>,
+    pub data: Option<Value>,
+    pub subject: Option<SubjectInput>,
+    pub occurred_at: Option<String>,
+    pub correlation_id: Option<String>,
+    pub schema_version: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubjectInput {
+    #[serde(rename = "type")]
+    pub subject_type: String,
+    pub id: String,
+    pub version: Option<i64>,
+}
+
+/// The thing the producer's event is about, with its version for staleness checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Subject {
+    #[serde(rename = "type")]
+    pub subject_type: String,
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<i64>,
+}
+
+/// A validated event, ready for the outbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEvent {
+    pub id: EventId,
+    pub event_type: String,
+    pub partner_id: String,
+    pub subject: Option<Subject>,
+    pub occurred_at_ms: i64,
+    /// Whether the producer gave `occurred_at` (an idempotent retry without it
+    /// must not conflict only because the clock moved).
+    pub occurred_at_given: bool,
+    pub schema_version: String,
+    /// `data` as canonical JSON (keys sorted), so equal content is equal text.
+    pub payload: String,
+    pub correlation_id: Option<String>,
+}
+
+/// What is wrong with one field of one event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {problem}")]
+pub struct FieldError {
+    pub field: String,
+    pub problem: String,
+    /// The payload is too large (answered with 413, not 422).
+    pub too_large: bool,
+}
+
+fn field_error(field: &str, problem: impl Into<String>) -> FieldError {
+    FieldError {
+        field: field.into(),
+        problem: problem.into(),
+        too_large: false,
+    }
+}
+
+/// `usage.finalized`: lowercase words of letters, digits and `_`, joined by dots.
+pub fn valid_event_type(t: &str) -> bool {
+    t.len() <= 128
+        && t.split('.').count() >= 2
+        && t.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        })
+}
+
+fn short_text(field: &str, value: &str, max: usize) -> Result<(), FieldError> {
+    if value.is_empty() || value.len() > max || value.chars().any(char::is_control) {
+        return Err(field_error(
+            field,
+            format!("must be 1 to {max} characters without control characters"),
+        ));
+    }
+    Ok(())
+}
+
+impl EventInput {
+    /// Validates the input; `now_ms` fills `occurred_at` when absent.
+    pub fn validate(self, now_ms: i64, max_payload_bytes: usize) -> Result<NewEvent, FieldError> {
+        let id = match self.event_id {
+            Some(id) => EventId::parse(&id).map_err(|e| field_error("event_id", e.to_string()))?,
+            None => EventId::generate(),
+        };
+        let event_type = self
+            .event_type
+            .ok_or_else(|| field_error("type", "is required"))?;
+        if !valid_event_type(&event_type) {
+            return Err(field_error(
+                "type",
+                "must look like `usage.finalized`: lowercase words joined by dots",
+            ));
+        }
+        let partner_id = self
+            .partner_id
+            .ok_or_else(|| field_error("partner_id", "is required"))?;
+        short_text("partner_id", &partner_id, 128)?;
+        let data = self
+            .data
+            .ok_or_else(|| field_error("data", "is required"))?;
+        if !data.is_object() {
+            return Err(field_error("data", "must be a JSON object"));
+        }
+        let payload = data.to_string();
+        if payload.len() > max_payload_bytes {
+            return Err(FieldError {
+                field: "data".into(),
+                problem: format!(
+                    "is {} bytes, more than the {max_payload_bytes} allowed",
+                    payload.len()
+                ),
+                too_large: true,
+            });
+        }
+        let subject = match self.subject {
+            None => None,
+            Some(s) => {
+                short_text("subject.type", &s.subject_type, 128)?;
+                short_text("subject.id", &s.id, 256)?;
+                if s.version.is_some_and(|v| v < 0) {
+                    return Err(field_error("subject.version", "must not be negative"));
+                }
+                Some(Subject {
+                    subject_type: s.subject_type,
+                    id: s.id,
+                    version: s.version,
+                })
+            }
+        };
+        let (occurred_at_ms, occurred_at_given) = match self.occurred_at {
+            None => (now_ms, false),
+            Some(text) => {
+                let t = DateTime::parse_from_rfc3339(&text).map_err(|_| {
+                    field_error(
+                        "occurred_at",
+                        "must be an RFC 3339 time like 2026-10-15T14:22:31Z",
+                    )
+                })?;
+                (t.with_timezone(&Utc).timestamp_millis(), true)
+            }
+        };
+        if let Some(c) = &self.correlation_id {
+            short_text("correlation_id", c, 256)?;
+        }
+        let schema_version = self.schema_version.unwrap_or_else(|| "1".into());
+        short_text("schema_version", &schema_version, 32)?;
+        Ok(NewEvent {
+            id,
+            event_type,
+            partner_id,
+            subject,
+            occurred_at_ms,
+            occurred_at_given,
+            schema_version,
+            payload,
+            correlation_id: self.correlation_id,
+        })
+    }
+}
+
+impl NewEvent {
+    /// Whether a stored event is this same event (an idempotent retry), as
+    /// opposed to different content under a reused id.
+    pub fn same_content_as(&self, stored: &NewEvent) -> bool {
+        self.id == stored.id
+            && self.event_type == stored.event_type
+            && self.partner_id == stored.partner_id
+            && self.subject == stored.subject
+            && self.schema_version == stored.schema_version
+            && self.payload == stored.payload
+            && self.correlation_id == stored.correlation_id
+            && (!self.occurred_at_given || self.occurred_at_ms == stored.occurred_at_ms)
+    }
+}
+
+#[derive(Serialize)]
+struct EnvelopeHead<'a> {
+    event_id: &'a str,
+    #[serde(rename = "type")]
+    event_type: &'a str,
+    occurred_at: String,
+    partner_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subject: Option<&'a Subject>,
+    schema_version: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    correlation_id: Option<&'a str>,
+}
+
+/// RFC 3339 in UTC with a `Z`, milliseconds only when there are some.
+pub fn format_time(ms: i64) -> String {
+    super::clock::from_ms(ms).to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+/// The envelope of DESIGN §4 as the exact bytes sent and signed.
+pub fn envelope(e: &NewEvent) -> Vec<u8> {
+    let head = EnvelopeHead {
+        event_id: e.id.as_str(),
+        event_type: &e.event_type,
+        occurred_at: format_time(e.occurred_at_ms),
+        partner_id: &e.partner_id,
+        subject: e.subject.as_ref(),
+        schema_version: &e.schema_version,
+        correlation_id: e.correlation_id.as_deref(),
+    };
+    // The head serializes as an object; splice `data` in verbatim, so the
+    // stored canonical text is what goes on the wire.
+    let mut out = serde_json::to_vec(&head).unwrap_or_else(|_| b"{}".to_vec());
+    out.pop();
+    out.extend_from_slice(b",\"data\":");
+    out.extend_from_slice(e.payload.as_bytes());
+    out.push(b'}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn input(v: Value) -> EventInput {
+        serde_json::from_value(v).expect("test input should deserialize")
+    }
+
+    fn usage_event() -> Value {
+        json!({"type": "usage.finalized", "partner_id": "partner_42",
+               "event_id": "evt_01JAAAAAAAAAAAAAAAAAAAAAAA",
+               "occurred_at": "2026-10-15T14:22:31Z",
+               "subject": {"type": "usage_record", "id": "usage_9182", "version": 7},
+               "correlation_id": "op_7fd",
+               "data": {"final_cost": "1.274800", "currency": "USD", "customer_id": "cus_204"}})
+    }
+
+    #[test]
+    fn the_envelope_matches_the_published_shape_with_data_keys_sorted() {
+        let e = input(usage_event()).validate(0, 1024).expect("valid event");
+        let body = String::from_utf8(envelope(&e)).expect("utf-8");
+        assert_eq!(
+            body,
+            r#"{"event_id":"evt_01JAAAAAAAAAAAAAAAAAAAAAAA","type":"usage.finalized","occurred_at":"2026-10-15T14:22:31Z","partner_id":"partner_42","subject":{"type":"usage_record","id":"usage_9182","version":7},"schema_version":"1","correlation_id":"op_7fd","data":{"currency":"USD","customer_id":"cus_204","final_cost":"1.274800"}}"#
+        );
+        let parsed: Value = serde_json::from_str(&body).expect("the envelope is JSON");
+        assert_eq!(parsed["data"]["final_cost"], "1.274800");
+    }
+
+    #[test]
+    fn missing_and_malformed_fields_are_named() {
+        let cases = [
+            (json!({"partner_id": "p", "data": {}}), "type"),
+            (json!({"type": "a.b", "data": {}}), "partner_id"),
+            (json!({"type": "a.b", "partner_id": "p"}), "data"),
+            (
+                json!({"type": "a.b", "partner_id": "p", "data": [1]}),
+                "data",
+            ),
+            (
+                json!({"type": "Not A Type", "partner_id": "p", "data": {}}),
+                "type",
+            ),
+            (
+                json!({"type": "a.b", "partner_id": "p", "data": {}, "occurred_at": "yesterday"}),
+                "occurred_at",
+            ),
+            (
+                json!({"type": "a.b", "partner_id": "p", "data": {}, "event_id": "42"}),
+                "event_id",
+            ),
+        ];
+        for (value, field) in cases {
+            let err = input(value.clone())
+                .validate(0, 1024)
+                .expect_err("should be refused");
+            assert_eq!(
+                err.field, field,
+                "{value} should fail on {field}, failed on {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_oversize_payload_is_too_large_not_merely_invalid() {
+        let big = "x".repeat(2000);
+        let err = input(json!({"type": "a.b", "partner_id": "p", "data": {"blob": big}}))
+            .validate(0, 1024)
+            .expect_err("over the cap");
+        assert!(err.too_large && err.field == "data", "{err:?}");
+    }
+
+    #[test]
+    fn a_retry_without_occurred_at_is_the_same_event_but_changed_data_is_not() {
+        let mut v = usage_event();
+        v.as_object_mut().map(|o| o.remove("occurred_at"));
+        let first = input(v.clone()).validate(1_000, 1024).expect("valid");
+        let retry = input(v.clone()).validate(9_000, 1024).expect("valid");
+        assert!(retry.same_content_as(&first));
+        v["data"]["final_cost"] = json!("9.99");
+        let changed = input(v).validate(9_000, 1024).expect("valid");
+        assert!(!changed.same_content_as(&first));
+    }
+}

@@ -1,0 +1,120 @@
+//! The resolver actor: resolves a callback host with hickory (never the
+//! system resolver), judges every address by the policy, and answers with the
+//! checked set the client may dial. One forbidden address refuses the name.
+
+use std::{net::IpAddr, sync::Arc, time::Duration};
+
+use actix::prelude::*;
+use hickory_resolver::{
+    TokioResolver,
+    config::{ConnectionConfig, NameServerConfig, ResolveHosts, ResolverConfig},
+    net::runtime::TokioRuntimeProvider,
+};
+
+use super::{
+    host::Host,
+    policy::{AddressPolicy, Forbidden},
+};
+use crate::config::EgressConfig;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("DNS lookup of {host} failed: {detail}")]
+    Dns { host: String, detail: String },
+    #[error("{host} resolves to a forbidden address: {reason}")]
+    Blocked { host: String, reason: Forbidden },
+}
+
+/// Resolve a host to the addresses the client may dial.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<Vec<IpAddr>, ResolveError>")]
+pub struct Resolve(pub Host);
+
+pub struct ResolverActor {
+    resolver: TokioResolver,
+    policy: Arc<AddressPolicy>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the DNS resolver: {0}")]
+pub struct ResolverSetupError(String);
+
+impl ResolverActor {
+    pub fn new(
+        cfg: &EgressConfig,
+        policy: Arc<AddressPolicy>,
+    ) -> Result<ResolverActor, ResolverSetupError> {
+        let provider = TokioRuntimeProvider::default();
+        let mut builder = if cfg.nameservers.is_empty() {
+            TokioResolver::builder(provider).map_err(|e| ResolverSetupError(e.to_string()))?
+        } else {
+            let servers = cfg
+                .nameservers
+                .iter()
+                .map(|addr| {
+                    let mut udp = ConnectionConfig::udp();
+                    udp.port = addr.port();
+                    let mut tcp = ConnectionConfig::tcp();
+                    tcp.port = addr.port();
+                    NameServerConfig::new(addr.ip(), true, vec![udp, tcp])
+                })
+                .collect();
+            TokioResolver::builder_with_config(
+                ResolverConfig::from_parts(None, vec![], servers),
+                provider,
+            )
+        };
+        let opts = builder.options_mut();
+        // The hosts file is the system's idea of names; we resolve by DNS only.
+        opts.use_hosts_file = ResolveHosts::Never;
+        opts.timeout = Duration::from_secs(3);
+        opts.attempts = 2;
+        opts.positive_max_ttl = Some(Duration::from_secs(300));
+        let resolver = builder
+            .build()
+            .map_err(|e| ResolverSetupError(e.to_string()))?;
+        Ok(ResolverActor { resolver, policy })
+    }
+}
+
+impl Actor for ResolverActor {
+    type Context = Context<Self>;
+}
+
+impl Handler<Resolve> for ResolverActor {
+    type Result = ResponseFuture<Result<Vec<IpAddr>, ResolveError>>;
+
+    fn handle(&mut self, Resolve(host): Resolve, _: &mut Context<Self>) -> Self::Result {
+        let resolver = self.resolver.clone();
+        let policy = self.policy.clone();
+        Box::pin(async move {
+            let (name, addrs) = match host {
+                Host::Ip(ip) => (ip.to_string(), vec![ip]),
+                Host::Name(name) => {
+                    // A trailing dot makes the name absolute: no search domains.
+                    let lookup = resolver.lookup_ip(format!("{name}.")).await.map_err(|e| {
+                        ResolveError::Dns {
+                            host: name.clone(),
+                            detail: e.to_string(),
+                        }
+                    })?;
+                    let addrs: Vec<IpAddr> = lookup.iter().collect();
+                    (name, addrs)
+                }
+            };
+            if addrs.is_empty() {
+                return Err(ResolveError::Dns {
+                    host: name,
+                    detail: "no addresses".into(),
+                });
+            }
+            for ip in &addrs {
+                policy.check(*ip).map_err(|reason| ResolveError::Blocked {
+                    host: name.clone(),
+                    reason,
+                })?;
+            }
+            Ok(addrs)
+        })
+    }
+}

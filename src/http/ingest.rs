@@ -1,0 +1,224 @@
+//! `POST /v1/events`: one event or a batch, idempotent on `event_id`, all or
+//! nothing. Nothing is written unless every event is valid.
+
+use std::collections::HashMap;
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use super::{AppState, auth, problem::Problem};
+use crate::{
+    domain::event::{EventInput, NewEvent, envelope},
+    store::{self, keys::Role},
+};
+
+/// Reads the body up to `limit` bytes.
+pub async fn read_body(mut payload: web::Payload, limit: usize) -> Result<web::BytesMut, Problem> {
+    let mut body = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk =
+            chunk.map_err(|e| Problem::malformed_json(format!("reading the request body: {e}")))?;
+        if body.len() + chunk.len() > limit {
+            return Err(Problem::too_large(
+                None,
+                format!("the request body is larger than {limit} bytes"),
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+fn require_json(req: &HttpRequest) -> Result<(), Problem> {
+    match req
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+    {
+        None => Ok(()),
+        Some(ct)
+            if ct
+                .split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json")) =>
+        {
+            Ok(())
+        }
+        Some(ct) => Err(Problem::unsupported_media_type(format!(
+            "send application/json, not {ct}"
+        ))),
+    }
+}
+
+/// Parses and validates the request into events, deduplicating repeats of
+/// the same event within the batch.
+fn parse(body: &[u8], now_ms: i64, state: &AppState) -> Result<(Vec<NewEvent>, bool), Problem> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| Problem::malformed_json(format!("the body is not JSON: {e}")))?;
+    let (items, batch) = match value {
+        Value::Array(items) => (items, true),
+        obj @ Value::Object(_) => (vec![obj], false),
+        _ => {
+            return Err(Problem::malformed_json(
+                "send one event (an object) or a batch (an array of events)",
+            ));
+        }
+    };
+    let max = state.shared.config.ingest.max_batch;
+    if items.is_empty() {
+        return Err(Problem::invalid("events", "the batch is empty"));
+    }
+    if items.len() > max {
+        return Err(Problem::too_large(
+            Some("events".into()),
+            format!(
+                "the batch has {} events; at most {max} are allowed",
+                items.len()
+            ),
+        ));
+    }
+    let prefix = |i: usize| {
+        if batch {
+            format!("events[{i}].")
+        } else {
+            String::new()
+        }
+    };
+    let mut events: Vec<NewEvent> = Vec::with_capacity(items.len());
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for (i, item) in items.into_iter().enumerate() {
+        let input: EventInput = serde_json::from_value(item).map_err(|e| {
+            Problem::invalid(
+                prefix(i).trim_end_matches('.').to_string(),
+                format!("{}{e}", prefix(i)),
+            )
+        })?;
+        let event = input
+            .validate(now_ms, state.shared.config.ingest.max_payload_bytes)
+            .map_err(|e| {
+                let field = format!("{}{}", prefix(i), e.field);
+                if e.too_large {
+                    Problem::too_large(Some(field.clone()), format!("{field} {}", e.problem))
+                } else {
+                    Problem::invalid(field.clone(), format!("{field} {}", e.problem))
+                }
+            })?;
+        match seen.get(event.id.as_str()) {
+            Some(&j) if events[j].same_content_as(&event) => continue,
+            Some(_) => {
+                return Err(Problem::conflict(format!(
+                    "event {} appears twice in the batch with different content",
+                    event.id
+                ))
+                .with_event(event.id.as_str()));
+            }
+            None => {
+                seen.insert(event.id.as_str().to_string(), events.len());
+                events.push(event);
+            }
+        }
+    }
+    Ok((events, batch))
+}
+
+enum Stored {
+    /// Every event, in request order, and how many were new.
+    Done(Vec<NewEvent>, usize),
+    /// Another request inserted one of these ids meanwhile: look again.
+    Raced,
+}
+
+async fn store_events(
+    state: &AppState,
+    events: &[NewEvent],
+    now_ms: i64,
+) -> Result<Stored, Problem> {
+    use sea_orm::TransactionTrait;
+    let db = &state.shared.db;
+    let mut partner_ids: Vec<&str> = events.iter().map(|e| e.partner_id.as_str()).collect();
+    partner_ids.sort_unstable();
+    partner_ids.dedup();
+    let known = store::partners::existing(db, &partner_ids).await?;
+    if let Some(unknown) = partner_ids.iter().find(|p| !known.contains(**p)) {
+        return Err(Problem::invalid(
+            "partner_id",
+            format!("partner {unknown} does not exist"),
+        ));
+    }
+    let ids: Vec<&str> = events.iter().map(|e| e.id.as_str()).collect();
+    let existing: HashMap<String, NewEvent> = store::outbox::find(db, &ids)
+        .await?
+        .into_iter()
+        .map(|e| (e.id.as_str().to_string(), e))
+        .collect();
+    let mut fresh = Vec::new();
+    let mut result = Vec::with_capacity(events.len());
+    for e in events {
+        match existing.get(e.id.as_str()) {
+            Some(stored) if e.same_content_as(stored) => result.push(stored.clone()),
+            Some(_) => {
+                return Err(Problem::conflict(format!(
+                    "event {} already exists with different content",
+                    e.id
+                ))
+                .with_event(e.id.as_str()));
+            }
+            None => {
+                fresh.push(e.clone());
+                result.push(e.clone());
+            }
+        }
+    }
+    if !fresh.is_empty() {
+        let txn = db.begin().await?;
+        match store::outbox::insert(&txn, &fresh, now_ms).await {
+            Ok(()) => txn.commit().await?,
+            Err(store::StoreError::Db(e)) if is_unique_violation(&e) => return Ok(Stored::Raced),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(Stored::Done(result, fresh.len()))
+}
+
+fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
+    matches!(
+        e.sql_err(),
+        Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
+    )
+}
+
+fn event_json(e: &NewEvent) -> Value {
+    serde_json::from_slice(&envelope(e)).unwrap_or(Value::Null)
+}
+
+pub async fn ingest(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Problem> {
+    auth::require(&req, &state, Role::Service).await?;
+    require_json(&req)?;
+    let body = read_body(payload, state.shared.config.http.max_body_bytes).await?;
+    let now_ms = state.shared.clock.now_ms();
+    let (events, batch) = parse(&body, now_ms, &state)?;
+    let (stored, created) = loop {
+        match store_events(&state, &events, now_ms).await? {
+            Stored::Done(stored, created) => break (stored, created),
+            Stored::Raced => continue,
+        }
+    };
+    if created > 0 {
+        state.engine.wake();
+    }
+    let mut response = if created > 0 {
+        HttpResponse::Created()
+    } else {
+        HttpResponse::Ok()
+    };
+    Ok(if batch {
+        response.json(serde_json::json!({"data": stored.iter().map(event_json).collect::<Vec<_>>(), "created": created}))
+    } else {
+        response.json(event_json(&stored[0]))
+    })
+}

@@ -1,0 +1,35 @@
+//! hookd: a webhook delivery engine that runs beside a host service.
+//!
+//! ```text
+//! host txn ──► outbox_event ──► FanoutActor ──► delivery rows
+//!                                   │ supervises
+//!                                   ▼
+//!                     EndpointActor (one per endpoint with work):
+//!                     concurrency cap, circuit breaker, retry timer
+//!                                   │ signed POST through the egress client
+//!                                   ▼
+//!                     Recorder: attempts + state changes, group-committed
+//! ```
+//!
+//! The database is the truth; actors only schedule. Modules:
+//! - [`config`]: raw configuration validated into typed values.
+//! - [`domain`]: pure code: events, envelope, response policy, retries, circuit, clock.
+//! - [`signing`], [`secret`]: Standard Webhooks signatures; secrets and their encryption at rest.
+//! - [`egress`]: which addresses may be contacted, URL checks, the resolver actor.
+//! - [`store`]: every query; returns domain types.
+//! - [`delivery`]: the fanout and endpoint actors, the HTTP client, the recorder.
+//! - [`http`]: the web API (ingest, problem+json errors, auth).
+//! - [`app`]: wiring: database, engine and server; [`cli`]: the command line.
+
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod delivery;
+pub mod domain;
+pub mod egress;
+pub mod http;
+pub mod keyfile;
+pub mod outbox;
+pub mod secret;
+pub mod signing;
+pub mod store;

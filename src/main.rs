@@ -1,0 +1,33 @@
+//! The `hookd` binary: configuration, telemetry, then the command.
+
+use clap::Parser as _;
+use tracing_subscriber::EnvFilter;
+
+#[actix_rt::main]
+async fn main() -> std::process::ExitCode {
+    let cli = hookd::cli::Cli::parse();
+    let config = match hookd::config::Config::load(cli.config.as_deref(), std::env::vars()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log.filter));
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if config.log.json {
+        subscriber.json().init();
+    } else {
+        subscriber.init();
+    }
+    match hookd::cli::run(cli, config).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! Endpoints and their secrets. Partner-facing reads start from the partner id;
+//! the delivery path reads an endpoint by id only after the fanout chose it.
+
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
+    TransactionTrait, Value,
+};
+
+use super::{
+    StoreError,
+    entity::{endpoint, endpoint_secret},
+    sql,
+};
+use crate::{
+    domain::ids::new_id,
+    secret::{Secret, SecretBox},
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndpointStatus {
+    Active,
+    Paused,
+    Disabled,
+}
+
+impl EndpointStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndpointStatus::Active => "active",
+            EndpointStatus::Paused => "paused",
+            EndpointStatus::Disabled => "disabled",
+        }
+    }
+    pub fn parse(s: &str) -> Option<EndpointStatus> {
+        [
+            EndpointStatus::Active,
+            EndpointStatus::Paused,
+            EndpointStatus::Disabled,
+        ]
+        .into_iter()
+        .find(|x| x.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub id: String,
+    pub partner_id: String,
+    pub url: String,
+    pub description: String,
+    pub status: EndpointStatus,
+    pub disabled_reason: Option<String>,
+    pub event_types: Vec<String>,
+    pub concurrency: u32,
+    pub rate_limit: Option<u32>,
+    pub failing_since: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl TryFrom<endpoint::Model> for Endpoint {
+    type Error = StoreError;
+    fn try_from(m: endpoint::Model) -> Result<Self, StoreError> {
+        let corrupt = |what: &str| StoreError::Corrupt(format!("endpoint {}: {what}", m.id));
+        Ok(Endpoint {
+            status: EndpointStatus::parse(&m.status).ok_or_else(|| corrupt("status"))?,
+            event_types: serde_json::from_str(&m.event_types)
+                .map_err(|_| corrupt("event_types"))?,
+            concurrency: u32::try_from(m.concurrency).map_err(|_| corrupt("concurrency"))?,
+            rate_limit: m.rate_limit.and_then(|r| u32::try_from(r).ok()),
+            id: m.id,
+            partner_id: m.partner_id,
+            url: m.url,
+            description: m.description,
+            disabled_reason: m.disabled_reason,
+            failing_since: m.failing_since,
+            created_at: m.created_at,
+            updated_at: m.updated_at,
+        })
+    }
+}
+
+/// A new endpoint, its URL already checked.
+#[derive(Debug, Clone)]
+pub struct NewEndpoint {
+    pub partner_id: String,
+    pub url: String,
+    pub description: String,
+    pub event_types: Vec<String>,
+    pub concurrency: u32,
+    pub rate_limit: Option<u32>,
+    pub status: EndpointStatus,
+}
+
+/// Creates the endpoint and its first secret together; the secret is returned once.
+pub async fn create(
+    db: &sea_orm::DatabaseConnection,
+    secrets: &SecretBox,
+    new: NewEndpoint,
+    now_ms: i64,
+) -> Result<(Endpoint, Secret), StoreError> {
+    let id = new_id("ep");
+    let secret = Secret::generate();
+    let txn = db.begin().await?;
+    let row = endpoint::Entity::insert(endpoint::ActiveModel {
+        id: Set(id.clone()),
+        partner_id: Set(new.partner_id),
+        url: Set(new.url),
+        description: Set(new.description),
+        status: Set(new.status.as_str().into()),
+        disabled_reason: Set(None),
+        event_types: Set(serde_json::to_string(&new.event_types).unwrap_or_else(|_| "[]".into())),
+        schema_version: Set(None),
+        concurrency: Set(i32::try_from(new.concurrency).unwrap_or(i32::MAX)),
+        rate_limit: Set(new.rate_limit.map(|r| i32::try_from(r).unwrap_or(i32::MAX))),
+        failing_since: Set(None),
+        warned_at: Set(None),
+        created_at: Set(now_ms),
+        updated_at: Set(now_ms),
+    })
+    .exec_with_returning(&txn)
+    .await?;
+    endpoint_secret::Entity::insert(endpoint_secret::ActiveModel {
+        id: Set(new_id("sec")),
+        endpoint_id: Set(id.clone()),
+        ciphertext: Set(secrets.seal(&id, &secret)),
+        created_at: Set(now_ms),
+        expires_at: Set(None),
+    })
+    .exec_without_returning(&txn)
+    .await?;
+    txn.commit().await?;
+    Ok((row.try_into()?, secret))
+}
+
+/// One endpoint of one partner.
+pub async fn find_for_partner(
+    db: &impl ConnectionTrait,
+    partner_id: &str,
+    id: &str,
+) -> Result<Option<Endpoint>, StoreError> {
+    endpoint::Entity::find_by_id(id.to_string())
+        .filter(endpoint::Column::PartnerId.eq(partner_id))
+        .one(db)
+        .await?
+        .map(Endpoint::try_from)
+        .transpose()
+}
+
+/// An endpoint by id, for the delivery path (which got the id from a delivery row).
+pub async fn find_for_delivery(
+    db: &impl ConnectionTrait,
+    id: &str,
+) -> Result<Option<Endpoint>, StoreError> {
+    endpoint::Entity::find_by_id(id.to_string())
+        .one(db)
+        .await?
+        .map(Endpoint::try_from)
+        .transpose()
+}
+
+/// The secrets that sign now, newest first; expired ones are left out.
+pub async fn signing_secrets(
+    db: &impl ConnectionTrait,
+    secrets: &SecretBox,
+    endpoint_id: &str,
+    now_ms: i64,
+) -> Result<Vec<Secret>, StoreError> {
+    let rows = endpoint_secret::Entity::find()
+        .filter(endpoint_secret::Column::EndpointId.eq(endpoint_id))
+        .order_by_desc(endpoint_secret::Column::CreatedAt)
+        .order_by_desc(endpoint_secret::Column::Id)
+        .all(db)
+        .await?;
+    rows.into_iter()
+        .filter(|r| r.expires_at.is_none_or(|t| t > now_ms))
+        .map(|r| {
+            secrets.open(endpoint_id, &r.ciphertext).map_err(|e| {
+                StoreError::Corrupt(format!("secret {} of endpoint {endpoint_id}: {e}", r.id))
+            })
+        })
+        .collect()
+}
+
+/// Disables an endpoint with a reason the partner sees.
+pub async fn disable(
+    db: &impl ConnectionTrait,
+    id: &str,
+    reason: &str,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
+    let res = db
+        .execute_raw(sql(
+            db.get_database_backend(),
+            "UPDATE endpoint SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND status <> 'disabled'",
+            vec![Value::from(reason), now_ms.into(), id.into()],
+        ))
+        .await?;
+    Ok(res.rows_affected() == 1)
+}
+
+/// Active endpoints that have deliveries not yet finished: the endpoints that
+/// need an actor.
+pub async fn with_pending_work(db: &impl ConnectionTrait) -> Result<Vec<String>, StoreError> {
+    Ok(super::query_all(
+        db,
+        sql(
+            db.get_database_backend(),
+            "SELECT e.id FROM endpoint e WHERE e.status = 'active' AND EXISTS (SELECT 1 FROM delivery d \
+             WHERE d.endpoint_id = e.id AND d.state IN ('pending', 'failed', 'delivering'))",
+            vec![],
+        ),
+        |r| r.try_get::<String>("", "id"),
+    )
+    .await?)
+}

@@ -1,0 +1,148 @@
+//! The sea-orm entities, one per table of the migration; only `store` uses them.
+
+macro_rules! no_relations {
+    () => {
+        #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+        pub enum Relation {}
+        impl ActiveModelBehavior for ActiveModel {}
+    };
+}
+
+pub mod partner {
+    use sea_orm::entity::prelude::*;
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "partner")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub name: String,
+        pub status: String,
+        pub created_at: i64,
+    }
+    no_relations!();
+}
+
+pub mod api_key {
+    use sea_orm::entity::prelude::*;
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "api_key")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub partner_id: Option<String>,
+        pub prefix: String,
+        pub hash: String,
+        pub role: String,
+        pub created_at: i64,
+        pub last_used_at: Option<i64>,
+        pub revoked_at: Option<i64>,
+    }
+    no_relations!();
+}
+
+pub mod endpoint {
+    use sea_orm::entity::prelude::*;
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "endpoint")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub partner_id: String,
+        pub url: String,
+        pub description: String,
+        pub status: String,
+        pub disabled_reason: Option<String>,
+        /// A JSON array of event types; empty means every type.
+        pub event_types: String,
+        pub schema_version: Option<String>,
+        pub concurrency: i32,
+        pub rate_limit: Option<i32>,
+        pub failing_since: Option<i64>,
+        pub warned_at: Option<i64>,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
+    no_relations!();
+}
+
+pub mod endpoint_secret {
+    use sea_orm::entity::prelude::*;
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "endpoint_secret")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub endpoint_id: String,
+        pub ciphertext: String,
+        pub created_at: i64,
+        pub expires_at: Option<i64>,
+    }
+    no_relations!();
+}
+
+pub mod outbox_event {
+    use sea_orm::entity::prelude::*;
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "outbox_event")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub event_id: String,
+        pub partner_id: String,
+        pub r#type: String,
+        pub subject_type: Option<String>,
+        pub subject_id: Option<String>,
+        pub subject_version: Option<i64>,
+        pub occurred_at: i64,
+        pub schema_version: String,
+        /// The event's `data`, as canonical JSON text.
+        pub payload: String,
+        pub correlation_id: Option<String>,
+        pub created_at: i64,
+        pub published_at: Option<i64>,
+        pub feed_seq: Option<i64>,
+    }
+    no_relations!();
+}
+
+pub mod delivery {
+    use sea_orm::entity::prelude::*;
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "delivery")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub event_id: String,
+        pub endpoint_id: String,
+        pub state: String,
+        pub attempt_count: i32,
+        /// When the row is next due; for a `delivering` row, when its lease ends.
+        pub next_attempt_at: i64,
+        pub last_status: Option<i32>,
+        pub last_latency_ms: Option<i32>,
+        pub last_error_category: Option<String>,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
+    no_relations!();
+}
+
+pub mod attempt {
+    use sea_orm::entity::prelude::*;
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "attempt")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub delivery_id: String,
+        pub attempt_no: i32,
+        pub trigger: String,
+        pub started_at: i64,
+        pub latency_ms: Option<i32>,
+        pub status_code: Option<i32>,
+        pub error_category: Option<String>,
+        pub error_detail: Option<String>,
+        pub response_excerpt: Option<String>,
+        pub remote_addr: Option<String>,
+    }
+    no_relations!();
+}

@@ -1,0 +1,212 @@
+//! The fanout's claim: unpublished events become one delivery per subscribed,
+//! active endpoint of the event's own partner, and get their feed position, in
+//! one transaction.
+
+use std::collections::{BTreeMap, HashMap};
+
+use sea_orm::{ConnectionTrait, DbBackend, TransactionTrait, Value};
+
+use super::{StoreError, placeholders, skip_locked, sql};
+use crate::domain::ids::new_id;
+
+/// What one claim did.
+#[derive(Debug, Default, Clone)]
+pub struct Fanout {
+    pub events: usize,
+    /// Endpoint id → deliveries created for it.
+    pub deliveries: BTreeMap<String, usize>,
+}
+
+struct Subscriber {
+    id: String,
+    event_types: Vec<String>,
+}
+
+fn subscribes(patterns: &[String], event_type: &str) -> bool {
+    patterns.is_empty()
+        || patterns.iter().any(|p| match p.strip_suffix(".*") {
+            Some(prefix) => event_type
+                .strip_prefix(prefix)
+                .is_some_and(|rest| rest.starts_with('.')),
+            None => p == event_type,
+        })
+}
+
+/// Claims up to `limit` unpublished events and fans them out.
+pub async fn claim_batch(
+    db: &sea_orm::DatabaseConnection,
+    limit: u32,
+    now_ms: i64,
+) -> Result<Fanout, StoreError> {
+    let backend = db.get_database_backend();
+    let txn = db.begin().await?;
+    // The counter row first: on SQLite this takes the write lock before any
+    // read (so the transaction cannot fail to upgrade), on PostgreSQL it
+    // orders concurrent publishers by commit for the feed.
+    txn.execute_raw(sql(
+        backend,
+        "UPDATE feed_counter SET value = value WHERE id = 1",
+        vec![],
+    ))
+    .await?;
+
+    let events = super::query_all(
+        &txn,
+        sql(
+            backend,
+            &format!(
+                "SELECT event_id, partner_id, type, subject_id FROM outbox_event WHERE published_at IS NULL \
+                 ORDER BY created_at, event_id LIMIT ?{}",
+                skip_locked(backend)
+            ),
+            vec![i64::from(limit).into()],
+        ),
+        |r| {
+            Ok((
+                r.try_get::<String>("", "event_id")?,
+                r.try_get::<String>("", "partner_id")?,
+                r.try_get::<String>("", "type")?,
+                r.try_get::<Option<String>>("", "subject_id")?,
+            ))
+        },
+    )
+    .await?;
+    if events.is_empty() {
+        txn.rollback().await?;
+        return Ok(Fanout::default());
+    }
+
+    let mut partners: Vec<&str> = events.iter().map(|e| e.1.as_str()).collect();
+    partners.sort_unstable();
+    partners.dedup();
+    let subscribers = active_subscribers(&txn, backend, &partners).await?;
+
+    let mut fanout = Fanout {
+        events: events.len(),
+        ..Fanout::default()
+    };
+    let mut rows: Vec<(String, &str, &str)> = Vec::new();
+    for (event_id, partner_id, event_type, subject_id) in &events {
+        for s in subscribers.get(partner_id.as_str()).into_iter().flatten() {
+            // Operational events about an endpoint go to the partner's other endpoints.
+            let about_itself =
+                event_type.starts_with("endpoint.") && subject_id.as_deref() == Some(s.id.as_str());
+            if subscribes(&s.event_types, event_type) && !about_itself {
+                rows.push((new_id("dlv"), event_id, &s.id));
+                *fanout.deliveries.entry(s.id.clone()).or_default() += 1;
+            }
+        }
+    }
+    for chunk in rows.chunks(500) {
+        let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 6);
+        for (id, event_id, endpoint_id) in chunk {
+            values.extend([
+                id.clone().into(),
+                (*event_id).into(),
+                (*endpoint_id).into(),
+                now_ms.into(),
+                now_ms.into(),
+                now_ms.into(),
+            ]);
+        }
+        let tuples = vec!["(?, ?, ?, 'pending', 0, ?, ?, ?)"; chunk.len()].join(", ");
+        txn.execute_raw(sql(
+            backend,
+            &format!(
+                "INSERT INTO delivery (id, event_id, endpoint_id, state, attempt_count, next_attempt_at, created_at, updated_at) \
+                 VALUES {tuples} ON CONFLICT (event_id, endpoint_id) DO NOTHING"
+            ),
+            values,
+        ))
+        .await?;
+    }
+
+    let n = events.len() as i64;
+    let end: i64 = txn
+        .query_one_raw(sql(
+            backend,
+            "UPDATE feed_counter SET value = value + ? WHERE id = 1 RETURNING value",
+            vec![n.into()],
+        ))
+        .await?
+        .ok_or_else(|| StoreError::Corrupt("the feed_counter row is missing".into()))?
+        .try_get("", "value")?;
+    let first = end - n + 1;
+    let mut values: Vec<Value> = vec![now_ms.into()];
+    let mut cases = String::new();
+    for (i, (event_id, ..)) in events.iter().enumerate() {
+        cases.push_str(" WHEN ? THEN ?");
+        values.push(event_id.clone().into());
+        values.push((first + i as i64).into());
+    }
+    values.extend(events.iter().map(|e| Value::from(e.0.clone())));
+    txn.execute_raw(sql(
+        backend,
+        &format!(
+            "UPDATE outbox_event SET published_at = ?, feed_seq = CASE event_id{cases} END WHERE event_id IN ({})",
+            placeholders(events.len())
+        ),
+        values,
+    ))
+    .await?;
+    txn.commit().await?;
+    Ok(fanout)
+}
+
+async fn active_subscribers(
+    db: &impl ConnectionTrait,
+    backend: DbBackend,
+    partners: &[&str],
+) -> Result<HashMap<String, Vec<Subscriber>>, StoreError> {
+    let rows = super::query_all(
+        db,
+        sql(
+            backend,
+            &format!(
+                "SELECT id, partner_id, event_types FROM endpoint WHERE status = 'active' AND partner_id IN ({})",
+                placeholders(partners.len())
+            ),
+            partners.iter().map(|p| Value::from(*p)).collect(),
+        ),
+        |r| {
+            Ok((
+                r.try_get::<String>("", "id")?,
+                r.try_get::<String>("", "partner_id")?,
+                r.try_get::<String>("", "event_types")?,
+            ))
+        },
+    )
+    .await?;
+    let mut by_partner: HashMap<String, Vec<Subscriber>> = HashMap::new();
+    for (id, partner_id, types) in rows {
+        let event_types: Vec<String> = serde_json::from_str(&types)
+            .map_err(|e| StoreError::Corrupt(format!("endpoint {id} event_types: {e}")))?;
+        by_partner
+            .entry(partner_id)
+            .or_default()
+            .push(Subscriber { id, event_types });
+    }
+    Ok(by_partner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::subscribes;
+
+    #[test]
+    fn an_endpoint_without_types_subscribes_to_everything() {
+        assert!(subscribes(&[], "usage.finalized"));
+    }
+
+    #[test]
+    fn types_match_exactly_or_by_a_trailing_wildcard() {
+        let p = vec!["usage.*".to_string(), "balance.updated".to_string()];
+        assert!(subscribes(&p, "usage.finalized"));
+        assert!(subscribes(&p, "balance.updated"));
+        assert!(!subscribes(&p, "balance.created"));
+        assert!(
+            !subscribes(&p, "usage_x.finalized"),
+            "a wildcard stops at a dot"
+        );
+    }
+}

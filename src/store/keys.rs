@@ -1,0 +1,138 @@
+//! API keys: random, shown once, stored as a SHA-256 hash under a lookup prefix.
+
+use base64::Engine as _;
+use rand::RngCore;
+use sea_orm::{ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use super::{StoreError, entity::api_key};
+use crate::domain::ids::new_id;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Produces events (`POST /v1/events`).
+    Service,
+    /// Manages one partner's endpoints.
+    Partner,
+    /// Manages partners and keys.
+    Operator,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Service => "service",
+            Role::Partner => "partner",
+            Role::Operator => "operator",
+        }
+    }
+    fn parse(s: &str) -> Option<Role> {
+        [Role::Service, Role::Partner, Role::Operator]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+    fn tag(self) -> &'static str {
+        match self {
+            Role::Service => "hks_",
+            Role::Partner => "hkp_",
+            Role::Operator => "hko_",
+        }
+    }
+}
+
+/// Who a valid key belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub key_id: String,
+    pub role: Role,
+    pub partner_id: Option<String>,
+}
+
+/// A key as created: the plaintext is returned this once.
+#[derive(Debug, Clone)]
+pub struct NewKey {
+    pub id: String,
+    pub key: String,
+}
+
+const PREFIX_LEN: usize = 12;
+
+fn hash(key: &str) -> String {
+    let digest = Sha256::digest(key.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub async fn create(
+    db: &impl ConnectionTrait,
+    role: Role,
+    partner_id: Option<&str>,
+    now_ms: i64,
+) -> Result<NewKey, StoreError> {
+    let mut random = [0u8; 30];
+    rand::rng().fill_bytes(&mut random);
+    let key = format!(
+        "{}{}",
+        role.tag(),
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random)
+    );
+    let id = new_id("key");
+    api_key::Entity::insert(api_key::ActiveModel {
+        id: Set(id.clone()),
+        partner_id: Set(partner_id.map(str::to_string)),
+        prefix: Set(key[..PREFIX_LEN].to_string()),
+        hash: Set(hash(&key)),
+        role: Set(role.as_str().into()),
+        created_at: Set(now_ms),
+        last_used_at: Set(None),
+        revoked_at: Set(None),
+    })
+    .exec_without_returning(db)
+    .await?;
+    Ok(NewKey { id, key })
+}
+
+/// The principal of a presented key, if it is known and not revoked.
+pub async fn authenticate(
+    db: &impl ConnectionTrait,
+    presented: &str,
+) -> Result<Option<Principal>, StoreError> {
+    let Some(prefix) = presented.get(..PREFIX_LEN) else {
+        return Ok(None);
+    };
+    let Some(row) = api_key::Entity::find()
+        .filter(api_key::Column::Prefix.eq(prefix))
+        .filter(api_key::Column::RevokedAt.is_null())
+        .one(db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    if !bool::from(hash(presented).as_bytes().ct_eq(row.hash.as_bytes())) {
+        return Ok(None);
+    }
+    let role = Role::parse(&row.role)
+        .ok_or_else(|| StoreError::Corrupt(format!("key {} has role {}", row.id, row.role)))?;
+    Ok(Some(Principal {
+        key_id: row.id,
+        role,
+        partner_id: row.partner_id,
+    }))
+}
+
+pub async fn revoke(
+    db: &impl ConnectionTrait,
+    key_id: &str,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
+    let res = api_key::Entity::update_many()
+        .col_expr(
+            api_key::Column::RevokedAt,
+            sea_orm::sea_query::Expr::value(now_ms),
+        )
+        .filter(api_key::Column::Id.eq(key_id))
+        .filter(api_key::Column::RevokedAt.is_null())
+        .exec(db)
+        .await?;
+    Ok(res.rows_affected == 1)
+}

@@ -1,0 +1,127 @@
+//! The only place that builds queries. Functions take a connection (or a
+//! transaction) and return domain types; partner data is always reached
+//! through a function that takes the partner id.
+
+pub mod deliveries;
+pub mod endpoints;
+pub mod entity;
+pub mod fanout;
+pub mod health;
+pub mod keys;
+pub mod outbox;
+pub mod partners;
+
+use std::time::Duration;
+
+use sea_orm::{
+    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr, Statement,
+    Value,
+};
+
+use crate::config::DatabaseConfig;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot connect to the database at {url}: {source}")]
+    Connect { url: String, source: DbErr },
+    #[error("migrating the database failed: {0}")]
+    Migrate(DbErr),
+    #[error(transparent)]
+    Db(#[from] DbErr),
+    #[error("stored data is invalid: {0}")]
+    Corrupt(String),
+}
+
+/// The URL with any password replaced, for messages and logs.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Opens the pool. SQLite gets WAL, a busy timeout and `synchronous=NORMAL`
+/// (durable at each WAL checkpoint; a committed transaction survives a process
+/// kill, which is the crash hookd promises to survive).
+pub async fn connect(cfg: &DatabaseConfig) -> Result<DatabaseConnection, StoreError> {
+    let mut url = cfg.url.clone();
+    if cfg.is_sqlite() && !url.contains("mode=") {
+        url.push_str(if url.contains('?') {
+            "&mode=rwc"
+        } else {
+            "?mode=rwc"
+        });
+    }
+    let mut opts = ConnectOptions::new(url);
+    opts.max_connections(cfg.max_connections)
+        .min_connections(1)
+        .acquire_timeout(cfg.acquire_timeout)
+        .connect_timeout(Duration::from_secs(10))
+        .sqlx_logging(false)
+        .map_sqlx_sqlite_opts(|o| {
+            o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
+                .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
+                .busy_timeout(Duration::from_secs(30))
+                .foreign_keys(true)
+        });
+    Database::connect(opts)
+        .await
+        .map_err(|source| StoreError::Connect {
+            url: redact_url(&cfg.url),
+            source,
+        })
+}
+
+pub async fn migrate(db: &DatabaseConnection) -> Result<(), StoreError> {
+    use migration::MigratorTrait;
+    migration::Migrator::up(db, None)
+        .await
+        .map_err(StoreError::Migrate)
+}
+
+/// A raw statement written with `?` placeholders, numbered for PostgreSQL.
+pub(crate) fn sql(backend: DbBackend, text: &str, values: Vec<Value>) -> Statement {
+    if backend == DbBackend::Postgres {
+        let mut out = String::with_capacity(text.len() + 16);
+        let mut n = 0;
+        for c in text.chars() {
+            if c == '?' {
+                n += 1;
+                out.push('$');
+                out.push_str(&n.to_string());
+            } else {
+                out.push(c);
+            }
+        }
+        Statement::from_sql_and_values(backend, out, values)
+    } else {
+        Statement::from_sql_and_values(backend, text, values)
+    }
+}
+
+/// `?, ?, ?` for an IN list of `n` values.
+pub(crate) fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
+/// `FOR UPDATE SKIP LOCKED` where the backend has it (SQLite's single writer
+/// makes it unnecessary there).
+pub(crate) fn skip_locked(backend: DbBackend) -> &'static str {
+    if backend == DbBackend::Postgres {
+        " FOR UPDATE SKIP LOCKED"
+    } else {
+        ""
+    }
+}
+
+/// Runs a query and maps each row with `f`.
+pub(crate) async fn query_all<C: ConnectionTrait, T>(
+    db: &C,
+    stmt: Statement,
+    f: impl Fn(&sea_orm::QueryResult) -> Result<T, DbErr>,
+) -> Result<Vec<T>, DbErr> {
+    db.query_all_raw(stmt).await?.iter().map(f).collect()
+}

@@ -1,0 +1,82 @@
+//! The outbox table: events as producers committed them, read back as domain events.
+
+use sea_orm::{ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+
+use super::{StoreError, entity::outbox_event};
+use crate::domain::{
+    event::{NewEvent, Subject},
+    ids::EventId,
+};
+
+const INSERT_CHUNK: usize = 500;
+
+fn to_row(e: &NewEvent, now_ms: i64) -> outbox_event::ActiveModel {
+    outbox_event::ActiveModel {
+        event_id: Set(e.id.as_str().to_string()),
+        partner_id: Set(e.partner_id.clone()),
+        r#type: Set(e.event_type.clone()),
+        subject_type: Set(e.subject.as_ref().map(|s| s.subject_type.clone())),
+        subject_id: Set(e.subject.as_ref().map(|s| s.id.clone())),
+        subject_version: Set(e.subject.as_ref().and_then(|s| s.version)),
+        occurred_at: Set(e.occurred_at_ms),
+        schema_version: Set(e.schema_version.clone()),
+        payload: Set(e.payload.clone()),
+        correlation_id: Set(e.correlation_id.clone()),
+        created_at: Set(now_ms),
+        published_at: Set(None),
+        feed_seq: Set(None),
+    }
+}
+
+/// A stored row as the domain event it was created from.
+pub fn from_row(m: outbox_event::Model) -> Result<NewEvent, StoreError> {
+    let id = EventId::parse(&m.event_id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let subject = match (m.subject_type, m.subject_id) {
+        (Some(subject_type), Some(id)) => Some(Subject {
+            subject_type,
+            id,
+            version: m.subject_version,
+        }),
+        _ => None,
+    };
+    Ok(NewEvent {
+        id,
+        event_type: m.r#type,
+        partner_id: m.partner_id,
+        subject,
+        occurred_at_ms: m.occurred_at,
+        occurred_at_given: true,
+        schema_version: m.schema_version,
+        payload: m.payload,
+        correlation_id: m.correlation_id,
+    })
+}
+
+/// Inserts events; inside the caller's transaction when `db` is one.
+pub async fn insert(
+    db: &impl ConnectionTrait,
+    events: &[NewEvent],
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    for chunk in events.chunks(INSERT_CHUNK) {
+        outbox_event::Entity::insert_many(chunk.iter().map(|e| to_row(e, now_ms)))
+            .exec_without_returning(db)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The stored events among these ids.
+pub async fn find(db: &impl ConnectionTrait, ids: &[&str]) -> Result<Vec<NewEvent>, StoreError> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(INSERT_CHUNK) {
+        let rows = outbox_event::Entity::find()
+            .filter(outbox_event::Column::EventId.is_in(chunk.iter().copied()))
+            .all(db)
+            .await?;
+        for row in rows {
+            out.push(from_row(row)?);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,510 @@
+//! Owns the scriptable HTTP/1.1 webhook receiver for tests: it records every request and answers from a script.
+//!
+//! Plain tokio TCP and `httparse`: HTTP/1.1 with keep-alive (several requests per connection, one
+//! after another), request bodies by `Content-Length` or `Transfer-Encoding: chunked`, and
+//! `Expect: 100-continue`. Every response carries `Content-Length`.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+use tokio::task::{JoinHandle, JoinSet};
+
+/// How the receiver answers one request.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// Answer with this status, optional extra headers, and body.
+    Status {
+        code: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    },
+    /// Wait this long before answering with the inner reply.
+    Delay(Duration, Box<Reply>),
+    /// Close the connection after reading the request, without answering.
+    Drop,
+    /// Send the status line and headers (`200`, `Content-Length: 1000000`) and a few body bytes,
+    /// then stall (keep the socket open, send nothing more) for this long, then close.
+    StallBody(Duration),
+    /// Read the request, then never answer (keep socket open) for this long, then close.
+    StallHeaders(Duration),
+}
+
+impl Reply {
+    /// This status with an empty body.
+    pub fn status(code: u16) -> Reply {
+        Reply::Status {
+            code,
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    /// This status with a `Retry-After: value` header and an empty body.
+    pub fn retry_after(code: u16, value: &str) -> Reply {
+        Reply::Status {
+            code,
+            headers: vec![("Retry-After".to_string(), value.to_string())],
+            body: Vec::new(),
+        }
+    }
+
+    /// This status with this body.
+    pub fn with_body(code: u16, body: impl Into<Vec<u8>>) -> Reply {
+        Reply::Status {
+            code,
+            headers: Vec::new(),
+            body: body.into(),
+        }
+    }
+}
+
+/// One request as the receiver read it.
+#[derive(Clone, Debug)]
+pub struct Received {
+    pub method: String,
+    /// The request target as sent, query string included.
+    pub path: String,
+    /// In arrival order; names lowercased, values as sent (lossily decoded as UTF-8).
+    pub headers: Vec<(String, String)>,
+    /// The body, de-chunked if it came chunked.
+    pub body: Vec<u8>,
+    /// When the body had been read in full.
+    pub at: Instant,
+    pub peer: SocketAddr,
+}
+
+impl Received {
+    /// The first value of header `name`, compared case-insensitively.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A scriptable HTTP/1.1 server on 127.0.0.1 that records every request.
+///
+/// Dropping it stops accepting and closes the connections it has open.
+pub struct Receiver {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    accept: JoinHandle<()>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Woken whenever a request is recorded.
+    arrived: Notify,
+}
+
+struct State {
+    script: VecDeque<Reply>,
+    default: Reply,
+    received: Vec<Received>,
+    connections: usize,
+}
+
+impl Shared {
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave State inconsistent: keep going.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Receiver {
+    /// Binds 127.0.0.1:0 and serves in a spawned tokio task, answering 200 to everything until
+    /// scripted otherwise. Must be called inside a tokio runtime (current-thread is fine).
+    ///
+    /// Panics if it cannot bind a port.
+    pub async fn start() -> Receiver {
+        let listener = TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .expect("receiver: cannot bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("receiver: no local address");
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                script: VecDeque::new(),
+                default: Reply::status(200),
+                received: Vec::new(),
+                connections: 0,
+            }),
+            arrived: Notify::new(),
+        });
+        let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
+        Receiver {
+            addr,
+            shared,
+            accept,
+        }
+    }
+
+    /// `http://127.0.0.1:PORT` (no trailing slash).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Replies used for the next requests in order (appended to what is left of the script);
+    /// when the script runs out, `set_default` applies (initially 200).
+    pub fn script(&self, replies: impl IntoIterator<Item = Reply>) {
+        self.shared.state().script.extend(replies);
+    }
+
+    /// The reply for requests that come when the script has run out.
+    pub fn set_default(&self, reply: Reply) {
+        self.shared.state().default = reply;
+    }
+
+    /// All requests received so far (including ones answered with Drop/Stall).
+    pub fn received(&self) -> Vec<Received> {
+        self.shared.state().received.clone()
+    }
+
+    /// How many requests have been received so far.
+    pub fn count(&self) -> usize {
+        self.shared.state().received.len()
+    }
+
+    /// Waits until at least `n` requests have been received, or `timeout` passes; returns all
+    /// requests received (Err with a message saying how many arrived, on timeout).
+    pub async fn wait_for(&self, n: usize, timeout: Duration) -> Result<Vec<Received>, String> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.shared.arrived.notified();
+            tokio::pin!(notified);
+            // Register before looking, so that a request recorded in between is not missed.
+            notified.as_mut().enable();
+            let count = {
+                let state = self.shared.state();
+                if state.received.len() >= n {
+                    return Ok(state.received.clone());
+                }
+                state.received.len()
+            };
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                let count = self.count().max(count);
+                return Err(format!(
+                    "receiver {}: timed out after {timeout:?} waiting for {n} request(s): {count} arrived",
+                    self.url()
+                ));
+            }
+        }
+    }
+
+    /// Number of TCP connections accepted so far.
+    pub fn connections(&self) -> usize {
+        self.shared.state().connections
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        // The accept task owns the connection tasks (a JoinSet): aborting it ends them too.
+        self.accept.abort();
+    }
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    shared.state().connections += 1;
+                    connections.spawn(serve_connection(stream, peer, Arc::clone(&shared)));
+                }
+                // E.g. out of file descriptors: don't spin.
+                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+            },
+            // Reap finished connection tasks.
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+/// Limits that keep a misbehaving client from using up memory.
+const MAX_HEAD: usize = 64 * 1024;
+const MAX_BODY: usize = 64 * 1024 * 1024;
+const MAX_HEADERS: usize = 128;
+
+/// Serves requests on one connection until it closes, fails, or a reply ends it.
+async fn serve_connection(mut stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
+    let _ = stream.set_nodelay(true);
+    // Bytes read but not yet used (a pipelined next request may start here).
+    let mut buf = Vec::with_capacity(8192);
+    while let Some(request) = read_request(&mut stream, &mut buf, peer).await {
+        let keep_alive = request.keep_alive;
+        let head = request.received.method == "HEAD";
+        let reply = {
+            let mut state = shared.state();
+            state.received.push(request.received);
+            let reply = state
+                .script
+                .pop_front()
+                .unwrap_or_else(|| state.default.clone());
+            drop(state);
+            shared.arrived.notify_waiters();
+            reply
+        };
+        if !answer(&mut stream, reply, keep_alive, head).await {
+            return;
+        }
+    }
+}
+
+struct Request {
+    received: Received,
+    keep_alive: bool,
+}
+
+/// Reads one request (head and body); `None` if the connection closed, failed or sent garbage.
+async fn read_request(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    peer: SocketAddr,
+) -> Option<Request> {
+    // The head.
+    let (head_len, method, path, headers, version) = loop {
+        let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut req = httparse::Request::new(&mut slots);
+        match req.parse(buf) {
+            Ok(httparse::Status::Complete(len)) => {
+                let headers: Vec<(String, String)> = req
+                    .headers
+                    .iter()
+                    .map(|h| {
+                        (
+                            h.name.to_ascii_lowercase(),
+                            String::from_utf8_lossy(h.value).into_owned(),
+                        )
+                    })
+                    .collect();
+                break (
+                    len,
+                    req.method?.to_string(),
+                    req.path?.to_string(),
+                    headers,
+                    req.version?,
+                );
+            }
+            Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => {
+                if !fill(stream, buf).await {
+                    return None;
+                }
+            }
+            _ => {
+                let _ = stream
+                    .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                    .await;
+                return None;
+            }
+        }
+    };
+    buf.drain(..head_len);
+    let find = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let has_token = |name: &str, token: &str| {
+        headers
+            .iter()
+            .filter(|(n, _)| n == name)
+            .flat_map(|(_, v)| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case(token))
+    };
+    let keep_alive = if version == 0 {
+        has_token("connection", "keep-alive")
+    } else {
+        !has_token("connection", "close")
+    };
+    if find("expect").is_some_and(|v| v.trim().eq_ignore_ascii_case("100-continue")) {
+        stream
+            .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+            .await
+            .ok()?;
+    }
+
+    // The body.
+    let body = if has_token("transfer-encoding", "chunked") {
+        read_chunked(stream, buf).await?
+    } else {
+        let len = match find("content-length") {
+            Some(v) => v.trim().parse::<usize>().ok().filter(|&n| n <= MAX_BODY)?,
+            None => 0,
+        };
+        while buf.len() < len {
+            if !fill(stream, buf).await {
+                return None;
+            }
+        }
+        buf.drain(..len).collect()
+    };
+    Some(Request {
+        received: Received {
+            method,
+            path,
+            headers,
+            body,
+            at: Instant::now(),
+            peer,
+        },
+        keep_alive,
+    })
+}
+
+/// Reads a chunked body (trailers are read and discarded); `None` on close or malformed input.
+async fn read_chunked(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        let line = read_line(stream, buf).await?;
+        let size = line.split(|&b| b == b';').next()?;
+        let size = std::str::from_utf8(size).ok()?.trim();
+        let size = usize::from_str_radix(size, 16).ok()?;
+        if size == 0 {
+            // Trailers, up to an empty line.
+            while !read_line(stream, buf).await?.is_empty() {}
+            return Some(body);
+        }
+        if body.len() + size > MAX_BODY {
+            return None;
+        }
+        while buf.len() < size + 2 {
+            if !fill(stream, buf).await {
+                return None;
+            }
+        }
+        if &buf[size..size + 2] != b"\r\n" {
+            return None;
+        }
+        body.extend(buf.drain(..size));
+        buf.drain(..2);
+    }
+}
+
+/// One CRLF-terminated line, without the CRLF.
+async fn read_line(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Vec<u8>> {
+    loop {
+        if let Some(pos) = buf.windows(2).position(|w| w == b"\r\n") {
+            let line = buf[..pos].to_vec();
+            buf.drain(..pos + 2);
+            return Some(line);
+        }
+        if buf.len() > MAX_HEAD || !fill(stream, buf).await {
+            return None;
+        }
+    }
+}
+
+/// Reads more bytes into `buf`; false on EOF or error.
+async fn fill(stream: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
+    let mut chunk = [0u8; 8192];
+    match stream.read(&mut chunk).await {
+        Ok(0) | Err(_) => false,
+        Ok(n) => {
+            buf.extend_from_slice(&chunk[..n]);
+            true
+        }
+    }
+}
+
+/// Sends `reply`; true if the connection may serve another request.
+async fn answer(stream: &mut TcpStream, mut reply: Reply, keep_alive: bool, head: bool) -> bool {
+    loop {
+        match reply {
+            Reply::Delay(wait, inner) => {
+                tokio::time::sleep(wait).await;
+                reply = *inner;
+            }
+            Reply::Drop => return false,
+            Reply::StallHeaders(wait) => {
+                tokio::time::sleep(wait).await;
+                return false;
+            }
+            Reply::StallBody(wait) => {
+                let start = b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\nContent-Type: text/plain\r\n\r\nstalling";
+                if stream.write_all(start).await.is_ok() {
+                    let _ = stream.flush().await;
+                    tokio::time::sleep(wait).await;
+                }
+                return false;
+            }
+            Reply::Status {
+                code,
+                headers,
+                body,
+            } => {
+                let mut out = format!("HTTP/1.1 {code} {}\r\n", reason(code)).into_bytes();
+                for (name, value) in &headers {
+                    out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+                }
+                if !headers
+                    .iter()
+                    .any(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+                {
+                    out.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+                }
+                if !keep_alive {
+                    out.extend_from_slice(b"Connection: close\r\n");
+                }
+                out.extend_from_slice(b"\r\n");
+                if !head {
+                    out.extend_from_slice(&body);
+                }
+                if stream.write_all(&out).await.is_err() || stream.flush().await.is_err() {
+                    return false;
+                }
+                if !keep_alive {
+                    let _ = stream.shutdown().await;
+                }
+                return keep_alive;
+            }
+        }
+    }
+}
+
+fn reason(code: u16) -> &'static str {
+    match code {
+        100 => "Continue",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        413 => "Content Too Large",
+        422 => "Unprocessable Content",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Status",
+    }
+}
