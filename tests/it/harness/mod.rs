@@ -1,0 +1,320 @@
+//! The shared harness: each test gets hookd on a random port over a fresh,
+//! migrated database (SQLite in a temp dir, or a database on the private
+//! PostgreSQL cluster), a manual clock, a service key and a partner.
+
+pub mod pg;
+pub mod receiver;
+
+use std::{future::Future, sync::Arc, time::Duration};
+
+use hookd::{
+    app::{self, Running},
+    config::Config,
+    domain::clock::{Clock as _, ManualClock},
+    secret::Secret,
+    store::{
+        self,
+        endpoints::{EndpointStatus, NewEndpoint},
+        keys::Role,
+    },
+};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+pub const MASTER_KEY: &str = "test-master-key-0123456789-abcdefghij";
+
+/// Runs a test body on SQLite and on PostgreSQL, as two tests.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[actix_rt::test]
+            async fn sqlite() {
+                ($body)($crate::harness::Backend::Sqlite).await
+            }
+            #[actix_rt::test]
+            async fn postgres() {
+                if $crate::harness::skip_postgres() {
+                    return;
+                }
+                ($body)($crate::harness::Backend::Postgres).await
+            }
+        }
+    };
+}
+
+/// `HOOKD_TEST_PG=skip` skips the PostgreSQL variants (and says so).
+pub fn skip_postgres() -> bool {
+    let skip = std::env::var("HOOKD_TEST_PG").is_ok_and(|v| v == "skip");
+    if skip {
+        eprintln!("HOOKD_TEST_PG=skip: not running the PostgreSQL variant");
+    }
+    skip
+}
+
+/// A database URL for the backend, with whatever keeps it alive.
+pub async fn database(backend: Backend) -> (String, Option<tempfile::TempDir>) {
+    match backend {
+        Backend::Sqlite => {
+            let dir = tempfile::tempdir().expect("a temp dir for the SQLite file");
+            (
+                format!("sqlite://{}/hookd.db", dir.path().display()),
+                Some(dir),
+            )
+        }
+        Backend::Postgres => match pg::fresh_database().await {
+            Ok(url) => (url, None),
+            Err(e) => panic!("{e}"),
+        },
+    }
+}
+
+/// The test configuration: loopback over plain http allowed, short timeouts,
+/// a fast poll. `extra` overrides keys like the environment would.
+pub fn test_env(url: &str, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = [
+        ("HOOKD_DATABASE__URL", url),
+        ("HOOKD_DATABASE__MAX_CONNECTIONS", "4"),
+        ("HOOKD_SECRETS__MASTER_KEY", MASTER_KEY),
+        ("HOOKD_HTTP__LISTEN", "127.0.0.1:0"),
+        ("HOOKD_EGRESS__ALLOW_HTTP", "true"),
+        ("HOOKD_EGRESS__ALLOW_CIDRS", r#"["127.0.0.0/8"]"#),
+        ("HOOKD_EGRESS__ALLOWED_PORTS", "[]"),
+        ("HOOKD_DELIVERY__POLL_INTERVAL", "50ms"),
+        ("HOOKD_DELIVERY__CONNECT_TIMEOUT", "1s"),
+        ("HOOKD_DELIVERY__REQUEST_TIMEOUT", "2s"),
+        ("HOOKD_DELIVERY__LEASE", "5s"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    env
+}
+
+pub struct TestApp {
+    pub backend: Backend,
+    pub running: Running,
+    pub clock: ManualClock,
+    pub base_url: String,
+    pub service_key: String,
+    pub partner_id: String,
+    pub http: awc::Client,
+    _dir: Option<tempfile::TempDir>,
+}
+
+pub async fn spawn_app(backend: Backend) -> TestApp {
+    spawn_app_with(backend, &[]).await
+}
+
+pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> TestApp {
+    let (url, dir) = database(backend).await;
+    let config =
+        Config::load(None, test_env(&url, extra)).expect("the test configuration is valid");
+    let clock = ManualClock::starting_at(chrono::Utc::now());
+    let running = app::start(config, Arc::new(clock.clone()), false)
+        .await
+        .expect("hookd starts");
+    let db = &running.shared.db;
+    let now = clock.now_ms();
+    let partner = store::partners::create(db, None, "Acme", now)
+        .await
+        .expect("a partner");
+    let key = store::keys::create(db, Role::Service, None, now)
+        .await
+        .expect("a service key");
+    TestApp {
+        backend,
+        base_url: format!("http://{}", running.addr),
+        running,
+        clock,
+        service_key: key.key,
+        partner_id: partner.id,
+        http: awc::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .finish(),
+        _dir: dir,
+    }
+}
+
+impl TestApp {
+    pub fn db(&self) -> &sea_orm::DatabaseConnection {
+        &self.running.shared.db
+    }
+
+    /// Registers an endpoint for the test partner, straight in the store.
+    pub async fn endpoint(&self, url: &str) -> (String, Secret) {
+        self.endpoint_for(&self.partner_id, url, &[], 8).await
+    }
+
+    pub async fn endpoint_for(
+        &self,
+        partner: &str,
+        url: &str,
+        types: &[&str],
+        concurrency: u32,
+    ) -> (String, Secret) {
+        let new = NewEndpoint {
+            partner_id: partner.into(),
+            url: url.into(),
+            description: String::new(),
+            event_types: types.iter().map(|t| t.to_string()).collect(),
+            concurrency,
+            rate_limit: None,
+            status: EndpointStatus::Active,
+        };
+        let (e, secret) = store::endpoints::create(
+            self.db(),
+            &self.running.shared.secrets,
+            new,
+            self.clock.now_ms(),
+        )
+        .await
+        .expect("an endpoint");
+        (e.id, secret)
+    }
+
+    /// POSTs JSON to `/v1/events` with `key`; returns status and body.
+    pub async fn post_events_with(&self, key: Option<&str>, body: &str) -> (u16, Value, String) {
+        let mut req = self
+            .http
+            .post(format!("{}/v1/events", self.base_url))
+            .insert_header(("content-type", "application/json"));
+        if let Some(key) = key {
+            req = req.insert_header(("authorization", format!("Bearer {key}")));
+        }
+        let mut res = req
+            .send_body(body.to_string())
+            .await
+            .expect("the ingest request completes");
+        let content_type = res
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        let bytes = res
+            .body()
+            .limit(64 * 1024 * 1024)
+            .await
+            .expect("a response body");
+        let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        (res.status().as_u16(), value, content_type)
+    }
+
+    pub async fn post_events(&self, body: &Value) -> (u16, Value) {
+        let (status, value, _) = self
+            .post_events_with(Some(&self.service_key), &body.to_string())
+            .await;
+        (status, value)
+    }
+
+    /// Publishes one event for the test partner and returns its id.
+    pub async fn publish(&self, event_type: &str, data: Value) -> String {
+        let (status, body) =
+            self.post_events(&serde_json::json!({"type": event_type, "partner_id": self.partner_id, "data": data})).await;
+        assert_eq!(status, 201, "publishing should be accepted: {body}");
+        body["event_id"].as_str().expect("an event id").to_string()
+    }
+
+    /// Moves the manual clock; the engine's poll notices within 50 ms.
+    pub fn advance(&self, by: Duration) {
+        self.clock.advance(by);
+    }
+
+    /// Counts rows with a raw SQL query returning one `n` column.
+    pub async fn count(&self, sql: &str) -> i64 {
+        use sea_orm::ConnectionTrait;
+        let backend = self.db().get_database_backend();
+        let row = self
+            .db()
+            .query_one_raw(sea_orm::Statement::from_string(backend, sql))
+            .await
+            .expect("the count query runs")
+            .expect("a row");
+        row.try_get::<i64>("", "n").expect("an n column")
+    }
+
+    /// The delivery of `event_id` to `endpoint_id`: (state, attempt_count).
+    pub async fn delivery(&self, event_id: &str, endpoint_id: &str) -> Option<(String, i32)> {
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+        use store::entity::delivery;
+        delivery::Entity::find()
+            .filter(delivery::Column::EventId.eq(event_id))
+            .filter(delivery::Column::EndpointId.eq(endpoint_id))
+            .one(self.db())
+            .await
+            .expect("the delivery query runs")
+            .map(|d| (d.state, d.attempt_count))
+    }
+
+    /// The attempts of a delivery, in order.
+    pub async fn attempts(
+        &self,
+        event_id: &str,
+        endpoint_id: &str,
+    ) -> Vec<store::entity::attempt::Model> {
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+        use store::entity::{attempt, delivery};
+        let d = delivery::Entity::find()
+            .filter(delivery::Column::EventId.eq(event_id))
+            .filter(delivery::Column::EndpointId.eq(endpoint_id))
+            .one(self.db())
+            .await
+            .expect("the delivery query runs")
+            .expect("the delivery exists");
+        attempt::Entity::find()
+            .filter(attempt::Column::DeliveryId.eq(d.id))
+            .order_by_asc(attempt::Column::AttemptNo)
+            .all(self.db())
+            .await
+            .expect("the attempts query runs")
+    }
+
+    /// Waits (polling the database, at most `timeout`) until the delivery is in `state`.
+    pub async fn wait_for_state(
+        &self,
+        event_id: &str,
+        endpoint_id: &str,
+        state: &str,
+        timeout: Duration,
+    ) -> i32 {
+        wait_until(timeout, || async {
+            match self.delivery(event_id, endpoint_id).await {
+                Some((s, n)) if s == state => Some(n),
+                _ => None,
+            }
+        })
+        .await
+        .unwrap_or_else(|| {
+            panic!(
+                "delivery of {event_id} to {endpoint_id} did not reach `{state}` within {timeout:?}"
+            )
+        })
+    }
+}
+
+/// Polls `f` every 20 ms until it gives `Some`, or `timeout` passes.
+pub async fn wait_until<T, F, Fut>(timeout: Duration, mut f: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if let Some(v) = f().await {
+            return Some(v);
+        }
+        if std::time::Instant::now() > deadline {
+            return None;
+        }
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -1,0 +1,7 @@
+//! hookd's integration tests: one binary, a shared harness, every test on
+//! SQLite and on PostgreSQL.
+
+mod harness;
+
+mod delivery;
+mod ingest;
