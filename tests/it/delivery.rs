@@ -1,1 +1,510 @@
-//! Delivery.
+//! Delivery: signed requests, the response policy, the retry schedule on the
+//! manual clock, timeouts, concurrency, the circuit breaker and the fanout.
+
+use std::time::Duration;
+
+use hookd::{domain::clock::Clock as _, store::entity::attempt};
+use serde_json::json;
+
+use crate::harness::{
+    Backend, TestApp,
+    receiver::{Receiver, Reply},
+    spawn_app, spawn_app_with,
+};
+use crate::on_both_backends;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// No further request arrives within a short while (the engine polls every 50 ms).
+async fn stays_at(receiver: &Receiver, n: usize) {
+    actix_rt::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(receiver.count(), n, "no request should have arrived yet");
+}
+
+async fn attempts_when(
+    app: &TestApp,
+    event: &str,
+    endpoint: &str,
+    n: usize,
+) -> Vec<attempt::Model> {
+    crate::harness::wait_until(WAIT, || async {
+        let a = app.attempts(event, endpoint).await;
+        (a.len() >= n).then_some(a)
+    })
+    .await
+    .unwrap_or_else(|| panic!("{n} attempts were not recorded"))
+}
+
+on_both_backends!(
+    a_delivery_is_signed_over_the_exact_bytes_sent,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let receiver = Receiver::start().await;
+        let (endpoint, secret) = app.endpoint(&format!("{}/hooks", receiver.url())).await;
+        let event = app
+            .publish(
+                "usage.finalized",
+                json!({"final_cost": "1.274800", "currency": "USD"}),
+            )
+            .await;
+
+        let got = receiver.wait_for(1, WAIT).await.expect("the event arrives");
+        let r = &got[0];
+        assert_eq!(r.method, "POST");
+        assert_eq!(r.path, "/hooks");
+        assert_eq!(r.header("content-type"), Some("application/json"));
+        assert_eq!(
+            r.header("webhook-id"),
+            Some(event.as_str()),
+            "webhook-id is the event id"
+        );
+        let timestamp = r.header("webhook-timestamp").expect("a timestamp");
+        let signature = r.header("webhook-signature").expect("a signature");
+        hookd::signing::verify(
+            &secret,
+            &event,
+            timestamp,
+            signature,
+            &r.body,
+            app.clock.now_ms() / 1000,
+            300,
+        )
+        .expect("the signature verifies with the endpoint's secret");
+        let envelope: serde_json::Value = serde_json::from_slice(&r.body).expect("a JSON envelope");
+        assert_eq!(envelope["event_id"], event.as_str());
+        assert_eq!(envelope["partner_id"], app.partner_id.as_str());
+        assert_eq!(envelope["data"]["final_cost"], "1.274800");
+
+        assert_eq!(
+            app.wait_for_state(&event, &endpoint, "delivered", WAIT)
+                .await,
+            1
+        );
+        let attempts = app.attempts(&event, &endpoint).await;
+        assert_eq!(attempts.len(), 1);
+        assert_eq!(attempts[0].status_code, Some(200));
+        assert_eq!(attempts[0].trigger, "scheduled");
+        assert_eq!(
+            attempts[0].remote_addr.as_deref(),
+            Some(receiver.addr().to_string().as_str()),
+            "the dialled address is recorded"
+        );
+    }
+);
+
+on_both_backends!(
+    a_server_error_is_retried_with_the_same_id_and_body,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let receiver = Receiver::start().await;
+        receiver.script([Reply::status(503)]);
+        let (endpoint, secret) = app.endpoint(&receiver.url()).await;
+        let event = app.publish("a.b", json!({"n": 1})).await;
+
+        receiver.wait_for(1, WAIT).await.expect("the first attempt");
+        app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
+        stays_at(&receiver, 1).await;
+        app.advance(Duration::from_secs(7));
+        let got = receiver
+            .wait_for(2, WAIT)
+            .await
+            .expect("the retry after the 5 s step");
+        assert_eq!(
+            got[0].body, got[1].body,
+            "the body is byte-identical across retries"
+        );
+        assert_eq!(got[0].header("webhook-id"), got[1].header("webhook-id"));
+        assert_ne!(
+            got[0].header("webhook-timestamp"),
+            got[1].header("webhook-timestamp"),
+            "each attempt is signed anew"
+        );
+        let r = &got[1];
+        hookd::signing::verify(
+            &secret,
+            &event,
+            r.header("webhook-timestamp").unwrap_or_default(),
+            r.header("webhook-signature").unwrap_or_default(),
+            &r.body,
+            app.clock.now_ms() / 1000,
+            300,
+        )
+        .expect("the retry's signature verifies");
+        assert_eq!(
+            app.wait_for_state(&event, &endpoint, "delivered", WAIT)
+                .await,
+            2
+        );
+        let attempts = app.attempts(&event, &endpoint).await;
+        assert_eq!(attempts[0].status_code, Some(503));
+        assert_eq!(attempts[0].error_category.as_deref(), Some("http_status"));
+    }
+);
+
+on_both_backends!(retry_after_is_honoured, |backend: Backend| async move {
+    let app = spawn_app(backend).await;
+    let receiver = Receiver::start().await;
+    receiver.script([Reply::retry_after(429, "120")]);
+    let (endpoint, _) = app.endpoint(&receiver.url()).await;
+    let event = app.publish("a.b", json!({})).await;
+    receiver.wait_for(1, WAIT).await.expect("the first attempt");
+    app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
+    app.advance(Duration::from_secs(10));
+    stays_at(&receiver, 1).await;
+    app.advance(Duration::from_secs(115));
+    receiver
+        .wait_for(2, WAIT)
+        .await
+        .expect("the retry after Retry-After");
+    app.wait_for_state(&event, &endpoint, "delivered", WAIT)
+        .await;
+});
+
+on_both_backends!(
+    a_receiver_that_always_fails_gets_the_whole_schedule_then_dead,
+    |backend: Backend| async move {
+        let app = spawn_app_with(
+            backend,
+            &[
+                ("HOOKD_DELIVERY__JITTER", "0"),
+                ("HOOKD_CIRCUIT__FAILURE_THRESHOLD", "100"),
+            ],
+        )
+        .await;
+        let receiver = Receiver::start().await;
+        receiver.set_default(Reply::status(500));
+        let (endpoint, _) = app.endpoint(&receiver.url()).await;
+        let event = app.publish("a.b", json!({})).await;
+        let schedule = [5u64, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400];
+        for (i, step) in schedule.iter().enumerate() {
+            attempts_when(&app, &event, &endpoint, i + 1).await;
+            app.advance(Duration::from_secs(*step));
+        }
+        assert_eq!(
+            app.wait_for_state(&event, &endpoint, "dead", WAIT).await,
+            10,
+            "ten attempts, then dead"
+        );
+        let attempts = app.attempts(&event, &endpoint).await;
+        let gaps: Vec<i64> = attempts
+            .windows(2)
+            .map(|w| (w[1].started_at - w[0].started_at) / 1000)
+            .collect();
+        assert_eq!(
+            gaps,
+            schedule.iter().map(|s| *s as i64).collect::<Vec<_>>(),
+            "attempts follow the Standard Webhooks schedule"
+        );
+        assert_eq!(receiver.count(), 10);
+    }
+);
+
+on_both_backends!(
+    a_delivery_past_its_maximum_age_is_dead,
+    |backend: Backend| async move {
+        let app = spawn_app_with(
+            backend,
+            &[
+                ("HOOKD_DELIVERY__JITTER", "0"),
+                ("HOOKD_DELIVERY__MAX_AGE", "1h"),
+            ],
+        )
+        .await;
+        let receiver = Receiver::start().await;
+        receiver.set_default(Reply::status(500));
+        let (endpoint, _) = app.endpoint(&receiver.url()).await;
+        let event = app.publish("a.b", json!({})).await;
+        for (i, step) in [5u64, 300, 1800].iter().enumerate() {
+            attempts_when(&app, &event, &endpoint, i + 1).await;
+            app.advance(Duration::from_secs(*step));
+        }
+        assert_eq!(
+            app.wait_for_state(&event, &endpoint, "dead", WAIT).await,
+            4,
+            "the 2 h retry would pass the 1 h maximum age"
+        );
+    }
+);
+
+on_both_backends!(
+    gone_disables_the_endpoint_and_tells_the_partner_elsewhere,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let gone = Receiver::start().await;
+        gone.set_default(Reply::status(410));
+        let other = Receiver::start().await;
+        let (gone_id, _) = app
+            .endpoint_for(&app.partner_id, &gone.url(), &["a.b"], 8)
+            .await;
+        let (_, _) = app
+            .endpoint_for(&app.partner_id, &other.url(), &["endpoint.*"], 8)
+            .await;
+        let event = app.publish("a.b", json!({})).await;
+        gone.wait_for(1, WAIT).await.expect("the attempt");
+        app.wait_for_state(&event, &gone_id, "failed", WAIT).await;
+        let status = crate::harness::wait_until(WAIT, || async {
+            let e = hookd::store::endpoints::find_for_delivery(app.db(), &gone_id)
+                .await
+                .expect("query")
+                .expect("endpoint");
+            (e.status == hookd::store::endpoints::EndpointStatus::Disabled).then_some(e)
+        })
+        .await
+        .expect("the endpoint is disabled after 410");
+        assert!(
+            status
+                .disabled_reason
+                .as_deref()
+                .is_some_and(|r| r.contains("410")),
+            "{:?}",
+            status.disabled_reason
+        );
+
+        let notice = other
+            .wait_for(1, WAIT)
+            .await
+            .expect("the partner hears of it on another endpoint");
+        let body: serde_json::Value = serde_json::from_slice(&notice[0].body).expect("json");
+        assert_eq!(body["type"], "endpoint.disabled");
+        assert_eq!(body["data"]["endpoint_id"], gone_id.as_str());
+
+        app.publish("a.b", json!({})).await;
+        app.advance(Duration::from_secs(600));
+        stays_at(&gone, 1).await;
+    }
+);
+
+on_both_backends!(
+    redirects_are_never_followed,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let target = Receiver::start().await;
+        let redirecting = Receiver::start().await;
+        redirecting.set_default(Reply::Status {
+            code: 302,
+            headers: vec![("location".into(), target.url())],
+            body: vec![],
+        });
+        let (endpoint, _) = app.endpoint(&redirecting.url()).await;
+        let event = app.publish("a.b", json!({})).await;
+        let attempts = attempts_when(&app, &event, &endpoint, 1).await;
+        assert_eq!(attempts[0].error_category.as_deref(), Some("redirect"));
+        assert!(
+            attempts[0]
+                .error_detail
+                .as_deref()
+                .is_some_and(|d| d.contains(&target.url())),
+            "the Location is shown: {:?}",
+            attempts[0].error_detail
+        );
+        stays_at(&target, 0).await;
+    }
+);
+
+on_both_backends!(
+    stalls_and_dropped_connections_are_retryable_failures,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let cases = [
+            (Reply::StallHeaders(Duration::from_secs(8)), "timeout"),
+            (Reply::StallBody(Duration::from_secs(8)), "timeout"),
+            (Reply::Drop, "connect"),
+        ];
+        let mut pending = Vec::new();
+        for (reply, category) in cases {
+            let r = Receiver::start().await;
+            r.set_default(reply.clone());
+            let (endpoint, _) = app.endpoint_for(&app.partner_id, &r.url(), &[], 8).await;
+            pending.push((r, endpoint, category, reply));
+        }
+        let event = app.publish("a.b", json!({})).await;
+        for (_r, endpoint, category, reply) in &pending {
+            let a = attempts_when(&app, &event, endpoint, 1).await;
+            assert_eq!(
+                a[0].error_category.as_deref(),
+                Some(*category),
+                "{reply:?}: {:?}",
+                a[0].error_detail
+            );
+            assert!(
+                a[0].latency_ms.unwrap_or(0) < 4000,
+                "{reply:?} is cut off by the 2 s request timeout"
+            );
+            app.wait_for_state(&event, endpoint, "failed", WAIT).await;
+        }
+    }
+);
+
+on_both_backends!(
+    an_endpoint_never_has_more_than_its_concurrency_in_flight,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let receiver = Receiver::start().await;
+        receiver.set_default(Reply::Delay(
+            Duration::from_millis(200),
+            Box::new(Reply::status(200)),
+        ));
+        app.endpoint_for(&app.partner_id, &receiver.url(), &[], 2)
+            .await;
+        let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
+        let (status, _) = app
+            .post_events(&serde_json::Value::Array(vec![event; 8]))
+            .await;
+        assert_eq!(status, 201);
+        let mut arrivals: Vec<_> = receiver
+            .wait_for(8, WAIT)
+            .await
+            .expect("all arrive")
+            .iter()
+            .map(|r| r.at)
+            .collect();
+        arrivals.sort();
+        for w in arrivals.windows(3) {
+            assert!(
+                w[2] - w[0] >= Duration::from_millis(180),
+                "three requests overlapped within {:?}",
+                w[2] - w[0]
+            );
+        }
+    }
+);
+
+on_both_backends!(
+    a_stalled_endpoint_does_not_slow_another,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let stalled = Receiver::start().await;
+        stalled.set_default(Reply::StallHeaders(Duration::from_secs(8)));
+        let fast = Receiver::start().await;
+        app.endpoint_for(&app.partner_id, &stalled.url(), &[], 2)
+            .await;
+        app.endpoint_for(&app.partner_id, &fast.url(), &[], 2).await;
+        let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
+        app.post_events(&serde_json::Value::Array(vec![event; 20]))
+            .await;
+        fast.wait_for(20, Duration::from_secs(2))
+            .await
+            .expect("the fast endpoint gets everything while the other stalls");
+    }
+);
+
+on_both_backends!(
+    an_open_circuit_spends_no_attempts,
+    |backend: Backend| async move {
+        let app = spawn_app_with(backend, &[("HOOKD_CIRCUIT__FAILURE_THRESHOLD", "2")]).await;
+        let receiver = Receiver::start().await;
+        receiver.set_default(Reply::status(500));
+        let (endpoint, _) = app
+            .endpoint_for(&app.partner_id, &receiver.url(), &[], 1)
+            .await;
+        let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
+        app.post_events(&serde_json::Value::Array(vec![event; 5]))
+            .await;
+        receiver
+            .wait_for(2, WAIT)
+            .await
+            .expect("two failures open the circuit");
+        stays_at(&receiver, 2).await;
+        let untouched = app.count(&format!("SELECT COUNT(*) AS n FROM delivery WHERE endpoint_id = '{endpoint}' AND attempt_count = 0")).await;
+        assert_eq!(
+            untouched, 3,
+            "deliveries behind an open circuit keep their attempts"
+        );
+
+        receiver.set_default(Reply::status(200));
+        app.advance(Duration::from_secs(6));
+        receiver
+            .wait_for(5, WAIT)
+            .await
+            .expect("after the cool-down a probe succeeds and the rest follow");
+        app.advance(Duration::from_secs(10));
+        let done = crate::harness::wait_until(WAIT, || async {
+        let n = app.count(&format!("SELECT COUNT(*) AS n FROM delivery WHERE endpoint_id = '{endpoint}' AND state = 'delivered'")).await;
+        (n == 5).then_some(())
+    })
+    .await;
+        assert!(done.is_some(), "every delivery ends delivered");
+    }
+);
+
+on_both_backends!(
+    the_fanout_reaches_only_subscribed_active_endpoints_of_the_events_partner,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let receiver = Receiver::start().await;
+        let other_partner = hookd::store::partners::create(app.db(), None, "Other", 0)
+            .await
+            .expect("a partner");
+        let url = receiver.url();
+        let (usage, _) = app
+            .endpoint_for(&app.partner_id, &url, &["usage.*"], 8)
+            .await;
+        let (balance, _) = app
+            .endpoint_for(&app.partner_id, &url, &["balance.updated"], 8)
+            .await;
+        let (paused, _) = app.endpoint_for(&app.partner_id, &url, &[], 8).await;
+        let (foreign, _) = app.endpoint_for(&other_partner.id, &url, &[], 8).await;
+        hookd::store::endpoints::disable(app.db(), &paused, "paused for the test", 0)
+            .await
+            .expect("paused");
+        let event = app.publish("usage.finalized", json!({})).await;
+        receiver.wait_for(1, WAIT).await.expect("one delivery");
+        stays_at(&receiver, 1).await;
+        assert!(
+            app.delivery(&event, &usage).await.is_some(),
+            "the usage.* subscriber gets it"
+        );
+        for (name, id) in [
+            ("balance", &balance),
+            ("paused", &paused),
+            ("other partner's", &foreign),
+        ] {
+            assert!(
+                app.delivery(&event, id).await.is_none(),
+                "the {name} endpoint must not get a delivery"
+            );
+        }
+    }
+);
+
+on_both_backends!(
+    a_loopback_destination_is_blocked_unless_allowed,
+    |backend: Backend| async move {
+        let app = spawn_app_with(backend, &[("HOOKD_EGRESS__ALLOW_CIDRS", "[]")]).await;
+        let receiver = Receiver::start().await;
+        let (endpoint, _) = app.endpoint(&receiver.url()).await;
+        let event = app.publish("a.b", json!({})).await;
+        let a = attempts_when(&app, &event, &endpoint, 1).await;
+        assert_eq!(a[0].error_category.as_deref(), Some("blocked"));
+        assert!(
+            a[0].error_detail
+                .as_deref()
+                .is_some_and(|d| d.contains("127.0.0.1")),
+            "{:?}",
+            a[0].error_detail
+        );
+        stays_at(&receiver, 0).await;
+    }
+);
+
+on_both_backends!(
+    response_excerpts_are_small_and_redacted,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let receiver = Receiver::start().await;
+        let body = format!(
+            "error: token whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw rejected {}",
+            "x".repeat(5000)
+        );
+        receiver.set_default(Reply::with_body(400, body));
+        let (endpoint, _) = app.endpoint(&receiver.url()).await;
+        let event = app.publish("a.b", json!({})).await;
+        let a = attempts_when(&app, &event, &endpoint, 1).await;
+        let excerpt = a[0].response_excerpt.clone().expect("an excerpt");
+        assert!(excerpt.len() <= 1024, "excerpt of {} bytes", excerpt.len());
+        assert!(
+            excerpt.starts_with("error: token [redacted] rejected"),
+            "{excerpt:.80}"
+        );
+    }
+);
