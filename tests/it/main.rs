@@ -3,5 +3,6 @@
 
 mod harness;
 
+mod cli;
 mod delivery;
 mod ingest;
