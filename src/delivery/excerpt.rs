@@ -7,7 +7,7 @@ const SECRET_PREFIXES: [&str; 8] = [
 ];
 
 fn is_token_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '/' | '=' | '.')
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '/' | '.')
 }
 
 fn looks_secret(word: &str, after_bearer: bool) -> bool {

@@ -145,7 +145,7 @@ mod tests {
             check_url("http://hooks.example.com/", &rules(false, &[])),
             Err(UrlError::Scheme(_))
         ));
-        assert!(check_url("http://hooks.example.com/", &rules(true, &[])).is_ok());
+        assert!(check_url("http://hooks.example.com:8443/", &rules(true, &[])).is_ok());
         assert!(matches!(
             check_url("ftp://hooks.example.com/", &rules(true, &[])),
             Err(UrlError::Scheme(_))
