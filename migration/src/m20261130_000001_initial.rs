@@ -330,6 +330,7 @@ enum Delivery {
 }
 
 #[derive(DeriveIden)]
+#[allow(clippy::enum_variant_names)]
 enum Attempt {
     Table,
     Id,

@@ -206,10 +206,9 @@ impl Handler<Idle> for FanoutActor {
             .children
             .get(&msg.endpoint_id)
             .is_some_and(|c| c.seq == msg.seq)
+            && let Some(child) = self.children.remove(&msg.endpoint_id)
         {
-            if let Some(child) = self.children.remove(&msg.endpoint_id) {
-                child.addr.do_send(StopNow);
-            }
+            child.addr.do_send(StopNow);
         }
     }
 }

@@ -508,3 +508,22 @@ on_both_backends!(
         );
     }
 );
+
+on_both_backends!(
+    connections_to_an_endpoint_are_kept_alive,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let receiver = Receiver::start().await;
+        app.endpoint_for(&app.partner_id, &receiver.url(), &[], 1)
+            .await;
+        for i in 0..5 {
+            app.publish("a.b", json!({"i": i})).await;
+            receiver.wait_for(i + 1, WAIT).await.expect("delivered");
+        }
+        assert_eq!(
+            receiver.connections(),
+            1,
+            "five deliveries in turn share one kept-alive connection"
+        );
+    }
+);

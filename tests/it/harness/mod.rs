@@ -100,7 +100,6 @@ pub fn test_env(url: &str, extra: &[(&str, &str)]) -> Vec<(String, String)> {
 }
 
 pub struct TestApp {
-    pub backend: Backend,
     pub running: Running,
     pub clock: ManualClock,
     pub base_url: String,
@@ -131,7 +130,6 @@ pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> TestApp
         .await
         .expect("a service key");
     TestApp {
-        backend,
         base_url: format!("http://{}", running.addr),
         running,
         clock,
