@@ -81,6 +81,8 @@ pub struct EndpointActor {
     queue: VecDeque<Job>,
     in_flight: usize,
     busy: bool,
+    /// A wake arrived since the last claim started.
+    woken: bool,
     next_due: Option<i64>,
     timer: Option<SpawnHandle>,
     client: Option<Rc<PinnedClient>>,
@@ -108,6 +110,7 @@ impl EndpointActor {
             queue: VecDeque::new(),
             in_flight: 0,
             busy: false,
+            woken: false,
             next_due: None,
             timer: None,
             client: None,
@@ -218,6 +221,7 @@ impl EndpointActor {
             return;
         }
         self.busy = true;
+        self.woken = false;
         let shared = self.shared.clone();
         let id = self.id.clone();
         let fut = async move {
@@ -225,16 +229,26 @@ impl EndpointActor {
             let lease_until = now + shared.config.delivery.lease.as_millis() as i64;
             let claimed =
                 store::deliveries::claim_due(&shared.db, &id, now, lease_until, limit).await?;
+            let full = claimed.len() as u32 == limit;
+            // Deliveries that waited past their maximum age (an endpoint
+            // disabled for too long) are dead without another attempt.
+            let (expired, claimed): (Vec<Claimed>, Vec<Claimed>) = claimed
+                .into_iter()
+                .partition(|c| shared.retry.expired(c.created_at, now));
+            if !expired.is_empty() {
+                let ids: Vec<String> = expired.into_iter().map(|c| c.id).collect();
+                store::deliveries::expire(&shared.db, &ids, now).await?;
+            }
             let ids: Vec<&str> = claimed.iter().map(|c| c.event_id.as_str()).collect();
             let events = if ids.is_empty() {
                 Vec::new()
             } else {
                 store::outbox::find(&shared.db, &ids).await?
             };
-            let next_due = if (claimed.len() as u32) < limit {
-                store::deliveries::next_due(&shared.db, &id).await?
-            } else {
+            let next_due = if full {
                 Some(now)
+            } else {
+                store::deliveries::next_due(&shared.db, &id).await?
             };
             Ok::<_, store::StoreError>((claimed, events, next_due))
         };
@@ -242,16 +256,24 @@ impl EndpointActor {
             act.busy = false;
             match res {
                 Ok((claimed, events, next_due)) => {
-                    act.next_due = next_due;
                     act.enqueue(claimed, events);
+                    // A wake that arrived during the claim may announce rows
+                    // the claim did not see: look again rather than sleep.
+                    act.next_due = if act.woken { None } else { next_due };
                     let now = act.shared.clock.now_ms();
-                    match next_due {
-                        _ if !act.queue.is_empty() || act.in_flight > 0 => {}
-                        Some(t) => act.sleep_until(ctx, t.max(now)),
-                        None => act.supervisor.do_send(Idle { endpoint_id: act.id.clone(), seq: act.seq }),
+                    let idle = act.queue.is_empty() && act.in_flight == 0;
+                    match act.next_due {
+                        None if idle && !act.woken => {
+                            act.supervisor.do_send(Idle { endpoint_id: act.id.clone(), seq: act.seq });
+                            return;
+                        }
+                        Some(t) if idle && t > now => return act.sleep_until(ctx, t),
+                        _ => {}
                     }
-                    if next_due.is_some_and(|t| t > now) || !act.queue.is_empty() {
+                    if !act.queue.is_empty() || act.woken {
                         act.pump(ctx);
+                    } else if let Some(t) = act.next_due {
+                        act.sleep_until(ctx, t.max(now));
                     }
                 }
                 Err(e) => {
@@ -519,6 +541,7 @@ impl Handler<Wake> for EndpointActor {
         self.seq = msg.seq;
         if msg.new_work {
             self.next_due = None;
+            self.woken = true;
         }
         self.pump(ctx);
     }

@@ -202,10 +202,18 @@ pub async fn ingest(
     let body = read_body(payload, state.shared.config.http.max_body_bytes).await?;
     let now_ms = state.shared.clock.now_ms();
     let (events, batch) = parse(&body, now_ms, &state)?;
+    // A concurrent request may insert one of these ids between our read and
+    // our insert; reading again then answers it as a repeat (or a conflict).
+    let mut tries = 0;
     let (stored, created) = loop {
         match store_events(&state, &events, now_ms).await? {
             Stored::Done(stored, created) => break (stored, created),
-            Stored::Raced => continue,
+            Stored::Raced if tries < 3 => tries += 1,
+            Stored::Raced => {
+                return Err(Problem::conflict(
+                    "the same events are being published concurrently; retry",
+                ));
+            }
         }
     };
     if created > 0 {

@@ -177,6 +177,27 @@ pub async fn record<C: ConnectionTrait>(
     Ok(())
 }
 
+/// Marks claimed deliveries dead without an attempt (past their maximum age).
+pub async fn expire(
+    db: &sea_orm::DatabaseConnection,
+    ids: &[String],
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let mut values: Vec<Value> = vec![now_ms.into()];
+    values.extend(ids.iter().map(|i| Value::from(i.clone())));
+    db.execute_raw(sql(
+        db.get_database_backend(),
+        &format!(
+            "UPDATE delivery SET state = 'dead', last_error_category = 'internal', updated_at = ? \
+             WHERE state = 'delivering' AND id IN ({})",
+            placeholders(ids.len())
+        ),
+        values,
+    ))
+    .await?;
+    Ok(())
+}
+
 /// Returns claimed deliveries to the queue unattempted (an actor stopping, or
 /// a circuit that opened while they waited), due at `due_at`.
 pub async fn release(
