@@ -46,7 +46,18 @@ impl ResolverActor {
     ) -> Result<ResolverActor, ResolverSetupError> {
         let provider = TokioRuntimeProvider::default();
         let mut builder = if cfg.nameservers.is_empty() {
-            TokioResolver::builder(provider).map_err(|e| ResolverSetupError(e.to_string()))?
+            match TokioResolver::builder(provider.clone()) {
+                Ok(b) => b,
+                Err(e) => {
+                    // Without a readable resolv.conf no name resolves, and
+                    // every delivery to a name fails as `dns`; literals still work.
+                    tracing::warn!(error = %e, "no system DNS configuration; set egress.nameservers");
+                    TokioResolver::builder_with_config(
+                        ResolverConfig::from_parts(None, vec![], vec![]),
+                        provider,
+                    )
+                }
+            }
         } else {
             let servers = cfg
                 .nameservers

@@ -4,5 +4,7 @@
 mod harness;
 
 mod cli;
+mod crash;
 mod delivery;
+mod egress;
 mod ingest;
