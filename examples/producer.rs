@@ -13,7 +13,9 @@ use serde_json::json;
 async fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let url = args.next().unwrap_or_else(|| "sqlite://hookd.db".into());
-    let partner = args.next().ok_or_else(|| anyhow::anyhow!("usage: producer DATABASE_URL PARTNER_ID"))?;
+    let partner = args
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("usage: producer DATABASE_URL PARTNER_ID"))?;
     let db = Database::connect(&url).await?;
 
     // The host's own table, for the example.
@@ -32,7 +34,11 @@ async fn main() -> anyhow::Result<()> {
         &partner,
         json!({"customer_id": "cus_204", "balance": "10.00", "currency": "USD"}),
     )
-    .subject("balance", "cus_204", Some(chrono::Utc::now().timestamp_millis()))
+    .subject(
+        "balance",
+        "cus_204",
+        Some(chrono::Utc::now().timestamp_millis()),
+    )
     .correlation_id("op_example");
     let id = hookd::outbox::enqueue(&txn, event).await?;
     txn.commit().await?;

@@ -16,7 +16,12 @@ struct State {
 }
 
 async fn receive(req: HttpRequest, body: web::Bytes, state: web::Data<State>) -> HttpResponse {
-    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    };
     let id = header("webhook-id");
     let now = chrono::Utc::now().timestamp();
     let verified = hookd::signing::verify(
@@ -32,7 +37,11 @@ async fn receive(req: HttpRequest, body: web::Bytes, state: web::Data<State>) ->
         eprintln!("rejected {id}: {e}");
         return HttpResponse::BadRequest().body(format!("{e}"));
     }
-    let first_time = state.seen.lock().map(|mut s| s.insert(id.to_string())).unwrap_or(true);
+    let first_time = state
+        .seen
+        .lock()
+        .map(|mut s| s.insert(id.to_string()))
+        .unwrap_or(true);
     if first_time {
         println!("{}", String::from_utf8_lossy(&body));
     } else {
@@ -43,13 +52,23 @@ async fn receive(req: HttpRequest, body: web::Bytes, state: web::Data<State>) ->
 
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
-    let listen = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:9000".into());
-    let secret = std::env::var("WEBHOOK_SECRET").map_err(|_| anyhow::anyhow!("set WEBHOOK_SECRET to the endpoint's whsec_ secret"))?;
-    let state = web::Data::new(State { secret: hookd::secret::Secret::parse(&secret)?, seen: Mutex::default() });
+    let listen = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:9000".into());
+    let secret = std::env::var("WEBHOOK_SECRET")
+        .map_err(|_| anyhow::anyhow!("set WEBHOOK_SECRET to the endpoint's whsec_ secret"))?;
+    let state = web::Data::new(State {
+        secret: hookd::secret::Secret::parse(&secret)?,
+        seen: Mutex::default(),
+    });
     println!("receiving on http://{listen}/");
-    HttpServer::new(move || App::new().app_data(state.clone()).default_service(web::post().to(receive)))
-        .bind(&listen)?
-        .run()
-        .await?;
+    HttpServer::new(move || {
+        App::new()
+            .app_data(state.clone())
+            .default_service(web::post().to(receive))
+    })
+    .bind(&listen)?
+    .run()
+    .await?;
     Ok(())
 }

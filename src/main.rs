@@ -26,8 +26,21 @@ async fn main() -> std::process::ExitCode {
     match hookd::cli::run(cli, config).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", cause_chain(&e));
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes, each said once (many causes repeat their source).
+fn cause_chain(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }

@@ -176,15 +176,30 @@ impl Actor for FanoutActor {
         for child in self.children.values() {
             child.addr.do_send(StopNow);
         }
+        self.recorder.do_send(StopNow);
     }
 }
 
-/// Stop an endpoint actor (shutdown).
+/// Stop now (shutdown): in-flight work is left to its lease.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct StopNow;
 
 impl Handler<StopNow> for EndpointActor {
+    type Result = ();
+    fn handle(&mut self, _: StopNow, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}
+
+impl Handler<StopNow> for Recorder {
+    type Result = ();
+    fn handle(&mut self, _: StopNow, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}
+
+impl Handler<StopNow> for FanoutActor {
     type Result = ();
     fn handle(&mut self, _: StopNow, ctx: &mut Context<Self>) {
         ctx.stop();

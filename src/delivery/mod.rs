@@ -97,6 +97,21 @@ impl Engine {
         })
     }
 
+    /// Stops the actors and waits (up to two seconds) until they are gone, so
+    /// that nothing they hold outlives the runtime. Claimed work not yet
+    /// recorded comes back when its lease ends.
+    pub async fn shutdown(&self) {
+        self.fanout.do_send(fanout::StopNow);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while (self.fanout.connected() || self.recorder.connected())
+            && std::time::Instant::now() < deadline
+        {
+            actix_rt::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        // Endpoint actors stop on the fanout's word; give them a moment.
+        actix_rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+
     /// Tells the fanout that new events are committed.
     pub fn wake(&self) {
         self.fanout.do_send(fanout::Wake);

@@ -22,8 +22,11 @@ use crate::config::DatabaseConfig;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot connect to the database at {url}: {source}")]
-    Connect { url: String, source: DbErr },
+    #[error("cannot connect to the database at {url}")]
+    Connect {
+        url: String,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     #[error("migrating the database failed: {0}")]
     Migrate(DbErr),
     #[error(transparent)]
@@ -67,12 +70,26 @@ pub async fn connect(cfg: &DatabaseConfig) -> Result<DatabaseConnection, StoreEr
                 .busy_timeout(Duration::from_secs(30))
                 .foreign_keys(true)
         });
+    let connect_error = |source: Box<dyn std::error::Error + Send + Sync>| StoreError::Connect {
+        url: redact_url(&cfg.url),
+        source,
+    };
+    if !cfg.is_sqlite() {
+        // One direct connection first: the pool would retry a refused
+        // connection until its acquire timeout and then hide the reason.
+        use sea_orm::sqlx::Connection as _;
+        let direct = sea_orm::sqlx::PgConnection::connect(&cfg.url);
+        match tokio::time::timeout(Duration::from_secs(10), direct).await {
+            Err(_) => return Err(connect_error("connecting timed out after 10 s".into())),
+            Ok(Err(e)) => return Err(connect_error(Box::new(e))),
+            Ok(Ok(conn)) => {
+                let _ = conn.close().await;
+            }
+        }
+    }
     Database::connect(opts)
         .await
-        .map_err(|source| StoreError::Connect {
-            url: redact_url(&cfg.url),
-            source,
-        })
+        .map_err(|e| connect_error(Box::new(e)))
 }
 
 pub async fn migrate(db: &DatabaseConnection) -> Result<(), StoreError> {

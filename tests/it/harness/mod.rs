@@ -37,17 +37,32 @@ macro_rules! on_both_backends {
             use super::*;
             #[actix_rt::test]
             async fn sqlite() {
-                ($body)($crate::harness::Backend::Sqlite).await
+                ($body)($crate::harness::Backend::Sqlite).await;
+                $crate::harness::quiesce().await;
             }
             #[actix_rt::test]
             async fn postgres() {
                 if $crate::harness::skip_postgres() {
                     return;
                 }
-                ($body)($crate::harness::Backend::Postgres).await
+                ($body)($crate::harness::Backend::Postgres).await;
+                $crate::harness::quiesce().await;
             }
         }
     };
+}
+
+thread_local! {
+    static ENGINES: std::cell::RefCell<Vec<hookd::delivery::Engine>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Stops the engines this test started while the runtime still runs, so no
+/// database connection is dropped outside it.
+pub async fn quiesce() {
+    let engines: Vec<_> = ENGINES.with(|e| e.borrow_mut().drain(..).collect());
+    for engine in engines {
+        engine.shutdown().await;
+    }
 }
 
 /// `HOOKD_TEST_PG=skip` skips the PostgreSQL variants (and says so).
@@ -121,6 +136,7 @@ pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> TestApp
     let running = app::start(config, Arc::new(clock.clone()), false)
         .await
         .expect("hookd starts");
+    ENGINES.with(|e| e.borrow_mut().push(running.engine.clone()));
     let db = &running.shared.db;
     let now = clock.now_ms();
     let partner = store::partners::create(db, None, "Acme", now)
