@@ -224,24 +224,34 @@ async fn produce(base_url: String, key: String, batches: Vec<Batch>, log: Rc<Ref
     for batch in batches {
         log.borrow_mut().in_flight.push(batch.ids[0].clone());
         let result = post_batch(&http, &base_url, &key, &batch.body).await;
-        let mut l = log.borrow_mut();
-        l.in_flight.retain(|id| *id != batch.ids[0]);
-        match result {
-            Ok((201, _)) => l.committed.extend(batch.ids),
-            Ok((status, body)) => l.refused.push(format!("{status}: {body}")),
-            Err(_) => {
-                l.uncertain.push(batch.ids);
-                drop(l);
-                let back = harness::wait_until(Duration::from_secs(60), || async {
-                    healthy(&http, &base_url).await.then_some(())
-                })
-                .await;
-                if back.is_none() {
-                    log.borrow_mut()
-                        .refused
-                        .push("hookd did not come back within 60 s".into());
-                    break;
+        let lost_answer = {
+            let mut l = log.borrow_mut();
+            l.in_flight.retain(|id| *id != batch.ids[0]);
+            match result {
+                Ok((201, _)) => {
+                    l.committed.extend(batch.ids);
+                    false
                 }
+                Ok((status, body)) => {
+                    l.refused.push(format!("{status}: {body}"));
+                    false
+                }
+                Err(_) => {
+                    l.uncertain.push(batch.ids);
+                    true
+                }
+            }
+        };
+        if lost_answer {
+            let back = harness::wait_until(Duration::from_secs(60), || async {
+                healthy(&http, &base_url).await.then_some(())
+            })
+            .await;
+            if back.is_none() {
+                log.borrow_mut()
+                    .refused
+                    .push("hookd did not come back within 60 s".into());
+                break;
             }
         }
     }
