@@ -68,6 +68,9 @@ struct Args {
     /// Steady: how long to publish.
     #[arg(long, default_value_t = 10)]
     seconds: u64,
+    /// Keep the SQLite file (and print where) for digging into it afterwards.
+    #[arg(long)]
+    keep_db: bool,
     /// Give up when no delivery arrives for this many seconds.
     #[arg(long, default_value_t = 60)]
     stall_secs: u64,
@@ -162,7 +165,11 @@ async fn run(
     } else {
         let dir = tempfile::tempdir()?;
         let url = format!("sqlite://{}/bench.db", dir.path().display());
-        _dir = Some(dir);
+        if args.keep_db {
+            println!("keeping {}", dir.keep().display());
+        } else {
+            _dir = Some(dir);
+        }
         url
     };
     let endpoints = if scenario == Scenario::Steady {
@@ -458,6 +465,7 @@ struct Log {
     first: Mutex<Vec<HashMap<String, Instant>>>,
     distinct: AtomicUsize,
     duplicates: AtomicUsize,
+    connections: AtomicUsize,
 }
 
 struct Receiver {
@@ -497,6 +505,7 @@ impl Receiver {
                         let log = shared.clone();
                         tokio::spawn(async move {
                             while let Ok((stream, _)) = listener.accept().await {
+                                log.connections.fetch_add(1, Ordering::Relaxed);
                                 tokio::spawn(serve(stream, endpoint, log.clone()));
                             }
                         });

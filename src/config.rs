@@ -34,6 +34,8 @@ struct Raw {
     http: RawHttp,
     database: RawDatabase,
     secrets: RawSecrets,
+    api: RawApi,
+    retention: RawRetention,
     ingest: RawIngest,
     delivery: RawDelivery,
     circuit: RawCircuit,
@@ -61,6 +63,24 @@ struct RawDatabase {
 #[serde(deny_unknown_fields)]
 struct RawSecrets {
     master_key: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawApi {
+    page_size_default: u32,
+    page_size_max: u32,
+    rate_limit_per_second: u32,
+    rate_limit_burst: u32,
+    replay_window: String,
+    max_secret_overlap: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRetention {
+    events: String,
+    deliveries: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -126,6 +146,8 @@ pub struct Config {
     pub http: HttpConfig,
     pub database: DatabaseConfig,
     pub master_key: Option<String>,
+    pub api: ApiConfig,
+    pub retention: RetentionConfig,
     pub ingest: IngestConfig,
     pub delivery: DeliveryConfig,
     pub circuit: CircuitConfig,
@@ -158,6 +180,22 @@ impl DatabaseConfig {
         let path = rest.split('?').next().unwrap_or(rest);
         (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))
     }
+}
+
+#[derive(Debug, Clone)]
+pub struct ApiConfig {
+    pub page_size_default: u32,
+    pub page_size_max: u32,
+    pub rate_limit_per_second: u32,
+    pub rate_limit_burst: u32,
+    pub replay_window: Duration,
+    pub max_secret_overlap: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct RetentionConfig {
+    pub events: Duration,
+    pub deliveries: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -354,6 +392,33 @@ impl Raw {
             "ingest.max_payload_bytes",
             self.ingest.max_payload_bytes as u64,
         )?;
+        let a = self.api;
+        positive("api.page_size_max", a.page_size_max.into())?;
+        if !(1..=a.page_size_max).contains(&a.page_size_default) {
+            return Err(invalid(
+                "api.page_size_default",
+                "must be between 1 and api.page_size_max",
+            ));
+        }
+        positive("api.rate_limit_per_second", a.rate_limit_per_second.into())?;
+        if a.rate_limit_burst < a.rate_limit_per_second {
+            return Err(invalid(
+                "api.rate_limit_burst",
+                "must be at least api.rate_limit_per_second",
+            ));
+        }
+        let api = ApiConfig {
+            page_size_default: a.page_size_default,
+            page_size_max: a.page_size_max,
+            rate_limit_per_second: a.rate_limit_per_second,
+            rate_limit_burst: a.rate_limit_burst,
+            replay_window: duration("api.replay_window", &a.replay_window)?,
+            max_secret_overlap: duration("api.max_secret_overlap", &a.max_secret_overlap)?,
+        };
+        let retention = RetentionConfig {
+            events: duration("retention.events", &self.retention.events)?,
+            deliveries: duration("retention.deliveries", &self.retention.deliveries)?,
+        };
         if !(1..=10_000).contains(&self.ingest.max_batch) {
             return Err(invalid("ingest.max_batch", "must be between 1 and 10000"));
         }
@@ -462,6 +527,8 @@ impl Raw {
                 )?,
             },
             master_key,
+            api,
+            retention,
             ingest: IngestConfig {
                 max_payload_bytes: self.ingest.max_payload_bytes,
                 max_batch: self.ingest.max_batch,

@@ -35,6 +35,8 @@ use crate::{
 };
 
 const EXCERPT_BYTES: usize = 1024;
+/// How long an actor with nothing to do stays before it reports idle.
+const IDLE_GRACE: Duration = Duration::from_secs(30);
 /// How long endpoint settings and secrets are trusted before a reload.
 const RELOAD_AFTER_MS: i64 = 5_000;
 
@@ -81,6 +83,7 @@ pub struct EndpointActor {
     queue: VecDeque<Job>,
     in_flight: usize,
     busy: bool,
+    idle_timer: Option<SpawnHandle>,
     /// A wake arrived since the last claim started.
     woken: bool,
     next_due: Option<i64>,
@@ -110,6 +113,7 @@ impl EndpointActor {
             queue: VecDeque::new(),
             in_flight: 0,
             busy: false,
+            idle_timer: None,
             woken: false,
             next_due: None,
             timer: None,
@@ -227,18 +231,26 @@ impl EndpointActor {
         let fut = async move {
             let now = shared.clock.now_ms();
             let lease_until = now + shared.config.delivery.lease.as_millis() as i64;
-            let claimed =
-                store::deliveries::claim_due(&shared.db, &id, now, lease_until, limit).await?;
-            let full = claimed.len() as u32 == limit;
+            // Manual replays first: a partner is waiting for them.
+            let mut claimed =
+                store::deliveries::claim_replays(&shared.db, &id, now, lease_until, limit).await?;
+            let room = limit - claimed.len() as u32;
+            let scheduled = if room > 0 {
+                store::deliveries::claim_due(&shared.db, &id, now, lease_until, room).await?
+            } else {
+                Vec::new()
+            };
+            let full = claimed.len() + scheduled.len() == limit as usize;
             // Deliveries that waited past their maximum age (an endpoint
             // disabled for too long) are dead without another attempt.
-            let (expired, claimed): (Vec<Claimed>, Vec<Claimed>) = claimed
+            let (expired, scheduled): (Vec<Claimed>, Vec<Claimed>) = scheduled
                 .into_iter()
                 .partition(|c| shared.retry.expired(c.created_at, now));
             if !expired.is_empty() {
                 let ids: Vec<String> = expired.into_iter().map(|c| c.id).collect();
                 store::deliveries::expire(&shared.db, &ids, now).await?;
             }
+            claimed.extend(scheduled);
             let ids: Vec<&str> = claimed.iter().map(|c| c.event_id.as_str()).collect();
             let events = if ids.is_empty() {
                 Vec::new()
@@ -263,10 +275,7 @@ impl EndpointActor {
                     let now = act.shared.clock.now_ms();
                     let idle = act.queue.is_empty() && act.in_flight == 0;
                     match act.next_due {
-                        None if idle && !act.woken => {
-                            act.supervisor.do_send(Idle { endpoint_id: act.id.clone(), seq: act.seq });
-                            return;
-                        }
+                        None if idle && !act.woken => return act.idle_soon(ctx),
                         Some(t) if idle && t > now => return act.sleep_until(ctx, t),
                         _ => {}
                     }
@@ -280,6 +289,23 @@ impl EndpointActor {
                     tracing::warn!(endpoint = %act.id, error = %e, "claiming deliveries failed; retrying");
                     ctx.run_later(Duration::from_secs(1), |act, ctx| act.pump(ctx));
                 }
+            }
+        }));
+    }
+
+    /// Nothing to do: stay a while (keeping the endpoint's kept-alive
+    /// connections) and report idle to the supervisor if nothing came.
+    fn idle_soon(&mut self, ctx: &mut Context<Self>) {
+        if self.idle_timer.is_some() {
+            return;
+        }
+        self.idle_timer = Some(ctx.run_later(IDLE_GRACE, |act, _| {
+            act.idle_timer = None;
+            if act.queue.is_empty() && act.in_flight == 0 && !act.busy && act.next_due.is_none() {
+                act.supervisor.do_send(Idle {
+                    endpoint_id: act.id.clone(),
+                    seq: act.seq,
+                });
             }
         }));
     }
@@ -385,31 +411,16 @@ impl EndpointActor {
             _ => self.circuit.on_failure(now),
         }
         let attempt_no = job.claimed.attempt_count + 1;
-        let next = match &observed.outcome {
-            Outcome::Delivered => NextState::Delivered,
-            Outcome::Failed { retry_after, .. } => {
-                match self.shared.retry.next(
-                    attempt_no,
-                    job.claimed.created_at,
-                    now,
-                    *retry_after,
-                    &mut self.rng,
-                ) {
-                    Next::At(t) => NextState::RetryAt(t),
-                    Next::Dead => NextState::Dead,
-                }
-            }
-            Outcome::Gone => match self.shared.retry.next(
-                attempt_no,
-                job.claimed.created_at,
-                now,
-                None,
-                &mut self.rng,
-            ) {
-                Next::At(t) => NextState::RetryAt(t),
-                Next::Dead => NextState::Dead,
-            },
-        };
+        let manual = job.claimed.replay_id.is_some();
+        let next = next_state(
+            &observed.outcome,
+            manual,
+            &self.shared.retry,
+            attempt_no,
+            job.claimed.created_at,
+            now,
+            &mut self.rng,
+        );
         let error = match &observed.outcome {
             Outcome::Delivered => None,
             Outcome::Gone => Some((
@@ -424,7 +435,11 @@ impl EndpointActor {
             delivery_id: job.claimed.id.clone(),
             endpoint_id: self.id.clone(),
             attempt_no,
-            trigger: Trigger::Scheduled,
+            trigger: if manual {
+                Trigger::Manual
+            } else {
+                Trigger::Scheduled
+            },
             started_at,
             latency_ms: u32::try_from(observed.latency.as_millis()).unwrap_or(u32::MAX),
             status_code: observed.status,
@@ -433,6 +448,7 @@ impl EndpointActor {
                 .then(|| redacted_excerpt(&observed.body, EXCERPT_BYTES)),
             remote_addr: observed.remote.map(|a| a.to_string()),
             next,
+            replay_id: job.claimed.replay_id.clone(),
         };
         tracing::debug!(endpoint = %self.id, delivery = %record.delivery_id, attempt = attempt_no, status = ?record.status_code, next = ?record.next, "attempt finished");
         Box::pin(self.recorder.send(Record { attempt: record, gone }).into_actor(self).map(move |res, act, ctx| {
@@ -445,6 +461,29 @@ impl EndpointActor {
             }
             act.pump(ctx);
         }))
+    }
+}
+
+/// Where a delivery goes after an attempt. A manual replay that fails leaves
+/// the delivery's state and schedule as they were.
+fn next_state(
+    outcome: &Outcome,
+    manual: bool,
+    policy: &crate::domain::retry::RetryPolicy,
+    attempt_no: u32,
+    created_at: i64,
+    now: i64,
+    rng: &mut StdRng,
+) -> NextState {
+    let retry_after = match outcome {
+        Outcome::Delivered => return NextState::Delivered,
+        _ if manual => return NextState::Unchanged,
+        Outcome::Failed { retry_after, .. } => *retry_after,
+        Outcome::Gone => None,
+    };
+    match policy.next(attempt_no, created_at, now, retry_after, rng) {
+        Next::At(t) => NextState::RetryAt(t),
+        Next::Dead => NextState::Dead,
     }
 }
 

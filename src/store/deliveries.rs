@@ -14,6 +14,8 @@ pub struct Claimed {
     pub event_id: String,
     pub attempt_count: u32,
     pub created_at: i64,
+    /// Set when this is a manual replay rather than a scheduled attempt.
+    pub replay_id: Option<String>,
 }
 
 /// Claims up to `limit` due deliveries of one endpoint, leased until `lease_until`.
@@ -45,6 +47,7 @@ pub async fn claim_due(
             event_id: r.try_get("", "event_id")?,
             attempt_count: u32::try_from(r.try_get::<i32>("", "attempt_count")?).unwrap_or(0),
             created_at: r.try_get("", "created_at")?,
+            replay_id: None,
         })
     })
     .await?)
@@ -58,9 +61,11 @@ pub async fn next_due(
     let row = db
         .query_one_raw(sql(
             db.get_database_backend(),
-            "SELECT MIN(next_attempt_at) AS due FROM delivery WHERE endpoint_id = ? \
-             AND state IN ('pending', 'failed', 'delivering')",
-            vec![endpoint_id.into()],
+            "SELECT MIN(due) AS due FROM (\
+               SELECT MIN(next_attempt_at) AS due FROM delivery WHERE endpoint_id = ? \
+               AND state IN ('pending', 'failed', 'delivering') \
+               UNION ALL SELECT MIN(next_attempt_at) AS due FROM replay WHERE endpoint_id = ?) AS t",
+            vec![endpoint_id.into(), endpoint_id.into()],
         ))
         .await?;
     Ok(match row {
@@ -90,6 +95,8 @@ pub enum NextState {
     Delivered,
     RetryAt(i64),
     Dead,
+    /// A failed manual attempt: the delivery keeps its state and schedule.
+    Unchanged,
 }
 
 /// One attempt and the delivery's transition, written together.
@@ -106,6 +113,8 @@ pub struct AttemptRecord {
     pub excerpt: Option<String>,
     pub remote_addr: Option<String>,
     pub next: NextState,
+    /// The replay this attempt carried out, removed with the record.
+    pub replay_id: Option<String>,
 }
 
 /// Writes a batch of attempts and their delivery transitions in one
@@ -134,27 +143,30 @@ pub async fn record<C: ConnectionTrait>(
             ]);
         }
         let tuples = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
+        // An attempt whose delivery was deleted meanwhile (its endpoint
+        // removed) is dropped rather than failing the whole batch.
         txn.execute_raw(sql(
             backend,
             &format!(
                 "INSERT INTO attempt (id, delivery_id, attempt_no, trigger, started_at, latency_ms, status_code, \
-                 error_category, error_detail, response_excerpt, remote_addr) VALUES {tuples}"
+                 error_category, error_detail, response_excerpt, remote_addr) \
+                 SELECT * FROM (VALUES {tuples}) AS v WHERE EXISTS (SELECT 1 FROM delivery d WHERE d.id = v.column2)"
             ),
             values,
         ))
         .await?;
 
-        let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 7);
+        let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 6);
         for r in chunk {
             let (state, next_at) = match r.next {
                 NextState::Delivered => ("delivered", now_ms),
                 NextState::RetryAt(at) => ("failed", at),
                 NextState::Dead => ("dead", now_ms),
+                NextState::Unchanged => ("unchanged", now_ms),
             };
             values.extend([
                 r.delivery_id.clone().into(),
                 state.into(),
-                i64::from(r.attempt_no).into(),
                 next_at.into(),
                 Value::from(r.status_code.map(i64::from)),
                 Value::from(Some(i64::from(r.latency_ms))),
@@ -162,17 +174,35 @@ pub async fn record<C: ConnectionTrait>(
             ]);
         }
         // VALUES columns are named column1… on both backends.
-        let tuples = vec!["(?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
+        let tuples = vec!["(?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
         txn.execute_raw(sql(
             backend,
             &format!(
-                "UPDATE delivery SET state = v.column2, attempt_count = v.column3, next_attempt_at = v.column4, \
-                 last_status = v.column5, last_latency_ms = v.column6, last_error_category = v.column7, updated_at = ? \
+                "UPDATE delivery SET \
+                 state = CASE WHEN v.column2 = 'unchanged' THEN delivery.state ELSE v.column2 END, \
+                 next_attempt_at = CASE WHEN v.column2 = 'unchanged' THEN delivery.next_attempt_at ELSE v.column3 END, \
+                 attempt_count = delivery.attempt_count + 1, last_status = v.column4, last_latency_ms = v.column5, \
+                 last_error_category = v.column6, updated_at = ? \
                  FROM (VALUES {tuples}) AS v WHERE delivery.id = v.column1"
             ),
             std::iter::once(Value::from(now_ms)).chain(values).collect(),
         ))
         .await?;
+
+        let replays: Vec<Value> = chunk
+            .iter()
+            .filter_map(|r| r.replay_id.clone())
+            .map(Value::from)
+            .collect();
+        if !replays.is_empty() {
+            let n = replays.len();
+            txn.execute_raw(sql(
+                backend,
+                &format!("DELETE FROM replay WHERE id IN ({})", placeholders(n)),
+                replays,
+            ))
+            .await?;
+        }
     }
     Ok(())
 }
@@ -221,4 +251,89 @@ pub async fn release(
     ))
     .await?;
     Ok(())
+}
+
+/// Claims up to `limit` due manual replays of one endpoint, leased until
+/// `lease_until`, with the deliveries they replay.
+pub async fn claim_replays(
+    db: &impl ConnectionTrait,
+    endpoint_id: &str,
+    now_ms: i64,
+    lease_until: i64,
+    limit: u32,
+) -> Result<Vec<Claimed>, StoreError> {
+    let backend = db.get_database_backend();
+    let text = format!(
+        "UPDATE replay SET next_attempt_at = ? WHERE id IN (\
+           SELECT id FROM replay WHERE endpoint_id = ? AND next_attempt_at <= ? \
+           ORDER BY next_attempt_at LIMIT ?{}) RETURNING id, delivery_id",
+        skip_locked(backend)
+    );
+    let values = vec![
+        lease_until.into(),
+        endpoint_id.into(),
+        now_ms.into(),
+        i64::from(limit).into(),
+    ];
+    let replays: Vec<(String, String)> = super::query_all(db, sql(backend, &text, values), |r| {
+        Ok((r.try_get("", "id")?, r.try_get("", "delivery_id")?))
+    })
+    .await?;
+    if replays.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<Value> = replays
+        .iter()
+        .map(|(_, d)| Value::from(d.clone()))
+        .collect();
+    let deliveries: std::collections::HashMap<String, Claimed> = super::query_all(
+        db,
+        sql(
+            backend,
+            &format!(
+                "SELECT id, event_id, attempt_count, created_at FROM delivery WHERE id IN ({})",
+                placeholders(ids.len())
+            ),
+            ids,
+        ),
+        |r| {
+            Ok(Claimed {
+                id: r.try_get("", "id")?,
+                event_id: r.try_get("", "event_id")?,
+                attempt_count: u32::try_from(r.try_get::<i32>("", "attempt_count")?).unwrap_or(0),
+                created_at: r.try_get("", "created_at")?,
+                replay_id: None,
+            })
+        },
+    )
+    .await?
+    .into_iter()
+    .map(|c| (c.id.clone(), c))
+    .collect();
+    Ok(replays
+        .into_iter()
+        .filter_map(|(replay, delivery)| {
+            deliveries.get(&delivery).map(|c| Claimed {
+                replay_id: Some(replay),
+                ..c.clone()
+            })
+        })
+        .collect())
+}
+
+/// Queues a manual attempt of a delivery (it keeps its state and schedule).
+pub async fn request_replay(
+    db: &impl ConnectionTrait,
+    delivery_id: &str,
+    endpoint_id: &str,
+    now_ms: i64,
+) -> Result<String, StoreError> {
+    let id = new_id("rpl");
+    db.execute_raw(sql(
+        db.get_database_backend(),
+        "INSERT INTO replay (id, delivery_id, endpoint_id, requested_at, next_attempt_at) VALUES (?, ?, ?, ?, ?)",
+        vec![id.clone().into(), delivery_id.into(), endpoint_id.into(), now_ms.into(), now_ms.into()],
+    ))
+    .await?;
+    Ok(id)
 }

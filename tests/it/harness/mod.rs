@@ -2,8 +2,10 @@
 //! migrated database (SQLite in a temp dir, or a database on the private
 //! PostgreSQL cluster), a manual clock, a service key and a partner.
 
+pub mod dns;
 pub mod pg;
 pub mod receiver;
+pub mod tls;
 
 use std::{future::Future, sync::Arc, time::Duration};
 

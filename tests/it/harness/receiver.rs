@@ -2,14 +2,15 @@
 //!
 //! Plain tokio TCP and `httparse`: HTTP/1.1 with keep-alive (several requests per connection, one
 //! after another), request bodies by `Content-Length` or `Transfer-Encoding: chunked`, and
-//! `Expect: 100-continue`. Every response carries `Content-Length`.
+//! `Expect: 100-continue`. Every response carries `Content-Length`. The same server can speak
+//! TLS (rustls, via `start_tls`): it then records the SNI name each client presents.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 use tokio::task::{JoinHandle, JoinSet};
@@ -89,11 +90,13 @@ impl Received {
     }
 }
 
-/// A scriptable HTTP/1.1 server on 127.0.0.1 that records every request.
+/// A scriptable HTTP/1.1 server (on 127.0.0.1 unless started elsewhere, plain or TLS) that
+/// records every request.
 ///
 /// Dropping it stops accepting and closes the connections it has open.
 pub struct Receiver {
     addr: SocketAddr,
+    tls: bool,
     shared: Arc<Shared>,
     accept: JoinHandle<()>,
 }
@@ -109,6 +112,8 @@ struct State {
     default: Reply,
     received: Vec<Received>,
     connections: usize,
+    /// One entry per TLS ClientHello, in arrival order.
+    sni: Vec<Option<String>>,
 }
 
 impl Shared {
@@ -126,30 +131,59 @@ impl Receiver {
     ///
     /// Panics if it cannot bind a port.
     pub async fn start() -> Receiver {
-        let listener = TcpListener::bind(("127.0.0.1", 0))
+        Receiver::start_on(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
-            .expect("receiver: cannot bind 127.0.0.1:0");
-        let addr = listener.local_addr().expect("receiver: no local address");
+            .expect("receiver: cannot bind 127.0.0.1:0")
+    }
+
+    /// Like `start`, but on a given address (e.g. `127.0.0.2:PORT`, to share a port number with
+    /// another receiver on 127.0.0.1; port 0 picks a free one).
+    pub async fn start_on(addr: SocketAddr) -> std::io::Result<Receiver> {
+        Receiver::bind(addr, None).await
+    }
+
+    /// Like `start_on`, but speaking TLS (HTTP/1.1 inside) with this server config, e.g. from
+    /// `TestCa::server_config`.
+    ///
+    /// A connection whose handshake fails (say the client rejects the certificate) counts in
+    /// `connections()` but records no request; its SNI is in `sni()` if its ClientHello arrived.
+    pub async fn start_tls(
+        addr: SocketAddr,
+        tls: Arc<rustls::ServerConfig>,
+    ) -> std::io::Result<Receiver> {
+        Receiver::bind(addr, Some(tls)).await
+    }
+
+    async fn bind(
+        addr: SocketAddr,
+        tls: Option<Arc<rustls::ServerConfig>>,
+    ) -> std::io::Result<Receiver> {
+        let listener = TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 script: VecDeque::new(),
                 default: Reply::status(200),
                 received: Vec::new(),
                 connections: 0,
+                sni: Vec::new(),
             }),
             arrived: Notify::new(),
         });
-        let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
-        Receiver {
+        let is_tls = tls.is_some();
+        let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared), tls));
+        Ok(Receiver {
             addr,
+            tls: is_tls,
             shared,
             accept,
-        }
+        })
     }
 
-    /// `http://127.0.0.1:PORT` (no trailing slash).
+    /// `http://IP:PORT` (no trailing slash); `https://IP:PORT` for a TLS receiver.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// The address it listens on.
@@ -204,9 +238,17 @@ impl Receiver {
         }
     }
 
-    /// Number of TCP connections accepted so far.
+    /// Number of TCP connections accepted so far (for TLS, whether or not the handshake worked).
     pub fn connections(&self) -> usize {
         self.shared.state().connections
+    }
+
+    /// The SNI server names presented by TLS clients so far, in order: one entry per connection
+    /// whose ClientHello arrived (whether or not the handshake then succeeded), `None` for a
+    /// client that sent no SNI (e.g. one connecting to an IP address). Always empty for a plain
+    /// receiver.
+    pub fn sni(&self) -> Vec<Option<String>> {
+        self.shared.state().sni.clone()
     }
 }
 
@@ -217,14 +259,18 @@ impl Drop for Receiver {
     }
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) {
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
                     shared.state().connections += 1;
-                    connections.spawn(serve_connection(stream, peer, Arc::clone(&shared)));
+                    connections.spawn(connection(stream, peer, Arc::clone(&shared), tls.clone()));
                 }
                 // E.g. out of file descriptors: don't spin.
                 Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
@@ -240,9 +286,36 @@ const MAX_HEAD: usize = 64 * 1024;
 const MAX_BODY: usize = 64 * 1024 * 1024;
 const MAX_HEADERS: usize = 128;
 
-/// Serves requests on one connection until it closes, fails, or a reply ends it.
-async fn serve_connection(mut stream: TcpStream, peer: SocketAddr, shared: Arc<Shared>) {
+/// One accepted TCP connection: the TLS handshake if the receiver speaks TLS, then requests.
+async fn connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) {
     let _ = stream.set_nodelay(true);
+    let Some(config) = tls else {
+        return serve_connection(stream, peer, shared).await;
+    };
+    // Read the ClientHello first, so that SNI is recorded even if the handshake then fails.
+    let acceptor =
+        tokio_rustls::LazyConfigAcceptor::new(rustls::server::Acceptor::default(), stream);
+    let Ok(start) = acceptor.await else {
+        return;
+    };
+    let sni = start.client_hello().server_name().map(str::to_string);
+    shared.state().sni.push(sni);
+    // A failed handshake (e.g. the client rejected the certificate) just ends the connection.
+    if let Ok(stream) = start.into_stream(config).await {
+        serve_connection(stream, peer, shared).await;
+    }
+}
+
+/// Serves requests on one connection until it closes, fails, or a reply ends it.
+async fn serve_connection<S>(mut stream: S, peer: SocketAddr, shared: Arc<Shared>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     // Bytes read but not yet used (a pipelined next request may start here).
     let mut buf = Vec::with_capacity(8192);
     while let Some(request) = read_request(&mut stream, &mut buf, peer).await {
@@ -271,8 +344,8 @@ struct Request {
 }
 
 /// Reads one request (head and body); `None` if the connection closed, failed or sent garbage.
-async fn read_request(
-    stream: &mut TcpStream,
+async fn read_request<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
     buf: &mut Vec<u8>,
     peer: SocketAddr,
 ) -> Option<Request> {
@@ -309,6 +382,8 @@ async fn read_request(
                 let _ = stream
                     .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                     .await;
+                // A TLS stream may hold written bytes back until flushed.
+                let _ = stream.flush().await;
                 return None;
             }
         }
@@ -337,6 +412,7 @@ async fn read_request(
             .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
             .await
             .ok()?;
+        stream.flush().await.ok()?;
     }
 
     // The body.
@@ -368,7 +444,7 @@ async fn read_request(
 }
 
 /// Reads a chunked body (trailers are read and discarded); `None` on close or malformed input.
-async fn read_chunked(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Vec<u8>> {
+async fn read_chunked<S: AsyncRead + Unpin>(stream: &mut S, buf: &mut Vec<u8>) -> Option<Vec<u8>> {
     let mut body = Vec::new();
     loop {
         let line = read_line(stream, buf).await?;
@@ -397,7 +473,7 @@ async fn read_chunked(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Vec<u
 }
 
 /// One CRLF-terminated line, without the CRLF.
-async fn read_line(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Vec<u8>> {
+async fn read_line<S: AsyncRead + Unpin>(stream: &mut S, buf: &mut Vec<u8>) -> Option<Vec<u8>> {
     loop {
         if let Some(pos) = buf.windows(2).position(|w| w == b"\r\n") {
             let line = buf[..pos].to_vec();
@@ -411,7 +487,7 @@ async fn read_line(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Vec<u8>>
 }
 
 /// Reads more bytes into `buf`; false on EOF or error.
-async fn fill(stream: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
+async fn fill<S: AsyncRead + Unpin>(stream: &mut S, buf: &mut Vec<u8>) -> bool {
     let mut chunk = [0u8; 8192];
     match stream.read(&mut chunk).await {
         Ok(0) | Err(_) => false,
@@ -423,7 +499,12 @@ async fn fill(stream: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
 }
 
 /// Sends `reply`; true if the connection may serve another request.
-async fn answer(stream: &mut TcpStream, mut reply: Reply, keep_alive: bool, head: bool) -> bool {
+async fn answer<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    mut reply: Reply,
+    keep_alive: bool,
+    head: bool,
+) -> bool {
     loop {
         match reply {
             Reply::Delay(wait, inner) => {
