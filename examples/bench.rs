@@ -221,8 +221,9 @@ async fn run(
         ms(report.latencies.last().copied().unwrap_or_default()),
         rss,
     );
+    let conns = receiver.log.connections.load(Ordering::Relaxed);
     line.push_str(&format!(
-        "\n          ({db}; {} duplicate receipts)",
+        "\n          ({db}; {} duplicate receipts; {conns} receiver connections)",
         report.duplicates
     ));
     let ok = report.received == expected && report.problems.is_empty();

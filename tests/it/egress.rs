@@ -135,3 +135,277 @@ on_both_backends!(
         );
     }
 );
+
+use crate::harness::{TestApp, dns::FakeDns, receiver::Reply, tls::TestCa};
+
+/// hookd resolving names through a fake DNS server, with `allow` as the only
+/// loopback addresses it may contact.
+async fn app_with_dns(
+    backend: Backend,
+    dns: &FakeDns,
+    allow: &str,
+    extra: &[(&str, &str)],
+) -> TestApp {
+    let ns = format!("[\"{}\"]", dns.addr());
+    let mut env = vec![
+        ("HOOKD_EGRESS__NAMESERVERS", ns.as_str()),
+        ("HOOKD_EGRESS__ALLOW_CIDRS", allow),
+    ];
+    env.extend_from_slice(extra);
+    spawn_app_with(backend, &env).await
+}
+
+async fn first_attempt(
+    app: &TestApp,
+    event: &str,
+    endpoint: &str,
+) -> hookd::store::entity::attempt::Model {
+    crate::harness::wait_until(Duration::from_secs(10), || async {
+        app.attempts(event, endpoint).await.into_iter().next()
+    })
+    .await
+    .unwrap_or_else(|| panic!("no attempt recorded for {event}"))
+}
+
+on_both_backends!(
+    dns_rebinding_never_reaches_a_forbidden_address,
+    |backend: Backend| async move {
+        let dns = FakeDns::start().await;
+        let app = app_with_dns(backend, &dns, r#"["127.0.0.1/32", "127.0.0.3/32"]"#, &[]).await;
+        let good = Receiver::start().await;
+        let port = good.addr().port();
+        let evil = Receiver::start_on(format!("127.0.0.2:{port}").parse().unwrap())
+            .await
+            .expect("127.0.0.2 binds");
+        let moved = Receiver::start_on(format!("127.0.0.3:{port}").parse().unwrap())
+            .await
+            .expect("127.0.0.3 binds");
+
+        dns.answer("rebind.test", vec!["127.0.0.1".parse().unwrap()]);
+        let url = format!("http://rebind.test:{port}/hook");
+        check_registration(
+            &url,
+            &app.running.shared.rules,
+            &app.running.engine.resolver,
+        )
+        .await
+        .expect("the name resolves to an allowed address at registration");
+        let (endpoint, _) = app.endpoint(&url).await;
+        app.publish("a.b", json!({"n": 1})).await;
+        good.wait_for(1, Duration::from_secs(10))
+            .await
+            .expect("delivered to the address checked at registration");
+
+        // The name now points inside: the next delivery is refused before any connection.
+        dns.answer("rebind.test", vec!["127.0.0.2".parse().unwrap()]);
+        let second = app.publish("a.b", json!({"n": 2})).await;
+        let attempt = first_attempt(&app, &second, &endpoint).await;
+        assert_eq!(
+            attempt.error_category.as_deref(),
+            Some("blocked"),
+            "{:?}",
+            attempt.error_detail
+        );
+        assert!(
+            attempt
+                .error_detail
+                .as_deref()
+                .is_some_and(|d| d.contains("127.0.0.2")),
+            "{:?}",
+            attempt.error_detail
+        );
+        assert_eq!(
+            evil.connections(),
+            0,
+            "the rebound address was never connected to"
+        );
+
+        // It moves to another allowed address: the retry dials it, not the
+        // kept-alive connection to the old one.
+        dns.answer("rebind.test", vec!["127.0.0.3".parse().unwrap()]);
+        app.advance(Duration::from_secs(10));
+        moved
+            .wait_for(1, Duration::from_secs(10))
+            .await
+            .expect("the retry reaches the new address");
+        assert_eq!(
+            good.count(),
+            1,
+            "no request went over the old pooled connection"
+        );
+        assert_eq!(evil.connections(), 0);
+        assert!(
+            dns.queries("rebind.test") >= 3,
+            "every delivery resolved the name again"
+        );
+    }
+);
+
+on_both_backends!(
+    a_name_with_any_forbidden_address_is_refused,
+    |backend: Backend| async move {
+        let dns = FakeDns::start().await;
+        let app = app_with_dns(backend, &dns, r#"["127.0.0.1/32"]"#, &[]).await;
+        let receiver = Receiver::start().await;
+        dns.answer(
+            "mixed.test",
+            vec!["127.0.0.1".parse().unwrap(), "10.0.0.1".parse().unwrap()],
+        );
+        let url = format!("http://mixed.test:{}/hook", receiver.addr().port());
+        let refused = check_registration(
+            &url,
+            &app.running.shared.rules,
+            &app.running.engine.resolver,
+        )
+        .await;
+        assert!(
+            matches!(refused, Err(RegistrationError::Resolve(_))),
+            "{refused:?}"
+        );
+
+        let (endpoint, _) = app.endpoint(&url).await;
+        let event = app.publish("a.b", json!({})).await;
+        let attempt = first_attempt(&app, &event, &endpoint).await;
+        assert_eq!(attempt.error_category.as_deref(), Some("blocked"));
+        assert!(
+            attempt
+                .error_detail
+                .as_deref()
+                .is_some_and(|d| d.contains("10.0.0.1")),
+            "{:?}",
+            attempt.error_detail
+        );
+        assert_eq!(
+            receiver.connections(),
+            0,
+            "not even the allowed address of a refused name is contacted"
+        );
+    }
+);
+
+on_both_backends!(
+    an_unknown_name_fails_as_dns_and_is_retried,
+    |backend: Backend| async move {
+        let dns = FakeDns::start().await;
+        let app = app_with_dns(backend, &dns, r#"["127.0.0.1/32"]"#, &[]).await;
+        let (endpoint, _) = app.endpoint("http://nowhere.test:8443/hook").await;
+        let event = app.publish("a.b", json!({})).await;
+        let attempt = first_attempt(&app, &event, &endpoint).await;
+        assert_eq!(
+            attempt.error_category.as_deref(),
+            Some("dns"),
+            "{:?}",
+            attempt.error_detail
+        );
+        app.wait_for_state(&event, &endpoint, "failed", Duration::from_secs(10))
+            .await;
+    }
+);
+
+on_both_backends!(
+    https_verifies_the_hostname_while_dialling_the_pinned_address,
+    |backend: Backend| async move {
+        let dns = FakeDns::start().await;
+        let ca = TestCa::new();
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let ca_file = dir.path().join("ca.pem");
+        std::fs::write(&ca_file, ca.ca_pem()).expect("the CA file is written");
+        let ca_path = ca_file.display().to_string();
+        let app = app_with_dns(
+            backend,
+            &dns,
+            r#"["127.0.0.1/32"]"#,
+            &[("HOOKD_EGRESS__EXTRA_CA_FILE", ca_path.as_str())],
+        )
+        .await;
+        dns.answer("hooks.test", vec!["127.0.0.1".parse().unwrap()]);
+
+        let right = Receiver::start_tls(
+            "127.0.0.1:0".parse().unwrap(),
+            ca.server_config(&["hooks.test"]),
+        )
+        .await
+        .expect("tls");
+        let (endpoint, _) = app
+            .endpoint(&format!("https://hooks.test:{}/hook", right.addr().port()))
+            .await;
+        let event = app.publish("a.b", json!({})).await;
+        right
+            .wait_for(1, Duration::from_secs(10))
+            .await
+            .expect("delivered over TLS");
+        assert_eq!(
+            right.sni(),
+            vec![Some("hooks.test".to_string())],
+            "SNI carries the URL's hostname, not the address"
+        );
+        app.wait_for_state(&event, &endpoint, "delivered", Duration::from_secs(10))
+            .await;
+
+        let wrong = Receiver::start_tls(
+            "127.0.0.1:0".parse().unwrap(),
+            ca.server_config(&["other.test"]),
+        )
+        .await
+        .expect("tls");
+        let (endpoint, _) = app
+            .endpoint(&format!("https://hooks.test:{}/hook", wrong.addr().port()))
+            .await;
+        let event = app.publish("a.b", json!({})).await;
+        let attempt = crate::harness::wait_until(Duration::from_secs(10), || async {
+            app.attempts(&event, &endpoint).await.into_iter().next()
+        })
+        .await
+        .expect("an attempt");
+        assert_eq!(
+            attempt.error_category.as_deref(),
+            Some("tls"),
+            "{:?}",
+            attempt.error_detail
+        );
+        assert_eq!(
+            wrong.count(),
+            0,
+            "no request crossed a certificate for another name"
+        );
+    }
+);
+
+on_both_backends!(
+    a_redirect_to_an_internal_address_is_not_followed,
+    |backend: Backend| async move {
+        let app = spawn_app_with(
+            backend,
+            &[("HOOKD_EGRESS__ALLOW_CIDRS", r#"["127.0.0.1/32"]"#)],
+        )
+        .await;
+        let redirecting = Receiver::start().await;
+        let port = redirecting.addr().port();
+        let internal = Receiver::start_on(format!("127.0.0.2:{port}").parse().unwrap())
+            .await
+            .expect("binds");
+        let location = format!("http://127.0.0.2:{port}/admin");
+        redirecting.set_default(Reply::Status {
+            code: 302,
+            headers: vec![("location".into(), location.clone())],
+            body: vec![],
+        });
+        let (endpoint, _) = app.endpoint(&redirecting.url()).await;
+        let event = app.publish("a.b", json!({})).await;
+        let attempt = first_attempt(&app, &event, &endpoint).await;
+        assert_eq!(attempt.error_category.as_deref(), Some("redirect"));
+        assert!(
+            attempt
+                .error_detail
+                .as_deref()
+                .is_some_and(|d| d.contains(&location)),
+            "the Location is shown to the partner"
+        );
+        actix_rt::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(
+            internal.connections(),
+            0,
+            "the redirect target was never contacted"
+        );
+    }
+);
