@@ -3,57 +3,44 @@
 //! ```text
 //! cargo run --release --example bench -- [--backend sqlite|postgres|both]
 //!     [--scenario throughput|steady|both] [--events 20000] [--endpoints 10]
-//!     [--batch 500] [--concurrency 4] [--rate 500] [--seconds 10]
+//!     [--batch 500] [--concurrency 4] [--rate 500] [--seconds 10] [--keep-db]
 //! ```
 //!
-//! hookd runs in this process (`hookd::app::start`) on a fresh database per
-//! scenario, with the default configuration except what loopback needs; any
-//! `HOOKD_*` variable in the environment overrides a key, as for `hookd serve`.
-//! The receiver (plain tokio + httparse, one port per endpoint) and the
-//! producer (awc) run on their own threads so the engine keeps its own thread.
-//! Latency is from just before the ingest request is sent to the receiver
-//! having read the whole delivery. PostgreSQL runs on the tests' private
-//! cluster (fsync off, see tests/it/harness/pg.rs).
+//! Each scenario starts hookd in this process (`hookd::app::start`) on a fresh
+//! database, with the default configuration except what loopback delivery
+//! needs; `HOOKD_*` variables in the environment override keys as for `hookd
+//! serve`. The receiver (tokio + httparse, one port per endpoint, answers 200 at
+//! once) and the producer (awc) run on threads of their own, so the engine keeps
+//! its thread. Latency runs from just before the ingest POST is sent to the
+//! moment the receiver has read the whole delivery. PostgreSQL is the tests'
+//! private cluster (fsync off; see tests/it/harness/pg.rs).
 
 #[path = "../tests/it/harness/pg.rs"]
 #[allow(dead_code)]
 mod pg;
 
-use std::{
-    collections::{HashMap, hash_map::Entry},
-    net::TcpListener as StdListener,
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicUsize, Ordering},
-    },
-    time::{Duration, Instant},
-};
+use std::collections::{HashMap, hash_map::Entry};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, bail};
-use clap::{Parser, ValueEnum};
+use anyhow::Context as _;
+use clap::Parser;
 use futures_util::StreamExt as _;
-use hookd::{
-    config::Config,
-    domain::clock::SystemClock,
-    store::{
-        self,
-        endpoints::{EndpointStatus, NewEndpoint},
-        keys::Role,
-    },
-};
+use hookd::store::{self, endpoints::EndpointStatus, endpoints::NewEndpoint, keys::Role};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 #[derive(Parser, Debug, Clone)]
 #[command(about = "Drive events through hookd into a local receiver and measure it")]
 struct Args {
-    #[arg(long, value_enum, default_value = "both")]
-    backend: Which,
-    #[arg(long, value_enum, default_value = "both")]
-    scenario: Scenario,
-    /// Throughput: events to publish.
+    #[arg(long, default_value = "both", value_parser = ["sqlite", "postgres", "both"])]
+    backend: String,
+    #[arg(long, default_value = "both", value_parser = ["throughput", "steady", "both"])]
+    scenario: String,
+    /// Throughput: events to publish, each to every endpoint.
     #[arg(long, default_value_t = 20_000)]
     events: usize,
-    /// Throughput: endpoints (each on its own receiver port) that get every event.
+    /// Throughput: endpoints, each on its own receiver port.
     #[arg(long, default_value_t = 10)]
     endpoints: usize,
     /// Throughput: events per POST.
@@ -62,13 +49,13 @@ struct Args {
     /// Throughput: POSTs in flight at once.
     #[arg(long, default_value_t = 4)]
     concurrency: usize,
-    /// Steady: events per second, one event per POST, to one endpoint.
+    /// Steady: events per second (one event per POST) to one endpoint.
     #[arg(long, default_value_t = 500)]
     rate: u32,
-    /// Steady: how long to publish.
+    /// Steady: seconds to publish for.
     #[arg(long, default_value_t = 10)]
-    seconds: u64,
-    /// Keep the SQLite file (and print where) for digging into it afterwards.
+    seconds: u32,
+    /// Keep the SQLite file and print where it is.
     #[arg(long)]
     keep_db: bool,
     /// Give up when no delivery arrives for this many seconds.
@@ -76,93 +63,45 @@ struct Args {
     stall_secs: u64,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq)]
-enum Which {
-    Sqlite,
-    Postgres,
-    Both,
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq)]
-enum Scenario {
-    Throughput,
-    Steady,
-    Both,
-}
-
-const MASTER_KEY: &str = "bench-master-key-0123456789-abcdefghij";
-
-fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
-        .init();
+fn main() {
+    let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into());
+    tracing_subscriber::fmt().with_env_filter(filter).init();
     let args = Args::parse();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let build = if cfg!(debug_assertions) {
+        "DEBUG build (use --release)"
+    } else {
+        "release build"
+    };
     println!(
-        "hookd bench: {cores} cores, {} build; engine, receiver and producer share this process",
-        if cfg!(debug_assertions) {
-            "DEBUG (use --release)"
-        } else {
-            "release"
-        }
+        "hookd bench: {} cores, {build}; peak RSS is the whole process",
+        cores()
     );
-    let backends = match args.backend {
-        Which::Both => vec![Which::Sqlite, Which::Postgres],
-        one => vec![one],
-    };
-    let scenarios = match args.scenario {
-        Scenario::Both => vec![Scenario::Throughput, Scenario::Steady],
-        one => vec![one],
-    };
-    let mut failed = false;
-    for &backend in &backends {
-        for &scenario in &scenarios {
-            // Each scenario gets a fresh database, engine and System.
-            let result = actix_rt::System::new().block_on(run(backend, scenario, &args));
-            match result {
-                Ok(Some((line, ok))) => {
-                    failed |= !ok;
-                    println!("{line}");
-                }
-                Ok(None) => {}
+    let mut ok = true;
+    for backend in ["sqlite", "postgres"]
+        .into_iter()
+        .filter(|b| [*b, "both"].contains(&&*args.backend))
+    {
+        for scenario in ["throughput", "steady"]
+            .into_iter()
+            .filter(|s| [*s, "both"].contains(&&*args.scenario))
+        {
+            // A fresh System, engine and database per scenario.
+            match actix_rt::System::new().block_on(run(backend, scenario, &args)) {
+                Ok(passed) => ok &= passed,
                 Err(e) => {
-                    failed = true;
-                    println!("FAIL {} {scenario:?}: {e:#}", name(backend));
+                    ok = false;
+                    println!("FAIL {backend} {scenario}: {e:#}");
                 }
             }
         }
     }
-    if failed {
-        std::process::exit(1);
-    }
-    Ok(())
+    std::process::exit(if ok { 0 } else { 1 });
 }
 
-fn name(backend: Which) -> &'static str {
-    if backend == Which::Postgres {
-        "postgres"
-    } else {
-        "sqlite"
-    }
-}
-
-/// One scenario on one backend: its report line and whether every delivery
-/// arrived; `None` when the backend is unavailable.
-async fn run(
-    backend: Which,
-    scenario: Scenario,
-    args: &Args,
-) -> anyhow::Result<Option<(String, bool)>> {
+/// Runs one scenario and prints its lines; false if a delivery is missing.
+async fn run(backend: &str, scenario: &str, args: &Args) -> anyhow::Result<bool> {
     let mut _dir = None;
-    let url = if backend == Which::Postgres {
-        match pg::fresh_database().await {
-            Ok(url) => url,
-            Err(e) => {
-                println!("postgres  skipped: no private PostgreSQL cluster could be started: {e}");
-                return Ok(None);
-            }
-        }
-    } else {
+    let url = if backend == "sqlite" {
         let dir = tempfile::tempdir()?;
         let url = format!("sqlite://{}/bench.db", dir.path().display());
         if args.keep_db {
@@ -171,76 +110,76 @@ async fn run(
             _dir = Some(dir);
         }
         url
-    };
-    let endpoints = if scenario == Scenario::Steady {
-        1
     } else {
-        args.endpoints
+        match pg::fresh_database().await {
+            Ok(url) => url,
+            Err(e) => {
+                println!("postgres  skipped: the private PostgreSQL cluster did not start: {e}");
+                return Ok(true);
+            }
+        }
     };
+    let throughput = scenario == "throughput";
+    let endpoints = if throughput { args.endpoints } else { 1 };
     let receiver = Receiver::start(endpoints)?;
     let hookd = Hookd::start(&url, &receiver.ports).await?;
     reset_peak_rss();
-
     let (base, key, partner) = (hookd.base.clone(), hookd.key.clone(), hookd.partner.clone());
-    let (events, conditions, ingest) = if scenario == Scenario::Throughput {
+    let (events, conditions, ingest) = if throughput {
         let (n, batch, conc) = (args.events, args.batch, args.concurrency);
         let ingest = on_own_thread(move || produce_batches(base, key, partner, n, batch, conc));
-        let cond = format!(
-            "{n} events x {endpoints} endpoints, batches of {batch}, {conc} POSTs in flight"
-        );
-        (n, cond, ingest)
+        let conditions =
+            format!("{n} events x {endpoints} endpoints, {batch}/POST, {conc} POSTs in flight");
+        (n, conditions, ingest)
     } else {
         let (rate, secs) = (args.rate, args.seconds);
         let ingest = on_own_thread(move || produce_steady(base, key, partner, rate, secs));
-        let n = rate as usize * secs as usize;
-        let cond = format!("{rate} ev/s for {secs} s x 1 endpoint, one event per POST");
-        (n, cond, ingest)
+        let conditions = format!("{rate} ev/s for {secs} s x 1 endpoint, 1 event/POST");
+        ((rate * secs) as usize, conditions, ingest)
     };
     let ingest = ingest.await.context("the producer thread died")??;
     let expected = events * endpoints;
     receiver
         .wait_for(expected, Duration::from_secs(args.stall_secs))
         .await;
-    let rss = peak_rss();
-    let report = receiver.report(&ingest.sent, endpoints);
+    let rss = peak_rss_mib();
+    let r = receiver.report(&ingest.sent, endpoints);
     let db = hookd
         .counts()
         .await
-        .unwrap_or_else(|e| format!("db counts failed: {e}"));
+        .unwrap_or_else(|e| format!("counting failed: {e}"));
+    hookd.running.engine.shutdown().await;
     hookd.running.server.stop(true).await;
 
-    let mut line = format!(
-        "{:<9} {:<10} {conditions}, {} cores: ingest {} ev/s  deliveries {}/s  latency p50 {} p99 {} max {}  peak RSS {}",
-        name(backend),
-        format!("{scenario:?}").to_lowercase(),
-        std::thread::available_parallelism().map_or(1, |n| n.get()),
-        kilo(events as f64 / ingest.elapsed.as_secs_f64()),
-        kilo(report.received as f64 / report.span(ingest.first_send).as_secs_f64()),
-        ms(report.percentile(0.50)),
-        ms(report.percentile(0.99)),
-        ms(report.latencies.last().copied().unwrap_or_default()),
-        rss,
+    let span = r
+        .last_receipt
+        .map_or(Duration::ZERO, |t| t - ingest.first_send);
+    println!(
+        "{backend:<9} {scenario:<10} {conditions}, {} cores: ingest {} ev/s  deliveries {}/s  \
+         latency p50 {} p99 {} max {}  peak RSS {rss} MiB",
+        cores(),
+        rate(events, ingest.elapsed),
+        rate(r.received, span),
+        ms(r.percentile(0.50)),
+        ms(r.percentile(0.99)),
+        ms(r.latencies.last().copied().unwrap_or_default()),
     );
-    let conns = receiver.log.connections.load(Ordering::Relaxed);
-    line.push_str(&format!(
-        "\n          ({db}; {} duplicate receipts; {conns} receiver connections)",
-        report.duplicates
-    ));
-    let ok = report.received == expected && report.problems.is_empty();
+    println!(
+        "{:20}{db}; {} duplicates; {} receiver connections",
+        "", r.duplicates, r.connections
+    );
+    let ok = r.received == expected && r.problems.is_empty();
     if !ok {
-        line.push_str(&format!(
-            "\nFAIL {} {scenario:?}: {} of {expected} deliveries arrived; {}",
-            name(backend),
-            report.received,
-            report.problems.join("; ")
-        ));
+        println!(
+            "FAIL {backend} {scenario}: {} of {expected} deliveries arrived; {}",
+            r.received,
+            r.problems.join("; ")
+        );
     }
-    Ok(Some((line, ok)))
+    Ok(ok)
 }
 
-// ---------------------------------------------------------------------------------------------
-// hookd in process
-
+/// hookd on its own database: a partner, a service key, one endpoint per port.
 struct Hookd {
     running: hookd::app::Running,
     base: String,
@@ -249,11 +188,13 @@ struct Hookd {
 }
 
 impl Hookd {
-    /// Starts hookd on `url` with a partner, a service key and one endpoint per receiver port.
     async fn start(url: &str, ports: &[u16]) -> anyhow::Result<Hookd> {
         let mut env: Vec<(String, String)> = [
             ("HOOKD_DATABASE__URL", url),
-            ("HOOKD_SECRETS__MASTER_KEY", MASTER_KEY),
+            (
+                "HOOKD_SECRETS__MASTER_KEY",
+                "bench-master-key-0123456789-abcdefghij",
+            ),
             ("HOOKD_HTTP__LISTEN", "127.0.0.1:0"),
             ("HOOKD_EGRESS__ALLOW_HTTP", "true"),
             ("HOOKD_EGRESS__ALLOW_CIDRS", r#"["127.0.0.0/8"]"#),
@@ -263,23 +204,25 @@ impl Hookd {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
         env.extend(std::env::vars().filter(|(k, _)| k.starts_with("HOOKD_")));
-        let config = Config::load(None, env)?;
+        let config = hookd::config::Config::load(None, env)?;
         let concurrency = config.delivery.default_concurrency;
-        let running = hookd::app::start(config, Arc::new(SystemClock), false).await?;
+        let clock = Arc::new(hookd::domain::clock::SystemClock);
+        let running = hookd::app::start(config, clock, false).await?;
         let (db, now) = (&running.shared.db, chrono::Utc::now().timestamp_millis());
         let partner = store::partners::create(db, None, "Bench", now).await?.id;
         let key = store::keys::create(db, Role::Service, None, now).await?.key;
         for port in ports {
-            let new = NewEndpoint {
+            let endpoint = NewEndpoint {
                 partner_id: partner.clone(),
                 url: format!("http://127.0.0.1:{port}/hook"),
                 description: String::new(),
                 event_types: Vec::new(),
                 concurrency,
                 rate_limit: None,
+                schema_version: None,
                 status: EndpointStatus::Active,
             };
-            store::endpoints::create(db, &running.shared.secrets, new, now).await?;
+            store::endpoints::create(db, &running.shared.secrets, endpoint, now).await?;
         }
         let base = format!("http://{}", running.addr);
         Ok(Hookd {
@@ -290,46 +233,35 @@ impl Hookd {
         })
     }
 
-    /// Deliveries by state and attempts, read back from the database.
+    /// The database's view: deliveries, how many were delivered, and attempts.
     async fn counts(&self) -> anyhow::Result<String> {
         use sea_orm::{ConnectionTrait, Statement};
         let db = &self.running.shared.db;
-        let q = |sql: &str| Statement::from_string(db.get_database_backend(), sql);
-        let mut out = Vec::new();
-        for row in db
-            .query_all_raw(q(
-                "SELECT state, COUNT(*) AS n FROM delivery GROUP BY state ORDER BY state",
-            ))
-            .await?
-        {
-            out.push(format!(
-                "{} {}",
-                row.try_get::<i64>("", "n")?,
-                row.try_get::<String>("", "state")?
-            ));
-        }
-        let row = db
-            .query_one_raw(q("SELECT COUNT(*) AS n FROM attempt"))
-            .await?;
-        let attempts = row.map_or(Ok(0), |r| r.try_get::<i64>("", "n"))?;
+        let sql = "SELECT (SELECT COUNT(*) FROM delivery) AS d, (SELECT COUNT(*) FROM attempt) AS a, \
+                   (SELECT COUNT(*) FROM delivery WHERE state = 'delivered') AS ok";
+        let stmt = Statement::from_string(db.get_database_backend(), sql);
+        let row = db.query_one_raw(stmt).await?.context("no row")?;
+        let n = |c| row.try_get::<i64>("", c);
         Ok(format!(
-            "db: deliveries {}, {attempts} attempts",
-            out.join(", ")
+            "database: {} deliveries, {} delivered, {} attempts",
+            n("d")?,
+            n("ok")?,
+            n("a")?
         ))
     }
 }
 
 // ---------------------------------------------------------------------------------------------
-// The producer: awc on its own thread and System
+// The producer: awc, on its own thread and System.
 
 struct Ingested {
-    /// Each event id and the instant just before its POST was sent.
+    /// Each event id, and the instant just before the POST that carried it was sent.
     sent: HashMap<String, Instant>,
     first_send: Instant,
     elapsed: Duration,
 }
 
-/// Runs `f` on a new thread with its own actix System; the result comes back as a future.
+/// Runs `f` on a new thread with its own actix System; its result arrives on the receiver.
 fn on_own_thread<F, Fut, T>(f: F) -> tokio::sync::oneshot::Receiver<T>
 where
     F: FnOnce() -> Fut + Send + 'static,
@@ -341,20 +273,24 @@ where
     std::thread::Builder::new()
         .name("bench-producer".into())
         .spawn(run)
-        .expect("a producer thread");
+        .expect("a thread");
     rx
 }
 
-fn event_json(partner: &str, seq: usize) -> (String, serde_json::Value) {
+fn event(partner: &str, seq: usize) -> (String, serde_json::Value) {
     let id = format!("evt_{}", ulid::Ulid::new());
-    let event = serde_json::json!({
-        "event_id": id, "type": "usage.finalized", "partner_id": partner,
-        "data": {"final_cost": "1.20", "currency": "USD", "seq": seq, "account": "acct_0123456789abcdef"},
-    });
+    let data = serde_json::json!({"final_cost": "1.20", "currency": "USD", "seq": seq, "account": "acct_0123456789"});
+    let event = serde_json::json!({"event_id": id, "type": "usage.finalized", "partner_id": partner, "data": data});
     (id, event)
 }
 
-async fn post(client: &awc::Client, base: &str, key: &str, body: String) -> anyhow::Result<()> {
+async fn post(
+    client: &awc::Client,
+    base: &str,
+    key: &str,
+    body: String,
+) -> anyhow::Result<Instant> {
+    let at = Instant::now();
     let mut res = client
         .post(format!("{base}/v1/events"))
         .insert_header(("authorization", format!("Bearer {key}")))
@@ -362,18 +298,18 @@ async fn post(client: &awc::Client, base: &str, key: &str, body: String) -> anyh
         .send_body(body)
         .await
         .map_err(|e| anyhow::anyhow!("POST /v1/events: {e}"))?;
-    if res.status().as_u16() != 201 {
+    if res.status() != 201 {
         let body = res.body().await.unwrap_or_default();
-        bail!(
+        anyhow::bail!(
             "POST /v1/events answered {}: {}",
             res.status(),
             String::from_utf8_lossy(&body)
         );
     }
-    Ok(())
+    Ok(at)
 }
 
-/// Throughput: `events` events in batches, `concurrency` POSTs in flight.
+/// Throughput: every event in batches, `concurrency` POSTs in flight.
 async fn produce_batches(
     base: String,
     key: String,
@@ -389,27 +325,24 @@ async fn produce_batches(
         .step_by(batch)
         .map(|start| {
             let (ids, items): (Vec<_>, Vec<_>) = (start..events.min(start + batch))
-                .map(|i| event_json(&partner, i))
+                .map(|i| event(&partner, i))
                 .unzip();
             (ids, serde_json::Value::Array(items).to_string())
         })
         .collect();
     let first_send = Instant::now();
-    let results: Vec<anyhow::Result<(Vec<String>, Instant)>> = futures_util::stream::iter(batches)
-        .map(|(ids, body)| {
-            let (client, base, key) = (&client, &base, &key);
-            async move {
-                let at = Instant::now();
-                post(client, base, key, body).await.map(|()| (ids, at))
-            }
-        })
+    let posts = batches.into_iter().map(|(ids, body)| {
+        let (client, base, key) = (&client, &base, &key);
+        async move { post(client, base, key, body).await.map(|at| (ids, at)) }
+    });
+    let done: Vec<_> = futures_util::stream::iter(posts)
         .buffer_unordered(concurrency)
         .collect()
         .await;
     let elapsed = first_send.elapsed();
     let mut sent = HashMap::with_capacity(events);
-    for r in results {
-        let (ids, at) = r?;
+    for result in done {
+        let (ids, at) = result?;
         sent.extend(ids.into_iter().map(|id| (id, at)));
     }
     Ok(Ingested {
@@ -419,35 +352,33 @@ async fn produce_batches(
     })
 }
 
-/// Steady: one event per POST at `rate` per second for `seconds`, paced by the clock.
+/// Steady: one event per POST, `rate` per second for `seconds`, paced by the clock.
 async fn produce_steady(
     base: String,
     key: String,
     partner: String,
     rate: u32,
-    seconds: u64,
+    seconds: u32,
 ) -> anyhow::Result<Ingested> {
     let client = awc::Client::builder()
         .timeout(Duration::from_secs(30))
         .finish();
-    let total = rate as usize * seconds as usize;
     let period = Duration::from_secs(1) / rate;
     let first_send = Instant::now();
-    let mut tasks = Vec::with_capacity(total);
-    for i in 0..total {
-        actix_rt::time::sleep_until((first_send + period * i as u32).into()).await;
-        let (id, event) = event_json(&partner, i);
+    let mut posts = Vec::new();
+    for i in 0..rate * seconds {
+        actix_rt::time::sleep_until((first_send + period * i).into()).await;
+        let (id, event) = event(&partner, i as usize);
         let (client, base, key) = (client.clone(), base.clone(), key.clone());
-        tasks.push(actix_rt::spawn(async move {
-            let at = Instant::now();
+        posts.push(actix_rt::spawn(async move {
             post(&client, &base, &key, event.to_string())
                 .await
-                .map(|()| (id, at))
+                .map(|at| (id, at))
         }));
     }
-    let mut sent = HashMap::with_capacity(total);
-    for t in tasks {
-        let (id, at) = t.await??;
+    let mut sent = HashMap::with_capacity(posts.len());
+    for p in posts {
+        let (id, at) = p.await??;
         sent.insert(id, at);
     }
     Ok(Ingested {
@@ -458,11 +389,11 @@ async fn produce_steady(
 }
 
 // ---------------------------------------------------------------------------------------------
-// The receiver: one port per endpoint, answers 200 at once, records the first receipt of each id
+// The receiver: a thread of its own, one port per endpoint, the first receipt of each event id.
 
 #[derive(Default)]
 struct Log {
-    /// Per endpoint: event id → instant its first delivery was read.
+    /// Per endpoint: event id → when its first delivery had been read.
     first: Mutex<Vec<HashMap<String, Instant>>>,
     distinct: AtomicUsize,
     duplicates: AtomicUsize,
@@ -475,10 +406,20 @@ struct Receiver {
     _stop: tokio::sync::oneshot::Sender<()>,
 }
 
+#[derive(Default)]
+struct Report {
+    received: usize,
+    duplicates: usize,
+    connections: usize,
+    latencies: Vec<Duration>,
+    last_receipt: Option<Instant>,
+    problems: Vec<String>,
+}
+
 impl Receiver {
     fn start(endpoints: usize) -> anyhow::Result<Receiver> {
         let listeners = (0..endpoints)
-            .map(|_| StdListener::bind("127.0.0.1:0"))
+            .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
             .collect::<std::io::Result<Vec<_>>>()?;
         let ports = listeners
             .iter()
@@ -489,31 +430,29 @@ impl Receiver {
             ..Log::default()
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let shared = log.clone();
-        let rt = tokio::runtime::Builder::new_current_thread()
+        let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
+        let shared = log.clone();
+        let serve_all = async move {
+            for (endpoint, listener) in listeners.into_iter().enumerate() {
+                listener.set_nonblocking(true)?;
+                let listener = tokio::net::TcpListener::from_std(listener)?;
+                let log = shared.clone();
+                tokio::spawn(async move {
+                    while let Ok((stream, _)) = listener.accept().await {
+                        log.connections.fetch_add(1, Relaxed);
+                        tokio::spawn(serve(stream, endpoint, log.clone()));
+                    }
+                });
+            }
+            let _ = stopped.await;
+            std::io::Result::Ok(())
+        };
+        let run = move || runtime.block_on(serve_all).expect("the receiver runs");
         std::thread::Builder::new()
             .name("bench-receiver".into())
-            .spawn(move || {
-                rt.block_on(async move {
-                    for (endpoint, listener) in listeners.into_iter().enumerate() {
-                        listener
-                            .set_nonblocking(true)
-                            .expect("a non-blocking listener");
-                        let listener =
-                            tokio::net::TcpListener::from_std(listener).expect("a tokio listener");
-                        let log = shared.clone();
-                        tokio::spawn(async move {
-                            while let Ok((stream, _)) = listener.accept().await {
-                                log.connections.fetch_add(1, Ordering::Relaxed);
-                                tokio::spawn(serve(stream, endpoint, log.clone()));
-                            }
-                        });
-                    }
-                    let _ = stopped.await;
-                })
-            })?;
+            .spawn(run)?;
         Ok(Receiver {
             ports,
             log,
@@ -524,135 +463,122 @@ impl Receiver {
     /// Waits until `expected` distinct deliveries arrived, or none came for `stall`.
     async fn wait_for(&self, expected: usize, stall: Duration) {
         let (mut last, mut since) = (0, Instant::now());
-        loop {
-            let now = self.log.distinct.load(Ordering::Relaxed);
-            if now >= expected || since.elapsed() > stall {
-                return;
-            }
-            if now != last {
-                (last, since) = (now, Instant::now());
+        while self.log.distinct.load(Relaxed) < expected && since.elapsed() < stall {
+            if self.log.distinct.load(Relaxed) != last {
+                (last, since) = (self.log.distinct.load(Relaxed), Instant::now());
             }
             actix_rt::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
+    /// Latencies of every first receipt, and what is missing or unknown per endpoint.
     fn report(&self, sent: &HashMap<String, Instant>, endpoints: usize) -> Report {
         let first = self.log.first.lock().expect("the receiver log");
-        let mut report = Report {
-            duplicates: self.log.duplicates.load(Ordering::Relaxed),
+        let mut r = Report {
+            duplicates: self.log.duplicates.load(Relaxed),
+            connections: self.log.connections.load(Relaxed),
             ..Report::default()
         };
         for (endpoint, seen) in first.iter().enumerate().take(endpoints) {
-            let mut unknown = 0;
+            let mut known = 0;
             for (id, at) in seen {
-                match sent.get(id) {
-                    Some(send) => report.latencies.push(at.saturating_duration_since(*send)),
-                    None => unknown += 1,
+                if let Some(send) = sent.get(id) {
+                    r.latencies.push(at.saturating_duration_since(*send));
+                    known += 1;
                 }
-                report.last_receipt = report.last_receipt.max(Some(*at));
+                r.last_receipt = r.last_receipt.max(Some(*at));
             }
-            let known = seen.len() - unknown;
-            report.received += known;
-            if known != sent.len() || unknown > 0 {
-                report.problems.push(format!(
-                    "endpoint {endpoint} got {known} of {} events ({unknown} unknown ids)",
+            r.received += known;
+            if known != sent.len() || known != seen.len() {
+                let unknown = seen.len() - known;
+                r.problems.push(format!(
+                    "endpoint {endpoint} got {known} of {} events and {unknown} unknown ids",
                     sent.len()
                 ));
             }
         }
-        report.latencies.sort_unstable();
-        report
+        r.latencies.sort_unstable();
+        r
     }
 }
 
+impl Report {
+    fn percentile(&self, p: f64) -> Duration {
+        let n = self.latencies.len();
+        let rank = ((n as f64 * p).ceil() as usize).clamp(1, n.max(1));
+        self.latencies.get(rank - 1).copied().unwrap_or_default()
+    }
+}
+
+/// HTTP/1.1 with keep-alive: reads each request whole (Content-Length), records it, answers 200.
 async fn serve(
     mut stream: tokio::net::TcpStream,
     endpoint: usize,
     log: Arc<Log>,
 ) -> std::io::Result<()> {
-    const OK: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
     stream.set_nodelay(true)?;
-    let mut buf: Vec<u8> = Vec::with_capacity(16 * 1024);
+    let mut buf = Vec::with_capacity(16 * 1024);
     loop {
-        // A whole request in the buffer: (bytes it spans, its webhook-id).
-        let complete = {
-            let mut headers = [httparse::EMPTY_HEADER; 32];
-            let mut req = httparse::Request::new(&mut headers);
-            match req.parse(&buf) {
-                Ok(httparse::Status::Complete(head)) => {
-                    let header = |name: &str| {
-                        req.headers
-                            .iter()
-                            .find(|h| h.name.eq_ignore_ascii_case(name))
-                            .map(|h| h.value)
-                    };
-                    let len: usize = header("content-length")
-                        .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse().ok())
-                        .unwrap_or(0);
-                    let id = String::from_utf8_lossy(header("webhook-id").unwrap_or_default())
-                        .into_owned();
-                    (buf.len() >= head + len).then_some((head + len, id))
-                }
-                Ok(httparse::Status::Partial) => None,
-                Err(e) => return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut req = httparse::Request::new(&mut headers);
+        let parsed = req
+            .parse(&buf)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        let header = |name: &str| {
+            req.headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case(name))
+                .map(|h| h.value)
+        };
+        let whole = match parsed {
+            httparse::Status::Partial => None,
+            httparse::Status::Complete(head) => {
+                let len = header("content-length")
+                    .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok());
+                let id =
+                    String::from_utf8_lossy(header("webhook-id").unwrap_or_default()).into_owned();
+                Some((head + len.unwrap_or(0), id))
             }
         };
-        match complete {
-            Some((used, id)) => {
+        match whole {
+            Some((end, id)) if buf.len() >= end => {
                 let at = Instant::now();
-                let new = match log.first.lock().expect("the receiver log")[endpoint].entry(id) {
+                let first = match log.first.lock().expect("the receiver log")[endpoint].entry(id) {
                     Entry::Vacant(slot) => {
                         slot.insert(at);
                         true
                     }
                     Entry::Occupied(_) => false,
                 };
-                let counter = if new { &log.distinct } else { &log.duplicates };
-                counter.fetch_add(1, Ordering::Relaxed);
-                buf.drain(..used);
-                stream.write_all(OK).await?;
+                (if first {
+                    &log.distinct
+                } else {
+                    &log.duplicates
+                })
+                .fetch_add(1, Relaxed);
+                buf.drain(..end);
+                stream
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                    .await?;
             }
-            None => {
-                if stream.read_buf(&mut buf).await? == 0 {
-                    return Ok(());
-                }
-            }
+            _ if stream.read_buf(&mut buf).await? == 0 => return Ok(()),
+            _ => {}
         }
-    }
-}
-
-#[derive(Default)]
-struct Report {
-    received: usize,
-    duplicates: usize,
-    latencies: Vec<Duration>,
-    last_receipt: Option<Instant>,
-    problems: Vec<String>,
-}
-
-impl Report {
-    fn percentile(&self, p: f64) -> Duration {
-        let n = self.latencies.len();
-        if n == 0 {
-            return Duration::ZERO;
-        }
-        self.latencies[((n as f64 * p).ceil() as usize).clamp(1, n) - 1]
-    }
-    /// From the first ingest to the last receipt.
-    fn span(&self, first_send: Instant) -> Duration {
-        self.last_receipt
-            .map_or(Duration::ZERO, |t| t.saturating_duration_since(first_send))
     }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Formatting and peak RSS
 
-fn kilo(x: f64) -> String {
-    if x >= 10_000.0 {
-        format!("{:.1}k", x / 1000.0)
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn rate(n: usize, over: Duration) -> String {
+    let per_sec = n as f64 / over.as_secs_f64().max(1e-9);
+    if per_sec >= 10_000.0 {
+        format!("{:.1}k", per_sec / 1000.0)
     } else {
-        format!("{x:.0}")
+        format!("{per_sec:.0}")
     }
 }
 
@@ -660,17 +586,21 @@ fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
 
-/// Resets VmHWM so each scenario reports its own peak (Linux ≥ 4.0).
+/// Resets the process's VmHWM (Linux ≥ 4.0), so each scenario reports its own peak.
 fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
-/// VmHWM of this whole process (engine, receiver and producer together).
-fn peak_rss() -> String {
+/// VmHWM: the peak resident memory of the whole process (engine, receiver and producer).
+fn peak_rss_mib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or_else(|| "unknown".into(), |kb| format!("{} MiB", kb / 1024))
+    let kib = status.lines().find_map(|l| {
+        l.strip_prefix("VmHWM:")?
+            .trim()
+            .strip_suffix("kB")?
+            .trim()
+            .parse()
+            .ok()
+    });
+    kib.unwrap_or(0u64) / 1024
 }

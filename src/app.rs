@@ -60,14 +60,27 @@ pub async fn start(
     let listen = config.http.listen;
     let shared = prepare(config, clock).await?;
     let engine = Engine::start(shared.clone())?;
+    let api = &shared.config.api;
+    let limiter = Arc::new(http::rate_limit::RateLimiter::new(
+        api.rate_limit_per_second,
+        api.rate_limit_burst,
+    ));
     let state = AppState {
         shared: shared.clone(),
         engine: engine.clone(),
+        limiter,
     };
     let server = HttpServer::new(move || {
-        App::new()
+        use utoipa_actix_web::AppExt as _;
+        let (app, doc) = App::new()
+            .into_utoipa_app()
+            .openapi(http::openapi::base())
             .app_data(web::Data::new(state.clone()))
             .configure(http::routes)
+            .split_for_parts();
+        app.app_data(web::Data::new(doc))
+            .route("/v1/openapi.json", web::get().to(openapi_json))
+            .default_service(web::to(http::not_found))
     })
     .workers(2)
     .bind(listen)
@@ -91,6 +104,10 @@ pub async fn start(
         server: handle,
         task,
     })
+}
+
+async fn openapi_json(doc: web::Data<utoipa::openapi::OpenApi>) -> actix_web::HttpResponse {
+    actix_web::HttpResponse::Ok().json(doc.get_ref())
 }
 
 /// `hookd serve`: runs until SIGINT or SIGTERM.

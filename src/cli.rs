@@ -234,6 +234,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
                 event_types,
                 concurrency,
                 rate_limit: None,
+                schema_version: None,
                 status: EndpointStatus::Active,
             };
             let (e, secret) = store::endpoints::create(&db, &secrets, new, clock.now_ms()).await?;

@@ -1,5 +1,8 @@
-//! Bearer API keys: which principal is calling, and whether its role may.
-//! An unknown, malformed or revoked key is a 401 that says no more than that.
+//! Bearer API keys: which principal is calling, whether its role may, and
+//! whether it is within its rate limit. An unknown, malformed or revoked key
+//! is a 401 that says no more than that.
+
+use std::time::Instant;
 
 use actix_web::HttpRequest;
 
@@ -15,7 +18,7 @@ fn bearer(req: &HttpRequest) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
-/// The caller, if its key is valid and has `role`.
+/// The caller, if its key is valid, has `role` and is within its rate limit.
 pub async fn require(
     req: &HttpRequest,
     state: &AppState,
@@ -31,5 +34,21 @@ pub async fn require(
             role.as_str()
         )));
     }
+    state
+        .limiter
+        .take(&principal.key_id, Instant::now())
+        .map_err(|wait| Problem::too_many_requests(wait.as_secs().max(1)))?;
     Ok(principal)
+}
+
+/// The partner a partner key belongs to.
+pub async fn partner(req: &HttpRequest, state: &AppState) -> Result<String, Problem> {
+    let principal = require(req, state, Role::Partner).await?;
+    principal
+        .partner_id
+        .ok_or_else(|| Problem::internal(&"a partner key without a partner"))
+}
+
+pub async fn operator(req: &HttpRequest, state: &AppState) -> Result<(), Problem> {
+    require(req, state, Role::Operator).await.map(|_| ())
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, post, web};
 use futures_util::StreamExt;
 use serde_json::Value;
 
@@ -192,6 +192,14 @@ fn event_json(e: &NewEvent) -> Value {
     serde_json::from_slice(&envelope(e)).unwrap_or(Value::Null)
 }
 
+/// Publish one event (an object) or a batch (an array of up to 500), all or
+/// nothing, idempotent on `event_id`.
+#[utoipa::path(tag = "ingest", security(("service_key" = [])),
+    request_body(content = Object, description = "One event, or an array of events", content_type = "application/json"),
+    responses((status = 201, description = "Created: the stored event (or `{data, created}` for a batch)", body = Object),
+              (status = 200, description = "Every event already existed with this content", body = Object),
+              super::problem::Errors))]
+#[post("/v1/events")]
 pub async fn ingest(
     req: HttpRequest,
     payload: web::Payload,

@@ -1,14 +1,21 @@
 //! The web API: routes, shared state, and the fallbacks that keep every
 //! error `application/problem+json`.
 
+pub mod admin;
 pub mod auth;
+pub mod body;
 pub mod health;
 pub mod ingest;
+pub mod openapi;
+pub mod page;
+pub mod partner;
 pub mod problem;
+pub mod rate_limit;
 
 use std::sync::Arc;
 
-use actix_web::web;
+use actix_web::HttpResponse;
+use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::delivery::{Engine, Shared};
 
@@ -17,13 +24,41 @@ use crate::delivery::{Engine, Shared};
 pub struct AppState {
     pub shared: Arc<Shared>,
     pub engine: Engine,
+    pub limiter: Arc<rate_limit::RateLimiter>,
 }
 
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/healthz", web::get().to(health::healthz))
-        .route("/readyz", web::get().to(health::readyz))
-        .route("/v1/events", web::post().to(ingest::ingest))
-        .default_service(web::to(|| async {
-            Err::<actix_web::HttpResponse, _>(problem::Problem::not_found("no such route"))
-        }));
+/// Every documented route. Registering a handler here is what puts it in
+/// the OpenAPI document.
+pub fn routes(cfg: &mut ServiceConfig) {
+    use partner::{catalog, deliveries, endpoints, events};
+    cfg.service(health::healthz)
+        .service(health::readyz)
+        .service(ingest::ingest)
+        .service(events::feed)
+        .service(events::get_event)
+        .service(endpoints::create_endpoint)
+        .service(endpoints::list_endpoints)
+        .service(endpoints::get_endpoint)
+        .service(endpoints::update_endpoint)
+        .service(endpoints::delete_endpoint)
+        .service(endpoints::enable_endpoint)
+        .service(endpoints::disable_endpoint)
+        .service(endpoints::rotate_secret)
+        .service(endpoints::expire_previous)
+        .service(endpoints::send_test)
+        .service(endpoints::recover)
+        .service(deliveries::list_deliveries)
+        .service(deliveries::get_delivery)
+        .service(deliveries::replay_delivery)
+        .service(catalog::event_types)
+        .service(catalog::limits)
+        .service(admin::create_partner)
+        .service(admin::list_partners)
+        .service(admin::create_partner_key)
+        .service(admin::revoke_key);
+}
+
+/// The unrouted fallback: a problem+json 404.
+pub async fn not_found() -> Result<HttpResponse, problem::Problem> {
+    Err(problem::Problem::not_found("no such route"))
 }

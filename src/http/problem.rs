@@ -6,7 +6,8 @@ use serde::Serialize;
 
 const TYPE_BASE: &str = "https://hookd.dev/problems/";
 
-#[derive(Debug, Clone, Serialize)]
+/// An error, as `application/problem+json` (RFC 9457).
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Problem {
     #[serde(rename = "type")]
     pub kind: String,
@@ -17,6 +18,10 @@ pub struct Problem {
     pub field: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub event_id: Option<String>,
+    /// Seconds to wait, sent as `Retry-After` with a 429.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub retry_after: Option<u64>,
 }
 
 impl Problem {
@@ -33,6 +38,7 @@ impl Problem {
             detail: detail.into(),
             field: None,
             event_id: None,
+            retry_after: None,
         }
     }
     pub fn with_field(mut self, field: impl Into<String>) -> Problem {
@@ -93,6 +99,69 @@ impl Problem {
             detail,
         )
     }
+    pub fn unknown_field(field: impl Into<String>, detail: impl Into<String>) -> Problem {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown-field",
+            "Unknown field",
+            detail,
+        )
+        .with_field(field)
+    }
+    pub fn invalid_type(field: impl Into<String>, detail: impl Into<String>) -> Problem {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid-type",
+            "Invalid type",
+            detail,
+        )
+        .with_field(field)
+    }
+    pub fn out_of_range(field: impl Into<String>, detail: impl Into<String>) -> Problem {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "out-of-range",
+            "Out of range",
+            detail,
+        )
+        .with_field(field)
+    }
+    pub fn invalid_url(field: impl Into<String>, detail: impl Into<String>) -> Problem {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid-url",
+            "Invalid callback URL",
+            detail,
+        )
+        .with_field(field)
+    }
+    pub fn invalid_cursor() -> Problem {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            "invalid-cursor",
+            "Invalid cursor",
+            "the cursor is not one this API gave out",
+        )
+        .with_field("after")
+    }
+    pub fn invalid_query(detail: impl Into<String>) -> Problem {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            "invalid-query",
+            "Invalid query",
+            detail,
+        )
+    }
+    pub fn too_many_requests(retry_after: u64) -> Problem {
+        let mut p = Problem::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate-limited",
+            "Too many requests",
+            format!("this key is over its rate limit; retry in {retry_after} s"),
+        );
+        p.retry_after = Some(retry_after);
+        p
+    }
     pub fn conflict(detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::CONFLICT, "conflict", "Conflict", detail)
     }
@@ -142,5 +211,51 @@ impl From<crate::store::StoreError> for Problem {
 impl From<sea_orm::DbErr> for Problem {
     fn from(e: sea_orm::DbErr) -> Problem {
         Problem::internal(&e)
+    }
+}
+
+/// The error answers every route may give, for the OpenAPI document.
+pub struct Errors;
+
+impl utoipa::IntoResponses for Errors {
+    fn responses() -> std::collections::BTreeMap<
+        String,
+        utoipa::openapi::RefOr<utoipa::openapi::response::Response>,
+    > {
+        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+        let problem = |description: &str| {
+            ResponseBuilder::new()
+                .description(description)
+                .content(
+                    "application/problem+json",
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("Problem")))
+                        .build(),
+                )
+                .build()
+                .into()
+        };
+        [
+            ("400", "Malformed JSON, query or cursor"),
+            ("401", "Missing, unknown or revoked API key"),
+            ("403", "The key's role may not use this route"),
+            (
+                "404",
+                "Not found (another partner's object is not found either)",
+            ),
+            ("409", "Conflict"),
+            ("413", "Too large"),
+            ("415", "Not application/json"),
+            (
+                "422",
+                "Invalid: unknown field, wrong type, out of range, bad URL",
+            ),
+            ("429", "Rate limited; see Retry-After"),
+            ("500", "Internal error"),
+            ("503", "The database is unavailable"),
+        ]
+        .into_iter()
+        .map(|(code, d)| (code.to_string(), problem(d)))
+        .collect()
     }
 }

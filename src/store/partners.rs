@@ -68,3 +68,32 @@ pub async fn existing(
         .await?;
     Ok(found.into_iter().collect())
 }
+
+/// Partners in creation order, after `after`.
+pub async fn list(
+    db: &impl ConnectionTrait,
+    after: Option<&(i64, String)>,
+    limit: u32,
+) -> Result<Vec<Partner>, StoreError> {
+    use sea_orm::{QueryOrder, sea_query::Condition};
+    let mut q = partner::Entity::find();
+    if let Some((at, id)) = after {
+        q = q.filter(
+            Condition::any()
+                .add(partner::Column::CreatedAt.gt(*at))
+                .add(
+                    Condition::all()
+                        .add(partner::Column::CreatedAt.eq(*at))
+                        .add(partner::Column::Id.gt(id.clone())),
+                ),
+        );
+    }
+    Ok(q.order_by_asc(partner::Column::CreatedAt)
+        .order_by_asc(partner::Column::Id)
+        .limit(u64::from(limit))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(Into::into)
+        .collect())
+}

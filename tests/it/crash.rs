@@ -350,6 +350,7 @@ on_both_backends!(
                 event_types: Vec::new(),
                 concurrency: 8,
                 rate_limit: None,
+                schema_version: None,
                 status: EndpointStatus::Active,
             };
             let (endpoint, _) = store::endpoints::create(&db, &secrets, new, now)

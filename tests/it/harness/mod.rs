@@ -184,6 +184,7 @@ impl TestApp {
             event_types: types.iter().map(|t| t.to_string()).collect(),
             concurrency,
             rate_limit: None,
+            schema_version: None,
             status: EndpointStatus::Active,
         };
         let (e, secret) = store::endpoints::create(

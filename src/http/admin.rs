@@ -1,0 +1,171 @@
+//! Operator routes: partners and their keys. An operator key only.
+
+use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::{
+    AppState, auth, body,
+    page::{self, Page},
+    partner::time,
+    problem::{Errors, Problem},
+};
+use crate::store::{self, keys::Role};
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PartnerOut {
+    pub id: String,
+    pub name: String,
+    pub status: String,
+    pub created_at: String,
+}
+
+impl From<store::partners::Partner> for PartnerOut {
+    fn from(p: store::partners::Partner) -> Self {
+        PartnerOut {
+            id: p.id,
+            name: p.name,
+            status: p.status,
+            created_at: time(p.created_at),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreatePartner {
+    pub name: String,
+    /// An id of your choosing: letters, digits, `_` and `-` (default a new `ptn_` id).
+    pub id: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeyCreated {
+    pub id: String,
+    /// The key, shown this once; only its hash is stored.
+    pub key: String,
+    pub role: String,
+    pub partner_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    pub after: Option<String>,
+    pub limit: Option<i64>,
+}
+
+/// Create a partner.
+#[utoipa::path(tag = "admin", request_body = CreatePartner, security(("operator_key" = [])),
+    responses((status = 201, body = PartnerOut), Errors))]
+#[post("/v1/admin/partners")]
+pub async fn create_partner(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Problem> {
+    auth::operator(&req, &state).await?;
+    let input: CreatePartner = body::json(&body)?;
+    let name = input.name.trim();
+    if name.is_empty() || name.chars().count() > 200 {
+        return Err(Problem::out_of_range(
+            "name",
+            "name must be 1 to 200 characters",
+        ));
+    }
+    if let Some(id) = &input.id {
+        let valid = !id.is_empty()
+            && id.len() <= 128
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !valid {
+            return Err(Problem::invalid(
+                "id",
+                "id must be 1 to 128 letters, digits, '_' or '-'",
+            ));
+        }
+        if store::partners::find(&state.shared.db, id).await?.is_some() {
+            return Err(Problem::conflict(format!("partner {id} already exists")));
+        }
+    }
+    let p = store::partners::create(
+        &state.shared.db,
+        input.id,
+        name,
+        state.shared.clock.now_ms(),
+    )
+    .await?;
+    Ok(HttpResponse::Created().json(PartnerOut::from(p)))
+}
+
+/// List partners, oldest first.
+#[utoipa::path(tag = "admin", params(ListQuery), security(("operator_key" = [])),
+    responses((status = 200, body = Page<PartnerOut>), Errors))]
+#[get("/v1/admin/partners")]
+pub async fn list_partners(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Problem> {
+    auth::operator(&req, &state).await?;
+    let q: ListQuery = body::query(req.query_string())?;
+    let api = &state.shared.config.api;
+    let limit = page::limit(q.limit, api.page_size_default, api.page_size_max)?;
+    let after = q.after.as_deref().map(page::decode_position).transpose()?;
+    let rows = store::partners::list(&state.shared.db, after.as_ref(), limit).await?;
+    let next_cursor = (rows.len() == limit as usize)
+        .then(|| {
+            rows.last()
+                .map(|p| page::encode_position(p.created_at, &p.id))
+        })
+        .flatten();
+    Ok(HttpResponse::Ok().json(Page {
+        data: rows.into_iter().map(PartnerOut::from).collect(),
+        next_cursor,
+    }))
+}
+
+/// Create a partner key, shown this once.
+#[utoipa::path(tag = "admin", params(("id" = String, Path)), security(("operator_key" = [])),
+    responses((status = 201, body = KeyCreated), Errors))]
+#[post("/v1/admin/partners/{id}/keys")]
+pub async fn create_partner_key(
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Problem> {
+    auth::operator(&req, &state).await?;
+    let partner = store::partners::find(&state.shared.db, &id)
+        .await?
+        .ok_or_else(|| Problem::not_found("no such partner"))?;
+    let key = store::keys::create(
+        &state.shared.db,
+        Role::Partner,
+        Some(&partner.id),
+        state.shared.clock.now_ms(),
+    )
+    .await?;
+    Ok(HttpResponse::Created().json(KeyCreated {
+        id: key.id,
+        key: key.key,
+        role: "partner".into(),
+        partner_id: Some(partner.id),
+    }))
+}
+
+/// Revoke a key; it stops working at once.
+#[utoipa::path(tag = "admin", params(("id" = String, Path)), security(("operator_key" = [])),
+    responses((status = 204, description = "Revoked"), Errors))]
+#[delete("/v1/admin/keys/{id}")]
+pub async fn revoke_key(
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Problem> {
+    auth::operator(&req, &state).await?;
+    if !store::keys::revoke(&state.shared.db, &id, state.shared.clock.now_ms()).await? {
+        return Err(Problem::not_found("no such key, or already revoked"));
+    }
+    Ok(HttpResponse::NoContent().finish())
+}

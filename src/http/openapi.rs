@@ -1,0 +1,48 @@
+//! The OpenAPI 3.1 document, generated from the handlers that serve the
+//! routes (so the document and the routes cannot drift apart).
+
+use utoipa::{
+    Modify, OpenApi,
+    openapi::security::{Http, HttpAuthScheme, SecurityScheme},
+};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "hookd",
+        description = "Webhook delivery: produce events, manage endpoints and secrets, search deliveries, replay, recover and read the event feed. Every error is application/problem+json.",
+    ),
+    components(schemas(super::problem::Problem)),
+    modifiers(&Keys),
+    tags(
+        (name = "ingest", description = "Producing events (service key)"),
+        (name = "endpoints", description = "Endpoints and secrets (partner key)"),
+        (name = "deliveries", description = "Delivery history and replay (partner key)"),
+        (name = "events", description = "The event feed (partner key)"),
+        (name = "catalog", description = "Event types and limits (partner key)"),
+        (name = "admin", description = "Partners and keys (operator key)"),
+        (name = "health", description = "Liveness and readiness"),
+    )
+)]
+pub struct ApiDoc;
+
+struct Keys;
+
+impl Modify for Keys {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        for name in ["service_key", "partner_key", "operator_key"] {
+            components.add_security_scheme(
+                name,
+                SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+            );
+        }
+    }
+}
+
+/// The base document the routes are added to.
+pub fn base() -> utoipa::openapi::OpenApi {
+    let mut doc = ApiDoc::openapi();
+    doc.info.version = env!("CARGO_PKG_VERSION").to_string();
+    doc
+}

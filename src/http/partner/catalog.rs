@@ -1,0 +1,127 @@
+//! `/v1/event-types` and `/v1/limits`: what events exist, with their JSON
+//! Schemas, and the limits that apply to the partner.
+
+use actix_web::{HttpRequest, HttpResponse, get, web};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::http::{
+    AppState, auth,
+    problem::{Errors, Problem},
+};
+
+/// The event catalog, compiled in from `config/catalog.json`.
+const CATALOG: &str = include_str!("../../../config/catalog.json");
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct EventType {
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub description: String,
+    /// The JSON Schema of the event's `data`.
+    #[schema(value_type = Object)]
+    pub schema: serde_json::Value,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventTypes {
+    pub data: Vec<EventType>,
+}
+
+pub fn catalog() -> Vec<EventType> {
+    serde_json::from_str(CATALOG).unwrap_or_default()
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Retention {
+    pub events_days: u64,
+    pub deliveries_days: u64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PageSize {
+    pub default: u32,
+    pub max: u32,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RateLimit {
+    pub requests_per_second: u32,
+    pub burst: u32,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Limits {
+    pub retention: Retention,
+    /// How far back `recover` may reach, in seconds.
+    pub replay_window_seconds: u64,
+    pub page_size: PageSize,
+    pub rate_limit: RateLimit,
+    pub max_payload_bytes: usize,
+    pub max_batch: usize,
+    pub max_secret_overlap_seconds: u64,
+    /// Attempts per delivery, and the delay before each.
+    pub retry_schedule_seconds: Vec<u64>,
+    pub max_delivery_age_seconds: u64,
+}
+
+/// The event types with the JSON Schemas of their `data`.
+#[utoipa::path(tag = "catalog", security(("partner_key" = [])), responses((status = 200, body = EventTypes), Errors))]
+#[get("/v1/event-types")]
+pub async fn event_types(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Problem> {
+    auth::partner(&req, &state).await?;
+    Ok(HttpResponse::Ok().json(EventTypes { data: catalog() }))
+}
+
+/// Retention, replay window, page sizes, rate limits and delivery limits.
+#[utoipa::path(tag = "catalog", security(("partner_key" = [])), responses((status = 200, body = Limits), Errors))]
+#[get("/v1/limits")]
+pub async fn limits(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, Problem> {
+    auth::partner(&req, &state).await?;
+    let c = &state.shared.config;
+    let days = |d: std::time::Duration| d.as_secs() / 86_400;
+    Ok(HttpResponse::Ok().json(Limits {
+        retention: Retention {
+            events_days: days(c.retention.events),
+            deliveries_days: days(c.retention.deliveries),
+        },
+        replay_window_seconds: c.api.replay_window.as_secs(),
+        page_size: PageSize {
+            default: c.api.page_size_default,
+            max: c.api.page_size_max,
+        },
+        rate_limit: RateLimit {
+            requests_per_second: c.api.rate_limit_per_second,
+            burst: c.api.rate_limit_burst,
+        },
+        max_payload_bytes: c.ingest.max_payload_bytes,
+        max_batch: c.ingest.max_batch,
+        max_secret_overlap_seconds: c.api.max_secret_overlap.as_secs(),
+        retry_schedule_seconds: c.delivery.schedule.iter().map(|d| d.as_secs()).collect(),
+        max_delivery_age_seconds: c.delivery.max_age.as_secs(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_catalog_parses_and_every_type_is_valid() {
+        let catalog = super::catalog();
+        assert!(catalog.len() >= 5, "the compiled-in catalog should parse");
+        for t in catalog {
+            assert!(
+                crate::domain::event::valid_event_type(&t.event_type),
+                "{}",
+                t.event_type
+            );
+            assert_eq!(
+                t.schema["type"], "object",
+                "{} has an object schema",
+                t.event_type
+            );
+        }
+    }
+}

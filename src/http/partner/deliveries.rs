@@ -1,0 +1,233 @@
+//! `/v1/deliveries`: search a partner's deliveries, read one with its
+//! attempts, and replay it.
+
+use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::time;
+use crate::{
+    delivery::fanout::EndpointChanged,
+    http::{
+        AppState, auth, body,
+        page::{self, Page},
+        problem::{Errors, Problem},
+    },
+    store::{
+        entity::attempt,
+        scoped::{DeliveryFilter, DeliveryRow, for_partner},
+    },
+};
+
+const STATES: [&str; 6] = [
+    "pending",
+    "delivering",
+    "delivered",
+    "failed",
+    "dead",
+    "cancelled",
+];
+
+/// One event's delivery to one endpoint.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryOut {
+    pub id: String,
+    pub event_id: String,
+    pub event_type: String,
+    pub endpoint_id: String,
+    /// `pending`, `delivering`, `delivered`, `failed` (a retry is scheduled) or `dead`.
+    pub state: String,
+    pub attempt_count: i32,
+    /// When the next scheduled attempt is due (pending and failed deliveries).
+    pub next_attempt_at: Option<String>,
+    pub last_status: Option<i32>,
+    pub last_latency_ms: Option<i32>,
+    pub last_error_category: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl From<DeliveryRow> for DeliveryOut {
+    fn from(d: DeliveryRow) -> Self {
+        let due = matches!(d.state.as_str(), "pending" | "failed");
+        DeliveryOut {
+            next_attempt_at: due.then(|| time(d.next_attempt_at)),
+            id: d.id,
+            event_id: d.event_id,
+            event_type: d.event_type,
+            endpoint_id: d.endpoint_id,
+            state: d.state,
+            attempt_count: d.attempt_count,
+            last_status: d.last_status,
+            last_latency_ms: d.last_latency_ms,
+            last_error_category: d.last_error_category,
+            created_at: time(d.created_at),
+            updated_at: time(d.updated_at),
+        }
+    }
+}
+
+/// One attempt: what was sent when, and what came back.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttemptOut {
+    pub id: String,
+    pub attempt_no: i32,
+    /// `scheduled` or `manual`.
+    pub trigger: String,
+    pub started_at: String,
+    pub latency_ms: Option<i32>,
+    pub status_code: Option<i32>,
+    /// `dns`, `connect`, `tls`, `timeout`, `http_status`, `redirect`, `blocked`, `body_too_large` or `internal`.
+    pub error_category: Option<String>,
+    pub error_detail: Option<String>,
+    /// At most 1 KiB of the response, with credentials redacted.
+    pub response_excerpt: Option<String>,
+    pub remote_addr: Option<String>,
+}
+
+impl From<attempt::Model> for AttemptOut {
+    fn from(a: attempt::Model) -> Self {
+        AttemptOut {
+            id: a.id,
+            attempt_no: a.attempt_no,
+            trigger: a.trigger,
+            started_at: time(a.started_at),
+            latency_ms: a.latency_ms,
+            status_code: a.status_code,
+            error_category: a.error_category,
+            error_detail: a.error_detail,
+            response_excerpt: a.response_excerpt,
+            remote_addr: a.remote_addr,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryDetail {
+    #[serde(flatten)]
+    pub delivery: DeliveryOut,
+    pub attempts: Vec<AttemptOut>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReplayQueued {
+    pub replay_id: String,
+    pub delivery_id: String,
+    pub event_id: String,
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct DeliveryQuery {
+    pub endpoint_id: Option<String>,
+    pub event_id: Option<String>,
+    pub event_type: Option<String>,
+    /// `pending`, `delivering`, `delivered`, `failed` or `dead`.
+    pub state: Option<String>,
+    /// RFC 3339: created at or after.
+    pub since: Option<String>,
+    /// RFC 3339: created before.
+    pub until: Option<String>,
+    pub after: Option<String>,
+    pub limit: Option<i64>,
+}
+
+/// Search deliveries, newest first.
+#[utoipa::path(tag = "deliveries", params(DeliveryQuery), security(("partner_key" = [])),
+    responses((status = 200, body = Page<DeliveryOut>), Errors))]
+#[get("/v1/deliveries")]
+pub async fn list_deliveries(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Problem> {
+    let partner = auth::partner(&req, &state).await?;
+    let q: DeliveryQuery = body::query(req.query_string())?;
+    if let Some(s) = &q.state
+        && !STATES.contains(&s.as_str())
+    {
+        return Err(Problem::invalid_query(format!(
+            "state must be one of {}",
+            STATES.join(", ")
+        )));
+    }
+    let api = &state.shared.config.api;
+    let limit = page::limit(q.limit, api.page_size_default, api.page_size_max)?;
+    let before = q.after.as_deref().map(page::decode_position).transpose()?;
+    let filter = DeliveryFilter {
+        endpoint_id: q.endpoint_id,
+        event_id: q.event_id,
+        event_type: q.event_type,
+        state: q.state,
+        since: q
+            .since
+            .as_deref()
+            .map(|t| body::time("since", t))
+            .transpose()?,
+        until: q
+            .until
+            .as_deref()
+            .map(|t| body::time("until", t))
+            .transpose()?,
+    };
+    let rows = for_partner(&state.shared.db, &partner)
+        .deliveries(&filter, before.as_ref(), limit)
+        .await?;
+    let next_cursor = (rows.len() == limit as usize)
+        .then(|| {
+            rows.last()
+                .map(|d| page::encode_position(d.created_at, &d.id))
+        })
+        .flatten();
+    Ok(HttpResponse::Ok().json(Page {
+        data: rows.into_iter().map(DeliveryOut::from).collect(),
+        next_cursor,
+    }))
+}
+
+/// Read a delivery with all its attempts.
+#[utoipa::path(tag = "deliveries", params(("id" = String, Path)), security(("partner_key" = [])),
+    responses((status = 200, body = DeliveryDetail), Errors))]
+#[get("/v1/deliveries/{id}")]
+pub async fn get_delivery(
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Problem> {
+    let partner = auth::partner(&req, &state).await?;
+    let scoped = for_partner(&state.shared.db, &partner);
+    let d = scoped
+        .delivery(&id)
+        .await?
+        .ok_or_else(|| Problem::not_found("no such delivery"))?;
+    let attempts = scoped.attempts(&id).await?;
+    Ok(HttpResponse::Ok().json(DeliveryDetail {
+        delivery: d.into(),
+        attempts: attempts.into_iter().map(AttemptOut::from).collect(),
+    }))
+}
+
+/// Send this delivery again now, as a manual attempt with the original event id.
+#[utoipa::path(tag = "deliveries", params(("id" = String, Path)), security(("partner_key" = [])),
+    responses((status = 202, body = ReplayQueued), Errors))]
+#[post("/v1/deliveries/{id}/replay")]
+pub async fn replay_delivery(
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Problem> {
+    let partner = auth::partner(&req, &state).await?;
+    let (replay_id, d) = for_partner(&state.shared.db, &partner)
+        .replay(&id, state.shared.clock.now_ms())
+        .await?
+        .ok_or_else(|| Problem::not_found("no such delivery"))?;
+    state
+        .engine
+        .fanout
+        .do_send(EndpointChanged(d.endpoint_id.clone()));
+    Ok(HttpResponse::Accepted().json(ReplayQueued {
+        replay_id,
+        delivery_id: d.id,
+        event_id: d.event_id,
+    }))
+}

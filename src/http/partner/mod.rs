@@ -1,0 +1,15 @@
+//! The Partner API: a partner's endpoints, secrets, deliveries, replays,
+//! recovery and event feed. Every handler starts from the caller's partner
+//! id (`auth::partner`) and reaches data only through `store::scoped`.
+
+pub mod catalog;
+pub mod deliveries;
+pub mod endpoints;
+pub mod events;
+
+use crate::domain::event::format_time;
+
+/// Unix milliseconds as the API's RFC 3339 time.
+pub fn time(ms: i64) -> String {
+    format_time(ms)
+}

@@ -1,0 +1,464 @@
+//! Partner data, reached only through [`Scoped`], which carries the partner
+//! id into every query: a handler cannot forget the tenant. Another
+//! partner's object is simply not found.
+
+use sea_orm::{ConnectionTrait, DatabaseConnection, TransactionTrait, Value};
+
+use super::{
+    StoreError,
+    endpoints::{Endpoint, EndpointStatus},
+    entity::{attempt, endpoint},
+    query_all, sql,
+};
+use crate::{
+    domain::{event::NewEvent, ids::new_id},
+    secret::{Secret, SecretBox},
+};
+
+/// One partner's view of the store.
+pub struct Scoped<'a> {
+    db: &'a DatabaseConnection,
+    partner_id: &'a str,
+}
+
+pub fn for_partner<'a>(db: &'a DatabaseConnection, partner_id: &'a str) -> Scoped<'a> {
+    Scoped { db, partner_id }
+}
+
+/// A position in a list ordered by `(created_at, id)`.
+pub type Position = (i64, String);
+
+/// Changes to an endpoint; `None` leaves a field as it is.
+#[derive(Debug, Default, Clone)]
+pub struct EndpointPatch {
+    pub url: Option<String>,
+    pub description: Option<String>,
+    pub event_types: Option<Vec<String>>,
+    pub schema_version: Option<Option<String>>,
+    pub concurrency: Option<u32>,
+    pub rate_limit: Option<Option<u32>>,
+}
+
+/// Filters of the delivery list.
+#[derive(Debug, Default, Clone)]
+pub struct DeliveryFilter {
+    pub endpoint_id: Option<String>,
+    pub event_id: Option<String>,
+    pub event_type: Option<String>,
+    pub state: Option<String>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+}
+
+/// A delivery as partners see it.
+#[derive(Debug, Clone)]
+pub struct DeliveryRow {
+    pub id: String,
+    pub event_id: String,
+    pub event_type: String,
+    pub endpoint_id: String,
+    pub state: String,
+    pub attempt_count: i32,
+    pub next_attempt_at: i64,
+    pub last_status: Option<i32>,
+    pub last_latency_ms: Option<i32>,
+    pub last_error_category: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const DELIVERY_COLUMNS: &str = "d.id, d.event_id, o.type AS event_type, d.endpoint_id, d.state, d.attempt_count, \
+     d.next_attempt_at, d.last_status, d.last_latency_ms, d.last_error_category, d.created_at, d.updated_at";
+
+/// Deliveries joined to their endpoint (for the partner) and event (for its type).
+const DELIVERY_FROM: &str = "FROM delivery d JOIN endpoint e ON e.id = d.endpoint_id \
+     JOIN outbox_event o ON o.event_id = d.event_id WHERE e.partner_id = ?";
+
+fn delivery_row(r: &sea_orm::QueryResult) -> Result<DeliveryRow, sea_orm::DbErr> {
+    Ok(DeliveryRow {
+        id: r.try_get("", "id")?,
+        event_id: r.try_get("", "event_id")?,
+        event_type: r.try_get("", "event_type")?,
+        endpoint_id: r.try_get("", "endpoint_id")?,
+        state: r.try_get("", "state")?,
+        attempt_count: r.try_get("", "attempt_count")?,
+        next_attempt_at: r.try_get("", "next_attempt_at")?,
+        last_status: r.try_get("", "last_status")?,
+        last_latency_ms: r.try_get("", "last_latency_ms")?,
+        last_error_category: r.try_get("", "last_error_category")?,
+        created_at: r.try_get("", "created_at")?,
+        updated_at: r.try_get("", "updated_at")?,
+    })
+}
+
+impl Scoped<'_> {
+    pub fn partner_id(&self) -> &str {
+        self.partner_id
+    }
+
+    fn backend(&self) -> sea_orm::DbBackend {
+        self.db.get_database_backend()
+    }
+
+    // ----- endpoints -----
+
+    /// Endpoints in creation order, after `after`.
+    pub async fn endpoints(
+        &self,
+        after: Option<&Position>,
+        limit: u32,
+    ) -> Result<Vec<Endpoint>, StoreError> {
+        use sea_orm::{
+            ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, sea_query::Condition,
+        };
+        let mut q =
+            endpoint::Entity::find().filter(endpoint::Column::PartnerId.eq(self.partner_id));
+        if let Some((at, id)) = after {
+            q = q.filter(
+                Condition::any()
+                    .add(endpoint::Column::CreatedAt.gt(*at))
+                    .add(
+                        Condition::all()
+                            .add(endpoint::Column::CreatedAt.eq(*at))
+                            .add(endpoint::Column::Id.gt(id.clone())),
+                    ),
+            );
+        }
+        q.order_by_asc(endpoint::Column::CreatedAt)
+            .order_by_asc(endpoint::Column::Id)
+            .limit(u64::from(limit))
+            .all(self.db)
+            .await?
+            .into_iter()
+            .map(Endpoint::try_from)
+            .collect()
+    }
+
+    pub async fn endpoint(&self, id: &str) -> Result<Option<Endpoint>, StoreError> {
+        super::endpoints::find_for_partner(self.db, self.partner_id, id).await
+    }
+
+    pub async fn update_endpoint(
+        &self,
+        id: &str,
+        patch: EndpointPatch,
+        now_ms: i64,
+    ) -> Result<Option<Endpoint>, StoreError> {
+        use sea_orm::{ActiveModelTrait, ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter};
+        let Some(row) = endpoint::Entity::find_by_id(id.to_string())
+            .filter(endpoint::Column::PartnerId.eq(self.partner_id))
+            .one(self.db)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let mut m: endpoint::ActiveModel = row.into();
+        if let Some(url) = patch.url {
+            m.url = Set(url);
+        }
+        if let Some(d) = patch.description {
+            m.description = Set(d);
+        }
+        if let Some(t) = patch.event_types {
+            m.event_types = Set(serde_json::to_string(&t).unwrap_or_else(|_| "[]".into()));
+        }
+        if let Some(v) = patch.schema_version {
+            m.schema_version = Set(v);
+        }
+        if let Some(c) = patch.concurrency {
+            m.concurrency = Set(i32::try_from(c).unwrap_or(i32::MAX));
+        }
+        if let Some(r) = patch.rate_limit {
+            m.rate_limit = Set(r.map(|r| i32::try_from(r).unwrap_or(i32::MAX)));
+        }
+        m.updated_at = Set(now_ms);
+        Ok(Some(m.update(self.db).await?.try_into()?))
+    }
+
+    /// Sets the status; enabling clears the failure history and reason.
+    pub async fn set_status(
+        &self,
+        id: &str,
+        status: EndpointStatus,
+        reason: Option<&str>,
+        now_ms: i64,
+    ) -> Result<Option<Endpoint>, StoreError> {
+        let text = if status == EndpointStatus::Active {
+            "UPDATE endpoint SET status = ?, disabled_reason = ?, failing_since = NULL, warned_at = NULL, updated_at = ? \
+             WHERE id = ? AND partner_id = ?"
+        } else {
+            "UPDATE endpoint SET status = ?, disabled_reason = ?, updated_at = ? WHERE id = ? AND partner_id = ?"
+        };
+        let values = vec![
+            status.as_str().into(),
+            Value::from(reason.map(str::to_string)),
+            now_ms.into(),
+            id.into(),
+            self.partner_id.into(),
+        ];
+        self.db
+            .execute_raw(sql(self.backend(), text, values))
+            .await?;
+        self.endpoint(id).await
+    }
+
+    pub async fn delete_endpoint(&self, id: &str) -> Result<bool, StoreError> {
+        let res = self
+            .db
+            .execute_raw(sql(
+                self.backend(),
+                "DELETE FROM endpoint WHERE id = ? AND partner_id = ?",
+                vec![id.into(), self.partner_id.into()],
+            ))
+            .await?;
+        Ok(res.rows_affected() == 1)
+    }
+
+    /// A new signing secret; the current ones keep signing until `now + overlap`.
+    pub async fn rotate_secret(
+        &self,
+        secrets: &SecretBox,
+        id: &str,
+        overlap_ms: i64,
+        now_ms: i64,
+    ) -> Result<Option<(Secret, i64)>, StoreError> {
+        if self.endpoint(id).await?.is_none() {
+            return Ok(None);
+        }
+        let until = now_ms + overlap_ms;
+        let secret = Secret::generate();
+        let txn = self.db.begin().await?;
+        txn.execute_raw(sql(
+            self.backend(),
+            "UPDATE endpoint_secret SET expires_at = ? WHERE endpoint_id = ? AND (expires_at IS NULL OR expires_at > ?)",
+            vec![until.into(), id.into(), until.into()],
+        ))
+        .await?;
+        txn.execute_raw(sql(
+            self.backend(),
+            "INSERT INTO endpoint_secret (id, endpoint_id, ciphertext, created_at, expires_at) VALUES (?, ?, ?, ?, NULL)",
+            vec![new_id("sec").into(), id.into(), secrets.seal(id, &secret).into(), now_ms.into()],
+        ))
+        .await?;
+        txn.commit().await?;
+        Ok(Some((secret, until)))
+    }
+
+    /// Ends every secret but the newest now; returns how many ended.
+    pub async fn expire_previous_secrets(
+        &self,
+        id: &str,
+        now_ms: i64,
+    ) -> Result<Option<u64>, StoreError> {
+        if self.endpoint(id).await?.is_none() {
+            return Ok(None);
+        }
+        let res = self
+            .db
+            .execute_raw(sql(
+                self.backend(),
+                "UPDATE endpoint_secret SET expires_at = ? WHERE endpoint_id = ? AND (expires_at IS NULL OR expires_at > ?) \
+                 AND id <> (SELECT id FROM endpoint_secret WHERE endpoint_id = ? ORDER BY created_at DESC, id DESC LIMIT 1)",
+                vec![now_ms.into(), id.into(), now_ms.into(), id.into()],
+            ))
+            .await?;
+        Ok(Some(res.rows_affected()))
+    }
+
+    // ----- deliveries -----
+
+    /// Deliveries, newest first, before `before`.
+    pub async fn deliveries(
+        &self,
+        f: &DeliveryFilter,
+        before: Option<&Position>,
+        limit: u32,
+    ) -> Result<Vec<DeliveryRow>, StoreError> {
+        let mut text = format!("SELECT {DELIVERY_COLUMNS} {DELIVERY_FROM}");
+        let mut values: Vec<Value> = vec![self.partner_id.into()];
+        let mut and = |clause: &str, v: Value| {
+            text.push_str(" AND ");
+            text.push_str(clause);
+            values.push(v);
+        };
+        if let Some(x) = &f.endpoint_id {
+            and("d.endpoint_id = ?", x.clone().into());
+        }
+        if let Some(x) = &f.event_id {
+            and("d.event_id = ?", x.clone().into());
+        }
+        if let Some(x) = &f.event_type {
+            and("o.type = ?", x.clone().into());
+        }
+        if let Some(x) = &f.state {
+            and("d.state = ?", x.clone().into());
+        }
+        if let Some(x) = f.since {
+            and("d.created_at >= ?", x.into());
+        }
+        if let Some(x) = f.until {
+            and("d.created_at < ?", x.into());
+        }
+        if let Some((at, id)) = before {
+            text.push_str(" AND (d.created_at < ? OR (d.created_at = ? AND d.id < ?))");
+            values.extend([Value::from(*at), Value::from(*at), Value::from(id.clone())]);
+        }
+        text.push_str(" ORDER BY d.created_at DESC, d.id DESC LIMIT ?");
+        values.push(i64::from(limit).into());
+        Ok(query_all(self.db, sql(self.backend(), &text, values), delivery_row).await?)
+    }
+
+    pub async fn delivery(&self, id: &str) -> Result<Option<DeliveryRow>, StoreError> {
+        let text = format!("SELECT {DELIVERY_COLUMNS} {DELIVERY_FROM} AND d.id = ?");
+        let rows = query_all(
+            self.db,
+            sql(
+                self.backend(),
+                &text,
+                vec![self.partner_id.into(), id.into()],
+            ),
+            delivery_row,
+        )
+        .await?;
+        Ok(rows.into_iter().next())
+    }
+
+    /// The attempts of one of this partner's deliveries, oldest first.
+    pub async fn attempts(&self, delivery_id: &str) -> Result<Vec<attempt::Model>, StoreError> {
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+        if self.delivery(delivery_id).await?.is_none() {
+            return Ok(Vec::new());
+        }
+        Ok(attempt::Entity::find()
+            .filter(attempt::Column::DeliveryId.eq(delivery_id))
+            .order_by_asc(attempt::Column::StartedAt)
+            .order_by_asc(attempt::Column::AttemptNo)
+            .all(self.db)
+            .await?)
+    }
+
+    /// Queues a manual attempt; `None` if the delivery is not this partner's.
+    pub async fn replay(
+        &self,
+        delivery_id: &str,
+        now_ms: i64,
+    ) -> Result<Option<(String, DeliveryRow)>, StoreError> {
+        let Some(d) = self.delivery(delivery_id).await? else {
+            return Ok(None);
+        };
+        let id = super::deliveries::request_replay(self.db, &d.id, &d.endpoint_id, now_ms).await?;
+        Ok(Some((id, d)))
+    }
+
+    /// Queues a manual attempt of every failed or dead delivery of one
+    /// endpoint created in `[since, until)`; `None` if the endpoint is not
+    /// this partner's.
+    pub async fn recover(
+        &self,
+        endpoint_id: &str,
+        since: i64,
+        until: i64,
+        now_ms: i64,
+    ) -> Result<Option<u64>, StoreError> {
+        if self.endpoint(endpoint_id).await?.is_none() {
+            return Ok(None);
+        }
+        // One replay per delivery and request time; asking twice at the same
+        // millisecond queues it once.
+        let res = self
+            .db
+            .execute_raw(sql(
+                self.backend(),
+                "INSERT INTO replay (id, delivery_id, endpoint_id, requested_at, next_attempt_at) \
+                 SELECT 'rpl_' || d.id || '_' || ?, d.id, d.endpoint_id, ?, ? FROM delivery d \
+                 WHERE d.endpoint_id = ? AND d.state IN ('failed', 'dead') AND d.created_at >= ? AND d.created_at < ? \
+                 ON CONFLICT (id) DO NOTHING",
+                vec![now_ms.to_string().into(), now_ms.into(), now_ms.into(), endpoint_id.into(), since.into(), until.into()],
+            ))
+            .await?;
+        Ok(Some(res.rows_affected()))
+    }
+
+    // ----- events -----
+
+    /// Published events in feed order after position `after`.
+    pub async fn feed(
+        &self,
+        after: i64,
+        limit: u32,
+        event_type: Option<&str>,
+    ) -> Result<Vec<(i64, NewEvent)>, StoreError> {
+        use super::entity::outbox_event;
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+        let mut q = outbox_event::Entity::find()
+            .filter(outbox_event::Column::PartnerId.eq(self.partner_id))
+            .filter(outbox_event::Column::FeedSeq.gt(after));
+        if let Some(t) = event_type {
+            q = q.filter(outbox_event::Column::Type.eq(t));
+        }
+        let rows = q
+            .order_by_asc(outbox_event::Column::FeedSeq)
+            .limit(u64::from(limit))
+            .all(self.db)
+            .await?;
+        rows.into_iter()
+            .map(|r| {
+                let seq = r.feed_seq.unwrap_or(after);
+                super::outbox::from_row(r).map(|e| (seq, e))
+            })
+            .collect()
+    }
+
+    /// One of this partner's events (published or not), with its deliveries.
+    pub async fn event(
+        &self,
+        event_id: &str,
+    ) -> Result<Option<(NewEvent, Vec<DeliveryRow>)>, StoreError> {
+        use super::entity::outbox_event;
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+        let Some(row) = outbox_event::Entity::find_by_id(event_id.to_string())
+            .filter(outbox_event::Column::PartnerId.eq(self.partner_id))
+            .one(self.db)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let filter = DeliveryFilter {
+            event_id: Some(event_id.to_string()),
+            ..DeliveryFilter::default()
+        };
+        let deliveries = self.deliveries(&filter, None, 1000).await?;
+        Ok(Some((super::outbox::from_row(row)?, deliveries)))
+    }
+
+    /// A `webhook.test` event delivered to this one endpoint only: stored as
+    /// already published (outside the feed) with its single delivery.
+    pub async fn send_test(
+        &self,
+        endpoint_id: &str,
+        event: &NewEvent,
+        now_ms: i64,
+    ) -> Result<Option<String>, StoreError> {
+        if self.endpoint(endpoint_id).await?.is_none() {
+            return Ok(None);
+        }
+        let txn = self.db.begin().await?;
+        super::outbox::insert(&txn, std::slice::from_ref(event), now_ms).await?;
+        txn.execute_raw(sql(
+            self.backend(),
+            "UPDATE outbox_event SET published_at = ? WHERE event_id = ?",
+            vec![now_ms.into(), event.id.as_str().into()],
+        ))
+        .await?;
+        let delivery_id = new_id("dlv");
+        txn.execute_raw(sql(
+            self.backend(),
+            "INSERT INTO delivery (id, event_id, endpoint_id, state, attempt_count, next_attempt_at, created_at, updated_at) \
+             VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)",
+            vec![delivery_id.clone().into(), event.id.as_str().into(), endpoint_id.into(), now_ms.into(), now_ms.into(), now_ms.into()],
+        ))
+        .await?;
+        txn.commit().await?;
+        Ok(Some(delivery_id))
+    }
+}
