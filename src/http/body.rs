@@ -23,11 +23,8 @@ pub fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, Problem> {
         }
         if let Some(rest) = message.strip_prefix("unknown field `") {
             let name = rest.split('`').next().unwrap_or_default();
-            let field = if path == "." {
-                name.to_string()
-            } else {
-                format!("{path}.{name}")
-            };
+            // The path already ends at the unknown field.
+            let field = if path == "." { name.to_string() } else { path };
             return Problem::unknown_field(field, message);
         }
         let field = if path == "." {
