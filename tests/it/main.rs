@@ -8,3 +8,4 @@ mod crash;
 mod delivery;
 mod egress;
 mod ingest;
+mod isolation;
