@@ -9,28 +9,28 @@
 //! Each scenario starts hookd in this process (`hookd::app::start`) on a fresh
 //! database, with the default configuration except what loopback delivery
 //! needs; `HOOKD_*` variables in the environment override keys as for `hookd
-//! serve`. The receiver (tokio + httparse, one port per endpoint, answers 200 at
-//! once) and the producer (awc) run on threads of their own, so the engine keeps
-//! its thread. Latency runs from just before the ingest POST is sent to the
-//! moment the receiver has read the whole delivery. PostgreSQL is the tests'
-//! private cluster (fsync off; see tests/it/harness/pg.rs).
+//! serve`. The receiver (actix-web, one port per endpoint, answers 200 at once)
+//! and the producer (awc) run on threads of their own, so the engine keeps its
+//! thread. Latency runs from just before the ingest POST is sent to the moment
+//! the receiver has read the whole delivery. PostgreSQL is the tests' private
+//! cluster (fsync off; see tests/it/harness/pg.rs).
 
 #[path = "../tests/it/harness/pg.rs"]
 #[allow(dead_code)]
 mod pg;
 
-use std::collections::{HashMap, hash_map::Entry};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use actix_web::{HttpRequest, HttpResponse, web};
 use anyhow::Context as _;
 use clap::Parser;
 use futures_util::StreamExt as _;
 use hookd::store::{self, endpoints::EndpointStatus, endpoints::NewEndpoint, keys::Role};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-#[derive(Parser, Debug, Clone)]
+#[derive(Parser, Debug)]
 #[command(about = "Drive events through hookd into a local receiver and measure it")]
 struct Args {
     #[arg(long, default_value = "both", value_parser = ["sqlite", "postgres", "both"])]
@@ -68,22 +68,20 @@ fn main() {
     tracing_subscriber::fmt().with_env_filter(filter).init();
     let args = Args::parse();
     let build = if cfg!(debug_assertions) {
-        "DEBUG build (use --release)"
+        "DEBUG build, use --release"
     } else {
         "release build"
     };
-    println!(
-        "hookd bench: {} cores, {build}; peak RSS is the whole process",
-        cores()
-    );
+    println!("hookd bench: {} cores, {build}", cores());
+    let chosen = |choice: &str, name: &str| choice == name || choice == "both";
     let mut ok = true;
     for backend in ["sqlite", "postgres"]
         .into_iter()
-        .filter(|b| [*b, "both"].contains(&&*args.backend))
+        .filter(|b| chosen(&args.backend, b))
     {
         for scenario in ["throughput", "steady"]
             .into_iter()
-            .filter(|s| [*s, "both"].contains(&&*args.scenario))
+            .filter(|s| chosen(&args.scenario, s))
         {
             // A fresh System, engine and database per scenario.
             match actix_rt::System::new().block_on(run(backend, scenario, &args)) {
@@ -122,21 +120,36 @@ async fn run(backend: &str, scenario: &str, args: &Args) -> anyhow::Result<bool>
     let throughput = scenario == "throughput";
     let endpoints = if throughput { args.endpoints } else { 1 };
     let receiver = Receiver::start(endpoints)?;
-    let hookd = Hookd::start(&url, &receiver.ports).await?;
-    reset_peak_rss();
-    let (base, key, partner) = (hookd.base.clone(), hookd.key.clone(), hookd.partner.clone());
-    let (events, conditions, ingest) = if throughput {
-        let (n, batch, conc) = (args.events, args.batch, args.concurrency);
-        let ingest = on_own_thread(move || produce_batches(base, key, partner, n, batch, conc));
-        let conditions =
-            format!("{n} events x {endpoints} endpoints, {batch}/POST, {conc} POSTs in flight");
-        (n, conditions, ingest)
+    let (hookd, producer) = start_hookd(&url, &receiver.ports).await?;
+    let &Args {
+        events,
+        batch,
+        concurrency,
+        rate,
+        seconds,
+        ..
+    } = args;
+    let (events, conditions) = if throughput {
+        (
+            events,
+            format!(
+                "{events} events x {endpoints} endpoints, {batch}/POST, {concurrency} POSTs in flight"
+            ),
+        )
     } else {
-        let (rate, secs) = (args.rate, args.seconds);
-        let ingest = on_own_thread(move || produce_steady(base, key, partner, rate, secs));
-        let conditions = format!("{rate} ev/s for {secs} s x 1 endpoint, 1 event/POST");
-        ((rate * secs) as usize, conditions, ingest)
+        (
+            (rate * seconds) as usize,
+            format!("{rate} ev/s for {seconds} s x 1 endpoint, 1 event/POST"),
+        )
     };
+    reset_peak_rss();
+    let ingest = on_own_thread(move || async move {
+        if throughput {
+            producer.batches(events, batch, concurrency).await
+        } else {
+            producer.steady(rate, seconds).await
+        }
+    });
     let ingest = ingest.await.context("the producer thread died")??;
     let expected = events * endpoints;
     receiver
@@ -144,122 +157,111 @@ async fn run(backend: &str, scenario: &str, args: &Args) -> anyhow::Result<bool>
         .await;
     let rss = peak_rss_mib();
     let r = receiver.report(&ingest.sent, endpoints);
-    let db = hookd
-        .counts()
+    let db = counts(&hookd)
         .await
         .unwrap_or_else(|e| format!("counting failed: {e}"));
-    hookd.running.engine.shutdown().await;
-    hookd.running.server.stop(true).await;
+    hookd.engine.shutdown().await;
+    hookd.server.stop(true).await;
+    receiver.server.stop(false).await;
 
     let span = r
         .last_receipt
         .map_or(Duration::ZERO, |t| t - ingest.first_send);
     println!(
         "{backend:<9} {scenario:<10} {conditions}, {} cores: ingest {} ev/s  deliveries {}/s  \
-         latency p50 {} p99 {} max {}  peak RSS {rss} MiB",
+         latency p50 {} p99 {} max {}  peak RSS {rss} MiB (whole process)",
         cores(),
-        rate(events, ingest.elapsed),
-        rate(r.received, span),
+        per_sec(events, ingest.elapsed),
+        per_sec(r.received, span),
         ms(r.percentile(0.50)),
         ms(r.percentile(0.99)),
         ms(r.latencies.last().copied().unwrap_or_default()),
     );
+    let connections = receiver.log.connections.load(Relaxed);
     println!(
-        "{:20}{db}; {} duplicates; {} receiver connections",
-        "", r.duplicates, r.connections
+        "{:20}{db}; {} duplicate receipts; {connections} receiver connections",
+        "", r.duplicates
     );
     let ok = r.received == expected && r.problems.is_empty();
     if !ok {
+        let problems = r.problems.join("; ");
         println!(
-            "FAIL {backend} {scenario}: {} of {expected} deliveries arrived; {}",
-            r.received,
-            r.problems.join("; ")
+            "FAIL {backend} {scenario}: {} of {expected} deliveries arrived; {problems}",
+            r.received
         );
     }
     Ok(ok)
 }
 
-/// hookd on its own database: a partner, a service key, one endpoint per port.
-struct Hookd {
-    running: hookd::app::Running,
-    base: String,
-    key: String,
-    partner: String,
+// ---------------------------------------------------------------------------------------------
+// hookd
+
+/// Starts hookd on `url` with a partner, a service key and one endpoint per receiver port.
+async fn start_hookd(url: &str, ports: &[u16]) -> anyhow::Result<(hookd::app::Running, Producer)> {
+    let mut env: Vec<(String, String)> = [
+        ("HOOKD_DATABASE__URL", url),
+        (
+            "HOOKD_SECRETS__MASTER_KEY",
+            "bench-master-key-0123456789-abcdefghij",
+        ),
+        ("HOOKD_HTTP__LISTEN", "127.0.0.1:0"),
+        ("HOOKD_EGRESS__ALLOW_HTTP", "true"),
+        ("HOOKD_EGRESS__ALLOW_CIDRS", r#"["127.0.0.0/8"]"#),
+        ("HOOKD_EGRESS__ALLOWED_PORTS", "[]"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    env.extend(std::env::vars().filter(|(k, _)| k.starts_with("HOOKD_")));
+    let config = hookd::config::Config::load(None, env)?;
+    let concurrency = config.delivery.default_concurrency;
+    let running =
+        hookd::app::start(config, Arc::new(hookd::domain::clock::SystemClock), false).await?;
+    let (db, now) = (&running.shared.db, chrono::Utc::now().timestamp_millis());
+    let partner = store::partners::create(db, None, "Bench", now).await?.id;
+    let key = store::keys::create(db, Role::Service, None, now).await?.key;
+    for port in ports {
+        let endpoint = NewEndpoint {
+            partner_id: partner.clone(),
+            url: format!("http://127.0.0.1:{port}/hook"),
+            description: String::new(),
+            event_types: Vec::new(),
+            schema_version: None,
+            concurrency,
+            rate_limit: None,
+            status: EndpointStatus::Active,
+        };
+        store::endpoints::create(db, &running.shared.secrets, endpoint, now).await?;
+    }
+    let producer = Producer {
+        url: format!("http://{}/v1/events", running.addr),
+        key,
+        partner,
+    };
+    Ok((running, producer))
 }
 
-impl Hookd {
-    async fn start(url: &str, ports: &[u16]) -> anyhow::Result<Hookd> {
-        let mut env: Vec<(String, String)> = [
-            ("HOOKD_DATABASE__URL", url),
-            (
-                "HOOKD_SECRETS__MASTER_KEY",
-                "bench-master-key-0123456789-abcdefghij",
-            ),
-            ("HOOKD_HTTP__LISTEN", "127.0.0.1:0"),
-            ("HOOKD_EGRESS__ALLOW_HTTP", "true"),
-            ("HOOKD_EGRESS__ALLOW_CIDRS", r#"["127.0.0.0/8"]"#),
-            ("HOOKD_EGRESS__ALLOWED_PORTS", "[]"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        env.extend(std::env::vars().filter(|(k, _)| k.starts_with("HOOKD_")));
-        let config = hookd::config::Config::load(None, env)?;
-        let concurrency = config.delivery.default_concurrency;
-        let clock = Arc::new(hookd::domain::clock::SystemClock);
-        let running = hookd::app::start(config, clock, false).await?;
-        let (db, now) = (&running.shared.db, chrono::Utc::now().timestamp_millis());
-        let partner = store::partners::create(db, None, "Bench", now).await?.id;
-        let key = store::keys::create(db, Role::Service, None, now).await?.key;
-        for port in ports {
-            let endpoint = NewEndpoint {
-                partner_id: partner.clone(),
-                url: format!("http://127.0.0.1:{port}/hook"),
-                description: String::new(),
-                event_types: Vec::new(),
-                concurrency,
-                rate_limit: None,
-                schema_version: None,
-                status: EndpointStatus::Active,
-            };
-            store::endpoints::create(db, &running.shared.secrets, endpoint, now).await?;
-        }
-        let base = format!("http://{}", running.addr);
-        Ok(Hookd {
-            running,
-            base,
-            key,
-            partner,
-        })
-    }
-
-    /// The database's view: deliveries, how many were delivered, and attempts.
-    async fn counts(&self) -> anyhow::Result<String> {
-        use sea_orm::{ConnectionTrait, Statement};
-        let db = &self.running.shared.db;
-        let sql = "SELECT (SELECT COUNT(*) FROM delivery) AS d, (SELECT COUNT(*) FROM attempt) AS a, \
-                   (SELECT COUNT(*) FROM delivery WHERE state = 'delivered') AS ok";
-        let stmt = Statement::from_string(db.get_database_backend(), sql);
-        let row = db.query_one_raw(stmt).await?.context("no row")?;
-        let n = |c| row.try_get::<i64>("", c);
-        Ok(format!(
-            "database: {} deliveries, {} delivered, {} attempts",
-            n("d")?,
-            n("ok")?,
-            n("a")?
-        ))
-    }
+/// The database's view: deliveries, how many were delivered, and attempts.
+async fn counts(running: &hookd::app::Running) -> anyhow::Result<String> {
+    use sea_orm::{ConnectionTrait, Statement};
+    let db = &running.shared.db;
+    let sql = "SELECT (SELECT COUNT(*) FROM delivery) AS d, (SELECT COUNT(*) FROM attempt) AS a, \
+               (SELECT COUNT(*) FROM delivery WHERE state = 'delivered') AS ok";
+    let row = db
+        .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
+        .await?;
+    let row = row.context("no row")?;
+    let n = |column| row.try_get::<i64>("", column);
+    Ok(format!(
+        "database: {} deliveries, {} delivered, {} attempts",
+        n("d")?,
+        n("ok")?,
+        n("a")?
+    ))
 }
 
 // ---------------------------------------------------------------------------------------------
-// The producer: awc, on its own thread and System.
-
-struct Ingested {
-    /// Each event id, and the instant just before the POST that carried it was sent.
-    sent: HashMap<String, Instant>,
-    first_send: Instant,
-    elapsed: Duration,
-}
+// The producer: awc, on a thread and System of its own
 
 /// Runs `f` on a new thread with its own actix System; its result arrives on the receiver.
 fn on_own_thread<F, Fut, T>(f: F) -> tokio::sync::oneshot::Receiver<T>
@@ -277,122 +279,136 @@ where
     rx
 }
 
-fn event(partner: &str, seq: usize) -> (String, serde_json::Value) {
-    let id = format!("evt_{}", ulid::Ulid::new());
-    let data = serde_json::json!({"final_cost": "1.20", "currency": "USD", "seq": seq, "account": "acct_0123456789"});
-    let event = serde_json::json!({"event_id": id, "type": "usage.finalized", "partner_id": partner, "data": data});
-    (id, event)
-}
-
-async fn post(
-    client: &awc::Client,
-    base: &str,
-    key: &str,
-    body: String,
-) -> anyhow::Result<Instant> {
-    let at = Instant::now();
-    let mut res = client
-        .post(format!("{base}/v1/events"))
-        .insert_header(("authorization", format!("Bearer {key}")))
-        .insert_header(("content-type", "application/json"))
-        .send_body(body)
-        .await
-        .map_err(|e| anyhow::anyhow!("POST /v1/events: {e}"))?;
-    if res.status() != 201 {
-        let body = res.body().await.unwrap_or_default();
-        anyhow::bail!(
-            "POST /v1/events answered {}: {}",
-            res.status(),
-            String::from_utf8_lossy(&body)
-        );
-    }
-    Ok(at)
-}
-
-/// Throughput: every event in batches, `concurrency` POSTs in flight.
-async fn produce_batches(
-    base: String,
+#[derive(Clone)]
+struct Producer {
+    url: String,
     key: String,
     partner: String,
-    events: usize,
-    batch: usize,
-    concurrency: usize,
-) -> anyhow::Result<Ingested> {
-    let client = awc::Client::builder()
-        .timeout(Duration::from_secs(120))
-        .finish();
-    let batches: Vec<(Vec<String>, String)> = (0..events)
-        .step_by(batch)
-        .map(|start| {
-            let (ids, items): (Vec<_>, Vec<_>) = (start..events.min(start + batch))
-                .map(|i| event(&partner, i))
-                .unzip();
-            (ids, serde_json::Value::Array(items).to_string())
+}
+
+struct Ingested {
+    /// Each event id, and the instant just before the POST that carried it was sent.
+    sent: HashMap<String, Instant>,
+    first_send: Instant,
+    elapsed: Duration,
+}
+
+impl Producer {
+    /// `n` events with producer-chosen ids, as a JSON array or (one event) object.
+    fn events(&self, first: usize, n: usize) -> (Vec<String>, String) {
+        let (ids, events): (Vec<String>, Vec<serde_json::Value>) = (first..first + n)
+            .map(|seq| {
+                let id = format!("evt_{}", ulid::Ulid::new());
+                let data = serde_json::json!({"final_cost": "1.20", "currency": "USD", "seq": seq});
+                let event = serde_json::json!({"event_id": id, "type": "usage.finalized",
+                    "partner_id": self.partner, "data": data});
+                (id, event)
+            })
+            .unzip();
+        let body = match <[_; 1]>::try_from(events) {
+            Ok([one]) => one.to_string(),
+            Err(many) => serde_json::Value::Array(many).to_string(),
+        };
+        (ids, body)
+    }
+
+    /// POSTs the body and returns the ids with the instant the POST started.
+    async fn post(
+        &self,
+        client: &awc::Client,
+        (ids, body): (Vec<String>, String),
+    ) -> anyhow::Result<(Vec<String>, Instant)> {
+        let at = Instant::now();
+        let mut res = client
+            .post(&self.url)
+            .insert_header(("authorization", format!("Bearer {}", self.key)))
+            .insert_header(("content-type", "application/json"))
+            .send_body(body)
+            .await
+            .map_err(|e| anyhow::anyhow!("POST /v1/events: {e}"))?;
+        if res.status() != 201 {
+            let body = res.body().await.unwrap_or_default();
+            anyhow::bail!(
+                "POST /v1/events: {} {}",
+                res.status(),
+                String::from_utf8_lossy(&body)
+            );
+        }
+        Ok((ids, at))
+    }
+
+    /// Throughput: every event in batches, `concurrency` POSTs in flight.
+    async fn batches(
+        self,
+        events: usize,
+        batch: usize,
+        concurrency: usize,
+    ) -> anyhow::Result<Ingested> {
+        let client = awc::Client::builder()
+            .timeout(Duration::from_secs(120))
+            .finish();
+        let bodies: Vec<_> = (0..events)
+            .step_by(batch)
+            .map(|i| self.events(i, batch.min(events - i)))
+            .collect();
+        let first_send = Instant::now();
+        let posts = bodies.into_iter().map(|body| self.post(&client, body));
+        let done: Vec<_> = futures_util::stream::iter(posts)
+            .buffer_unordered(concurrency)
+            .collect()
+            .await;
+        Ingested::collect(done, first_send)
+    }
+
+    /// Steady: one event per POST, `rate` per second for `seconds`, paced by the clock.
+    async fn steady(self, rate: u32, seconds: u32) -> anyhow::Result<Ingested> {
+        let client = awc::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .finish();
+        let (me, first_send) = (Arc::new(self), Instant::now());
+        let mut posts = Vec::new();
+        for i in 0..rate * seconds {
+            actix_rt::time::sleep_until((first_send + Duration::from_secs(1) * i / rate).into())
+                .await;
+            let (me, client) = (me.clone(), client.clone());
+            posts.push(actix_rt::spawn(async move {
+                me.post(&client, me.events(i as usize, 1)).await
+            }));
+        }
+        let done = futures_util::future::join_all(posts).await;
+        Ingested::collect(
+            done.into_iter()
+                .map(|r| r.unwrap_or_else(|e| Err(e.into()))),
+            first_send,
+        )
+    }
+}
+
+impl Ingested {
+    fn collect(
+        posts: impl IntoIterator<Item = anyhow::Result<(Vec<String>, Instant)>>,
+        first_send: Instant,
+    ) -> anyhow::Result<Ingested> {
+        let elapsed = first_send.elapsed();
+        let mut sent = HashMap::new();
+        for post in posts {
+            let (ids, at) = post?;
+            sent.extend(ids.into_iter().map(|id| (id, at)));
+        }
+        Ok(Ingested {
+            sent,
+            first_send,
+            elapsed,
         })
-        .collect();
-    let first_send = Instant::now();
-    let posts = batches.into_iter().map(|(ids, body)| {
-        let (client, base, key) = (&client, &base, &key);
-        async move { post(client, base, key, body).await.map(|at| (ids, at)) }
-    });
-    let done: Vec<_> = futures_util::stream::iter(posts)
-        .buffer_unordered(concurrency)
-        .collect()
-        .await;
-    let elapsed = first_send.elapsed();
-    let mut sent = HashMap::with_capacity(events);
-    for result in done {
-        let (ids, at) = result?;
-        sent.extend(ids.into_iter().map(|id| (id, at)));
     }
-    Ok(Ingested {
-        sent,
-        first_send,
-        elapsed,
-    })
-}
-
-/// Steady: one event per POST, `rate` per second for `seconds`, paced by the clock.
-async fn produce_steady(
-    base: String,
-    key: String,
-    partner: String,
-    rate: u32,
-    seconds: u32,
-) -> anyhow::Result<Ingested> {
-    let client = awc::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .finish();
-    let period = Duration::from_secs(1) / rate;
-    let first_send = Instant::now();
-    let mut posts = Vec::new();
-    for i in 0..rate * seconds {
-        actix_rt::time::sleep_until((first_send + period * i).into()).await;
-        let (id, event) = event(&partner, i as usize);
-        let (client, base, key) = (client.clone(), base.clone(), key.clone());
-        posts.push(actix_rt::spawn(async move {
-            post(&client, &base, &key, event.to_string())
-                .await
-                .map(|at| (id, at))
-        }));
-    }
-    let mut sent = HashMap::with_capacity(posts.len());
-    for p in posts {
-        let (id, at) = p.await??;
-        sent.insert(id, at);
-    }
-    Ok(Ingested {
-        sent,
-        first_send,
-        elapsed: first_send.elapsed(),
-    })
 }
 
 // ---------------------------------------------------------------------------------------------
-// The receiver: a thread of its own, one port per endpoint, the first receipt of each event id.
+// The receiver: actix-web on a thread of its own, one port per endpoint
 
 #[derive(Default)]
 struct Log {
+    ports: Vec<u16>,
     /// Per endpoint: event id → when its first delivery had been read.
     first: Mutex<Vec<HashMap<String, Instant>>>,
     distinct: AtomicUsize,
@@ -403,61 +419,80 @@ struct Log {
 struct Receiver {
     ports: Vec<u16>,
     log: Arc<Log>,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    server: actix_web::dev::ServerHandle,
 }
 
 #[derive(Default)]
 struct Report {
     received: usize,
     duplicates: usize,
-    connections: usize,
     latencies: Vec<Duration>,
     last_receipt: Option<Instant>,
     problems: Vec<String>,
 }
 
+/// Records the first receipt of each event id per endpoint, and answers 200.
+async fn receive(req: HttpRequest, _body: web::Bytes, log: web::Data<Log>) -> HttpResponse {
+    let at = Instant::now();
+    let port = req.app_config().local_addr().port();
+    let endpoint = log.ports.iter().position(|p| *p == port).unwrap_or(0);
+    let id = req
+        .headers()
+        .get("webhook-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let seen = &mut log.first.lock().expect("the receiver log")[endpoint];
+    let counter = if seen.contains_key(id) {
+        &log.duplicates
+    } else {
+        seen.insert(id.into(), at);
+        &log.distinct
+    };
+    counter.fetch_add(1, Relaxed);
+    HttpResponse::Ok().finish()
+}
+
 impl Receiver {
     fn start(endpoints: usize) -> anyhow::Result<Receiver> {
-        let listeners = (0..endpoints)
+        let listeners: Vec<_> = (0..endpoints)
             .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
-            .collect::<std::io::Result<Vec<_>>>()?;
-        let ports = listeners
+            .collect::<Result<_, _>>()?;
+        let ports: Vec<u16> = listeners
             .iter()
             .map(|l| l.local_addr().map(|a| a.port()))
             .collect::<Result<_, _>>()?;
+        let first = Mutex::new(vec![HashMap::new(); endpoints]);
         let log = Arc::new(Log {
-            first: Mutex::new(vec![HashMap::new(); endpoints]),
+            ports: ports.clone(),
+            first,
             ..Log::default()
         });
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let shared = log.clone();
-        let serve_all = async move {
-            for (endpoint, listener) in listeners.into_iter().enumerate() {
-                listener.set_nonblocking(true)?;
-                let listener = tokio::net::TcpListener::from_std(listener)?;
-                let log = shared.clone();
-                tokio::spawn(async move {
-                    while let Ok((stream, _)) = listener.accept().await {
-                        log.connections.fetch_add(1, Relaxed);
-                        tokio::spawn(serve(stream, endpoint, log.clone()));
-                    }
-                });
-            }
-            let _ = stopped.await;
-            std::io::Result::Ok(())
+        let (shared, (tx, rx)) = (web::Data::from(log.clone()), std::sync::mpsc::channel());
+        let serve = move || {
+            actix_rt::System::new().block_on(async move {
+                let counter = shared.clone();
+                let app = move || {
+                    actix_web::App::new()
+                        .app_data(shared.clone())
+                        .default_service(web::to(receive))
+                };
+                let mut server = actix_web::HttpServer::new(app)
+                    .workers(1)
+                    .disable_signals()
+                    .on_connect(move |_, _| drop(counter.connections.fetch_add(1, Relaxed)));
+                for listener in listeners {
+                    server = server.listen(listener)?;
+                }
+                let server = server.run();
+                let _ = tx.send(server.handle());
+                server.await
+            })
         };
-        let run = move || runtime.block_on(serve_all).expect("the receiver runs");
         std::thread::Builder::new()
             .name("bench-receiver".into())
-            .spawn(run)?;
-        Ok(Receiver {
-            ports,
-            log,
-            _stop: stop,
-        })
+            .spawn(serve)?;
+        let server = rx.recv().context("the receiver did not start")?;
+        Ok(Receiver { ports, log, server })
     }
 
     /// Waits until `expected` distinct deliveries arrived, or none came for `stall`.
@@ -471,12 +506,11 @@ impl Receiver {
         }
     }
 
-    /// Latencies of every first receipt, and what is missing or unknown per endpoint.
+    /// The latency of every first receipt, and what each endpoint missed.
     fn report(&self, sent: &HashMap<String, Instant>, endpoints: usize) -> Report {
         let first = self.log.first.lock().expect("the receiver log");
         let mut r = Report {
             duplicates: self.log.duplicates.load(Relaxed),
-            connections: self.log.connections.load(Relaxed),
             ..Report::default()
         };
         for (endpoint, seen) in first.iter().enumerate().take(endpoints) {
@@ -490,10 +524,9 @@ impl Receiver {
             }
             r.received += known;
             if known != sent.len() || known != seen.len() {
-                let unknown = seen.len() - known;
+                let (of, unknown) = (sent.len(), seen.len() - known);
                 r.problems.push(format!(
-                    "endpoint {endpoint} got {known} of {} events and {unknown} unknown ids",
-                    sent.len()
+                    "endpoint {endpoint} got {known} of {of} events and {unknown} unknown ids"
                 ));
             }
         }
@@ -504,66 +537,11 @@ impl Receiver {
 
 impl Report {
     fn percentile(&self, p: f64) -> Duration {
-        let n = self.latencies.len();
-        let rank = ((n as f64 * p).ceil() as usize).clamp(1, n.max(1));
-        self.latencies.get(rank - 1).copied().unwrap_or_default()
-    }
-}
-
-/// HTTP/1.1 with keep-alive: reads each request whole (Content-Length), records it, answers 200.
-async fn serve(
-    mut stream: tokio::net::TcpStream,
-    endpoint: usize,
-    log: Arc<Log>,
-) -> std::io::Result<()> {
-    stream.set_nodelay(true)?;
-    let mut buf = Vec::with_capacity(16 * 1024);
-    loop {
-        let mut headers = [httparse::EMPTY_HEADER; 32];
-        let mut req = httparse::Request::new(&mut headers);
-        let parsed = req
-            .parse(&buf)
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
-        let header = |name: &str| {
-            req.headers
-                .iter()
-                .find(|h| h.name.eq_ignore_ascii_case(name))
-                .map(|h| h.value)
-        };
-        let whole = match parsed {
-            httparse::Status::Partial => None,
-            httparse::Status::Complete(head) => {
-                let len = header("content-length")
-                    .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok());
-                let id =
-                    String::from_utf8_lossy(header("webhook-id").unwrap_or_default()).into_owned();
-                Some((head + len.unwrap_or(0), id))
-            }
-        };
-        match whole {
-            Some((end, id)) if buf.len() >= end => {
-                let at = Instant::now();
-                let first = match log.first.lock().expect("the receiver log")[endpoint].entry(id) {
-                    Entry::Vacant(slot) => {
-                        slot.insert(at);
-                        true
-                    }
-                    Entry::Occupied(_) => false,
-                };
-                (if first {
-                    &log.distinct
-                } else {
-                    &log.duplicates
-                })
-                .fetch_add(1, Relaxed);
-                buf.drain(..end);
-                stream
-                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
-                    .await?;
-            }
-            _ if stream.read_buf(&mut buf).await? == 0 => return Ok(()),
-            _ => {}
-        }
+        let rank = (self.latencies.len() as f64 * p).ceil() as usize;
+        self.latencies
+            .get(rank.max(1) - 1)
+            .copied()
+            .unwrap_or_default()
     }
 }
 
@@ -573,12 +551,12 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-fn rate(n: usize, over: Duration) -> String {
-    let per_sec = n as f64 / over.as_secs_f64().max(1e-9);
-    if per_sec >= 10_000.0 {
-        format!("{:.1}k", per_sec / 1000.0)
+fn per_sec(n: usize, over: Duration) -> String {
+    let rate = n as f64 / over.as_secs_f64().max(1e-9);
+    if rate >= 10_000.0 {
+        format!("{:.1}k", rate / 1000.0)
     } else {
-        format!("{per_sec:.0}")
+        format!("{rate:.0}")
     }
 }
 

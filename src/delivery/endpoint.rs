@@ -16,10 +16,11 @@ use super::{
 };
 use crate::{
     domain::{
-        circuit::{Circuit, Permit},
+        circuit::{Circuit, CircuitState, Permit},
         event::{NewEvent, envelope},
         outcome::{ErrorCategory, Outcome},
         retry::Next,
+        token_bucket::TokenBucket,
     },
     egress::{
         resolver::{Resolve, ResolveError, ResolverActor},
@@ -80,6 +81,9 @@ pub struct EndpointActor {
     supervisor: Recipient<Idle>,
     loaded: Option<Rc<Loaded>>,
     circuit: Circuit,
+    /// The endpoint's rate limit (requests per second) and its bucket.
+    rate_limit: Option<u32>,
+    rate: Option<TokenBucket>,
     queue: VecDeque<Job>,
     in_flight: usize,
     busy: bool,
@@ -110,6 +114,8 @@ impl EndpointActor {
             supervisor,
             loaded: None,
             circuit,
+            rate_limit: None,
+            rate: None,
             queue: VecDeque::new(),
             in_flight: 0,
             busy: false,
@@ -152,6 +158,12 @@ impl EndpointActor {
         }
         let cap = self.concurrency();
         while self.in_flight < cap && !self.queue.is_empty() {
+            if let Some(bucket) = &mut self.rate
+                && let Err(wait_ms) = bucket.take(now)
+            {
+                self.sleep_until(ctx, now + wait_ms);
+                break;
+            }
             match self.circuit.permit(now) {
                 Permit::Send => self.start_attempt(ctx),
                 Permit::Probe => {
@@ -168,12 +180,10 @@ impl EndpointActor {
                 }
             }
         }
-        let open = matches!(self.circuit.state(), crate::domain::circuit::CircuitState::Open { until_ms } if until_ms > now);
-        if open {
-            if let crate::domain::circuit::CircuitState::Open { until_ms } = self.circuit.state() {
-                self.sleep_until(ctx, until_ms);
-            }
-            return;
+        if let CircuitState::Open { until_ms } = self.circuit.state()
+            && until_ms > now
+        {
+            return self.sleep_until(ctx, until_ms);
         }
         if self.queue.len() < cap && self.next_due.is_none_or(|t| t <= now) {
             self.claim(
@@ -208,6 +218,11 @@ impl EndpointActor {
             act.busy = false;
             match res {
                 Ok(Some(loaded)) => {
+                    let limit = loaded.endpoint.rate_limit;
+                    if limit != act.rate_limit {
+                        act.rate_limit = limit;
+                        act.rate = limit.map(|r| TokenBucket::new(r, r, loaded.at_ms));
+                    }
                     act.loaded = Some(Rc::new(loaded));
                     act.pump(ctx);
                 }

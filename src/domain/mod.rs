@@ -7,3 +7,4 @@ pub mod event;
 pub mod ids;
 pub mod outcome;
 pub mod retry;
+pub mod token_bucket;

@@ -594,3 +594,32 @@ on_both_backends!(
         assert_eq!(receiver.count(), 1, "no attempt after the maximum age");
     }
 );
+
+on_both_backends!(
+    an_endpoint_rate_limit_spaces_its_requests,
+    |backend: Backend| async move {
+        use sea_orm::ConnectionTrait;
+        let app = spawn_app(backend).await;
+        let receiver = Receiver::start().await;
+        let (endpoint, _) = app.endpoint(&receiver.url()).await;
+        app.db()
+            .execute_unprepared(&format!(
+                "UPDATE endpoint SET rate_limit = 4 WHERE id = '{endpoint}'"
+            ))
+            .await
+            .expect("rate limited");
+        let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
+        app.post_events(&serde_json::Value::Array(vec![event; 10]))
+            .await;
+        receiver.wait_for(4, WAIT).await.expect("a burst of four");
+        stays_at(&receiver, 4).await;
+        app.advance(Duration::from_secs(1));
+        receiver
+            .wait_for(8, WAIT)
+            .await
+            .expect("four more a second later");
+        stays_at(&receiver, 8).await;
+        app.advance(Duration::from_secs(1));
+        receiver.wait_for(10, WAIT).await.expect("the rest");
+    }
+);
