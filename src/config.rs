@@ -81,6 +81,7 @@ struct RawApi {
 struct RawRetention {
     events: String,
     deliveries: String,
+    sweep_interval: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -196,6 +197,7 @@ pub struct ApiConfig {
 pub struct RetentionConfig {
     pub events: Duration,
     pub deliveries: Duration,
+    pub sweep_interval: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -418,7 +420,14 @@ impl Raw {
         let retention = RetentionConfig {
             events: duration("retention.events", &self.retention.events)?,
             deliveries: duration("retention.deliveries", &self.retention.deliveries)?,
+            sweep_interval: duration("retention.sweep_interval", &self.retention.sweep_interval)?,
         };
+        if retention.sweep_interval.is_zero() {
+            return Err(invalid(
+                "retention.sweep_interval",
+                "must be greater than zero",
+            ));
+        }
         if !(1..=10_000).contains(&self.ingest.max_batch) {
             return Err(invalid("ingest.max_batch", "must be between 1 and 10000"));
         }

@@ -162,6 +162,31 @@ impl FanoutActor {
     }
 }
 
+impl FanoutActor {
+    /// Deletes what is past its retention.
+    fn sweep(&mut self, ctx: &mut Context<Self>) {
+        let shared = self.shared.clone();
+        let work = async move {
+            let r = &shared.config.retention;
+            let age = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+            store::retention::sweep(
+                &shared.db,
+                shared.clock.now_ms(),
+                age(r.deliveries),
+                age(r.events),
+            )
+            .await
+        };
+        ctx.spawn(work.into_actor(self).map(|res, _, _| match res {
+            Ok((0, 0)) => {}
+            Ok((deliveries, events)) => {
+                tracing::info!(deliveries, events, "retention sweep deleted old rows")
+            }
+            Err(e) => tracing::warn!(error = %e, "retention sweep failed"),
+        }));
+    }
+}
+
 impl Actor for FanoutActor {
     type Context = Context<Self>;
 
@@ -169,6 +194,9 @@ impl Actor for FanoutActor {
         self.poll(ctx);
         ctx.run_interval(self.shared.config.delivery.poll_interval, |act, ctx| {
             act.poll(ctx)
+        });
+        ctx.run_interval(self.shared.config.retention.sweep_interval, |act, ctx| {
+            act.sweep(ctx)
         });
     }
 

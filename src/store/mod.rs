@@ -10,6 +10,7 @@ pub mod health;
 pub mod keys;
 pub mod outbox;
 pub mod partners;
+pub mod retention;
 pub mod scoped;
 
 use std::time::Duration;

@@ -623,3 +623,61 @@ on_both_backends!(
         receiver.wait_for(10, WAIT).await.expect("the rest");
     }
 );
+
+on_both_backends!(
+    finished_deliveries_and_events_past_retention_are_deleted,
+    |backend: Backend| async move {
+        let app = spawn_app_with(
+            backend,
+            &[
+                ("HOOKD_RETENTION__DELIVERIES", "1d"),
+                ("HOOKD_RETENTION__EVENTS", "1d"),
+                ("HOOKD_RETENTION__SWEEP_INTERVAL", "100ms"),
+            ],
+        )
+        .await;
+        let receiver = Receiver::start().await;
+        receiver.script([Reply::status(200), Reply::status(500)]);
+        let (endpoint, _) = app.endpoint(&receiver.url()).await;
+        let done = app.publish("a.b", json!({"n": 1})).await;
+        app.wait_for_state(&done, &endpoint, "delivered", WAIT)
+            .await;
+        let pending = app.publish("a.b", json!({"n": 2})).await;
+        app.wait_for_state(&pending, &endpoint, "failed", WAIT)
+            .await;
+        receiver.set_default(Reply::StallHeaders(Duration::from_secs(30)));
+
+        app.advance(Duration::from_secs(2 * 86_400));
+        let gone = crate::harness::wait_until(WAIT, || async {
+            let n = app
+                .count(&format!(
+                    "SELECT COUNT(*) AS n FROM outbox_event WHERE event_id = '{done}'"
+                ))
+                .await;
+            (n == 0).then_some(())
+        })
+        .await;
+        assert!(
+            gone.is_some(),
+            "the delivered event and its delivery are deleted after their retention"
+        );
+        assert_eq!(
+            app.count(&format!(
+                "SELECT COUNT(*) AS n FROM delivery WHERE event_id = '{done}'"
+            ))
+            .await,
+            0
+        );
+        assert!(
+            app.delivery(&pending, &endpoint).await.is_some(),
+            "an unfinished delivery is never deleted"
+        );
+        assert_eq!(
+            app.count(&format!(
+                "SELECT COUNT(*) AS n FROM outbox_event WHERE event_id = '{pending}'"
+            ))
+            .await,
+            1
+        );
+    }
+);

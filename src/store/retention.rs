@@ -1,0 +1,39 @@
+//! Retention: finished deliveries (with their attempts and replays) and
+//! published events past their age are deleted, in bounded batches.
+//! Unfinished deliveries, and events that still have deliveries, are kept.
+
+use sea_orm::{ConnectionTrait, Value};
+
+use super::{StoreError, sql};
+
+const BATCH: i64 = 1000;
+
+/// Deletes one batch of each; returns (deliveries, events) deleted.
+pub async fn sweep(
+    db: &impl ConnectionTrait,
+    now_ms: i64,
+    deliveries_age_ms: i64,
+    events_age_ms: i64,
+) -> Result<(u64, u64), StoreError> {
+    let backend = db.get_database_backend();
+    let deliveries = db
+        .execute_raw(sql(
+            backend,
+            "DELETE FROM delivery WHERE id IN (SELECT id FROM delivery \
+             WHERE state IN ('delivered', 'dead') AND updated_at < ? LIMIT ?)",
+            vec![Value::from(now_ms - deliveries_age_ms), BATCH.into()],
+        ))
+        .await?
+        .rows_affected();
+    let events = db
+        .execute_raw(sql(
+            backend,
+            "DELETE FROM outbox_event WHERE event_id IN (SELECT o.event_id FROM outbox_event o \
+             WHERE o.published_at IS NOT NULL AND o.published_at < ? \
+             AND NOT EXISTS (SELECT 1 FROM delivery d WHERE d.event_id = o.event_id) LIMIT ?)",
+            vec![Value::from(now_ms - events_age_ms), BATCH.into()],
+        ))
+        .await?
+        .rows_affected();
+    Ok((deliveries, events))
+}
