@@ -79,7 +79,6 @@ pub async fn start(
             .configure(http::routes)
             .split_for_parts();
         app.app_data(web::Data::new(doc))
-            .route("/v1/openapi.json", web::get().to(openapi_json))
             .default_service(web::to(http::not_found))
     })
     .workers(2)
@@ -104,10 +103,6 @@ pub async fn start(
         server: handle,
         task,
     })
-}
-
-async fn openapi_json(doc: web::Data<utoipa::openapi::OpenApi>) -> actix_web::HttpResponse {
-    actix_web::HttpResponse::Ok().json(doc.get_ref())
 }
 
 /// `hookd serve`: runs until SIGINT or SIGTERM.

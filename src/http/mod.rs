@@ -34,7 +34,8 @@ pub struct AppState {
 /// the OpenAPI document.
 pub fn routes(cfg: &mut ServiceConfig) {
     use partner::{catalog, deliveries, endpoints, events};
-    cfg.service(health::healthz)
+    cfg.service(openapi::document)
+        .service(health::healthz)
         .service(health::readyz)
         .service(ingest::ingest)
         .service(events::feed)

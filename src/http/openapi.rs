@@ -1,6 +1,7 @@
 //! The OpenAPI 3.1 document, generated from the handlers that serve the
 //! routes (so the document and the routes cannot drift apart).
 
+use actix_web::get;
 use utoipa::{
     Modify, OpenApi,
     openapi::security::{Http, HttpAuthScheme, SecurityScheme},
@@ -45,4 +46,13 @@ pub fn base() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     doc.info.version = env!("CARGO_PKG_VERSION").to_string();
     doc
+}
+
+/// This document.
+#[utoipa::path(tag = "health", responses((status = 200, description = "The OpenAPI 3.1 document", body = Object)))]
+#[get("/v1/openapi.json")]
+pub async fn document(
+    doc: actix_web::web::Data<utoipa::openapi::OpenApi>,
+) -> actix_web::HttpResponse {
+    actix_web::HttpResponse::Ok().json(doc.get_ref())
 }
