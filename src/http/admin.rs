@@ -114,16 +114,12 @@ pub async fn list_partners(
     let limit = page::limit(q.limit, api.page_size_default, api.page_size_max)?;
     let after = q.after.as_deref().map(page::decode_position).transpose()?;
     let rows = store::partners::list(&state.shared.db, after.as_ref(), limit).await?;
-    let next_cursor = (rows.len() == limit as usize)
-        .then(|| {
-            rows.last()
-                .map(|p| page::encode_position(p.created_at, &p.id))
-        })
-        .flatten();
-    Ok(HttpResponse::Ok().json(Page {
-        data: rows.into_iter().map(PartnerOut::from).collect(),
-        next_cursor,
-    }))
+    Ok(HttpResponse::Ok().json(Page::of(
+        rows,
+        limit,
+        |p| (p.created_at, p.id.as_str()),
+        PartnerOut::from,
+    )))
 }
 
 /// Create a partner key, shown this once.

@@ -14,6 +14,30 @@ pub struct Page<T: utoipa::ToSchema> {
     pub next_cursor: Option<String>,
 }
 
+impl<T: utoipa::ToSchema> Page<T> {
+    /// A page of rows ordered by `(created_at, id)`: a full page points past
+    /// its last row, a short one is the end.
+    pub fn of<R>(
+        rows: Vec<R>,
+        limit: u32,
+        position: impl Fn(&R) -> (i64, &str),
+        out: impl FnMut(R) -> T,
+    ) -> Page<T> {
+        let next_cursor = if rows.len() == limit as usize {
+            rows.last().map(|r| {
+                let (at, id) = position(r);
+                encode_position(at, id)
+            })
+        } else {
+            None
+        };
+        Page {
+            data: rows.into_iter().map(out).collect(),
+            next_cursor,
+        }
+    }
+}
+
 /// A cursor at `(created_at, id)` of the last item seen.
 pub fn encode_position(at: i64, id: &str) -> String {
     B64.encode(format!("p1:{at}:{id}"))

@@ -173,16 +173,12 @@ pub async fn list_deliveries(
     let rows = for_partner(&state.shared.db, &partner)
         .deliveries(&filter, before.as_ref(), limit)
         .await?;
-    let next_cursor = (rows.len() == limit as usize)
-        .then(|| {
-            rows.last()
-                .map(|d| page::encode_position(d.created_at, &d.id))
-        })
-        .flatten();
-    Ok(HttpResponse::Ok().json(Page {
-        data: rows.into_iter().map(DeliveryOut::from).collect(),
-        next_cursor,
-    }))
+    Ok(HttpResponse::Ok().json(Page::of(
+        rows,
+        limit,
+        |d| (d.created_at, d.id.as_str()),
+        DeliveryOut::from,
+    )))
 }
 
 /// Read a delivery with all its attempts.

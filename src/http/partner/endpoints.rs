@@ -281,16 +281,12 @@ pub async fn list_endpoints(
     let rows = for_partner(&state.shared.db, &partner)
         .endpoints(after.as_ref(), limit)
         .await?;
-    let next_cursor = (rows.len() == limit as usize)
-        .then(|| {
-            rows.last()
-                .map(|e| page::encode_position(e.created_at, &e.id))
-        })
-        .flatten();
-    Ok(HttpResponse::Ok().json(Page {
-        data: rows.into_iter().map(EndpointOut::from).collect(),
-        next_cursor,
-    }))
+    Ok(HttpResponse::Ok().json(Page::of(
+        rows,
+        limit,
+        |e| (e.created_at, e.id.as_str()),
+        EndpointOut::from,
+    )))
 }
 
 /// Read one endpoint.
