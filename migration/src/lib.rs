@@ -8,6 +8,7 @@ pub use sea_orm_migration::prelude::*;
 
 mod m20261130_000001_initial;
 mod m20261130_000002_replay;
+mod m20261130_000003_scheduled_attempts;
 
 pub struct Migrator;
 
@@ -17,6 +18,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m20261130_000001_initial::Migration),
             Box::new(m20261130_000002_replay::Migration),
+            Box::new(m20261130_000003_scheduled_attempts::Migration),
         ]
     }
 }

@@ -431,7 +431,7 @@ impl EndpointActor {
             &observed.outcome,
             manual,
             &self.shared.retry,
-            attempt_no,
+            job.claimed.scheduled_attempts + 1,
             job.claimed.created_at,
             now,
             &mut self.rng,

@@ -13,14 +13,14 @@ pub fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, Problem> {
     } else {
         body
     };
-    let de = &mut serde_json::Deserializer::from_slice(body);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    // The whole body must be one JSON value (no trailing bytes) before any
+    // field is looked at, so a broken body is always `malformed-json`.
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| Problem::malformed_json(format!("the body is not JSON: {e}")))?;
+    serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         let message = inner.to_string();
-        if !inner.is_data() {
-            return Problem::malformed_json(format!("the body is not JSON: {message}"));
-        }
         if let Some(rest) = message.strip_prefix("unknown field `") {
             let name = rest.split('`').next().unwrap_or_default();
             // The path already ends at the unknown field.

@@ -196,9 +196,11 @@ impl ResponseError for Problem {
         StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
     }
     fn error_response(&self) -> HttpResponse {
-        HttpResponse::build(self.status_code())
-            .content_type("application/problem+json")
-            .json(self)
+        let mut response = HttpResponse::build(self.status_code());
+        if let Some(secs) = self.retry_after {
+            response.insert_header(("retry-after", secs.to_string()));
+        }
+        response.content_type("application/problem+json").json(self)
     }
 }
 

@@ -13,6 +13,8 @@ pub struct Claimed {
     pub id: String,
     pub event_id: String,
     pub attempt_count: u32,
+    /// Scheduled attempts so far: the position in the retry schedule.
+    pub scheduled_attempts: u32,
     pub created_at: i64,
     /// Set when this is a manual replay rather than a scheduled attempt.
     pub replay_id: Option<String>,
@@ -31,7 +33,7 @@ pub async fn claim_due(
         "UPDATE delivery SET state = 'delivering', next_attempt_at = ?, updated_at = ? WHERE id IN (\
            SELECT id FROM delivery WHERE endpoint_id = ? AND state IN ('pending', 'failed', 'delivering') \
            AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?{}) \
-         RETURNING id, event_id, attempt_count, created_at",
+         RETURNING id, event_id, attempt_count, scheduled_attempts, created_at",
         skip_locked(backend)
     );
     let values = vec![
@@ -46,6 +48,8 @@ pub async fn claim_due(
             id: r.try_get("", "id")?,
             event_id: r.try_get("", "event_id")?,
             attempt_count: u32::try_from(r.try_get::<i32>("", "attempt_count")?).unwrap_or(0),
+            scheduled_attempts: u32::try_from(r.try_get::<i32>("", "scheduled_attempts")?)
+                .unwrap_or(0),
             created_at: r.try_get("", "created_at")?,
             replay_id: None,
         })
@@ -171,17 +175,20 @@ pub async fn record<C: ConnectionTrait>(
                 Value::from(r.status_code.map(i64::from)),
                 Value::from(Some(i64::from(r.latency_ms))),
                 Value::from(r.error.as_ref().map(|e| e.0.as_str().to_string())),
+                // Only scheduled attempts move the delivery along its schedule.
+                i64::from(r.trigger == Trigger::Scheduled).into(),
             ]);
         }
         // VALUES columns are named column1… on both backends.
-        let tuples = vec!["(?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
+        let tuples = vec!["(?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
         txn.execute_raw(sql(
             backend,
             &format!(
                 "UPDATE delivery SET \
                  state = CASE WHEN v.column2 = 'unchanged' THEN delivery.state ELSE v.column2 END, \
                  next_attempt_at = CASE WHEN v.column2 = 'unchanged' THEN delivery.next_attempt_at ELSE v.column3 END, \
-                 attempt_count = delivery.attempt_count + 1, last_status = v.column4, last_latency_ms = v.column5, \
+                 attempt_count = delivery.attempt_count + 1, scheduled_attempts = delivery.scheduled_attempts + v.column7, \
+                 last_status = v.column4, last_latency_ms = v.column5, \
                  last_error_category = v.column6, updated_at = ? \
                  FROM (VALUES {tuples}) AS v WHERE delivery.id = v.column1"
             ),
@@ -291,7 +298,7 @@ pub async fn claim_replays(
         sql(
             backend,
             &format!(
-                "SELECT id, event_id, attempt_count, created_at FROM delivery WHERE id IN ({})",
+                "SELECT id, event_id, attempt_count, scheduled_attempts, created_at FROM delivery WHERE id IN ({})",
                 placeholders(ids.len())
             ),
             ids,
@@ -301,6 +308,7 @@ pub async fn claim_replays(
                 id: r.try_get("", "id")?,
                 event_id: r.try_get("", "event_id")?,
                 attempt_count: u32::try_from(r.try_get::<i32>("", "attempt_count")?).unwrap_or(0),
+            scheduled_attempts: u32::try_from(r.try_get::<i32>("", "scheduled_attempts")?).unwrap_or(0),
                 created_at: r.try_get("", "created_at")?,
                 replay_id: None,
             })

@@ -114,6 +114,7 @@ pub mod delivery {
         pub event_id: String,
         pub endpoint_id: String,
         pub state: String,
+        /// Every attempt, scheduled and manual.
         pub attempt_count: i32,
         /// When the row is next due; for a `delivering` row, when its lease ends.
         pub next_attempt_at: i64,
@@ -122,6 +123,8 @@ pub mod delivery {
         pub last_error_category: Option<String>,
         pub created_at: i64,
         pub updated_at: i64,
+        /// Scheduled attempts only: the position in the retry schedule.
+        pub scheduled_attempts: i32,
     }
     no_relations!();
 }

@@ -236,8 +236,18 @@ impl Scoped<'_> {
         .await?;
         txn.execute_raw(sql(
             self.backend(),
-            "INSERT INTO endpoint_secret (id, endpoint_id, ciphertext, created_at, expires_at) VALUES (?, ?, ?, ?, NULL)",
-            vec![new_id("sec").into(), id.into(), secrets.seal(id, &secret).into(), now_ms.into()],
+            // Strictly after every earlier secret, so "newest" never ties
+            // within a millisecond.
+            "INSERT INTO endpoint_secret (id, endpoint_id, ciphertext, created_at, expires_at) \
+             SELECT ?, ?, ?, MAX(t.at), NULL FROM (SELECT ? AS at UNION ALL \
+             SELECT MAX(created_at) + 1 AS at FROM endpoint_secret WHERE endpoint_id = ?) AS t",
+            vec![
+                new_id("sec").into(),
+                id.into(),
+                secrets.seal(id, &secret).into(),
+                now_ms.into(),
+                id.into(),
+            ],
         ))
         .await?;
         txn.commit().await?;

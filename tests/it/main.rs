@@ -9,3 +9,4 @@ mod delivery;
 mod egress;
 mod ingest;
 mod isolation;
+mod partner_api;

@@ -337,3 +337,108 @@ where
         actix_rt::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+// ----- Partner API helpers -----
+
+/// An API answer: status, JSON body (`Null` when the body is not JSON) and headers.
+pub type ApiAnswer = (u16, Value, awc::http::header::HeaderMap);
+
+/// Sends `method path` to `base_url` with `Bearer key` (none when `key` is
+/// empty) and, if given, a raw `application/json` body.
+pub async fn call_raw(
+    http: &awc::Client,
+    base_url: &str,
+    method: &str,
+    path: &str,
+    key: &str,
+    body: Option<&str>,
+) -> ApiAnswer {
+    let method = awc::http::Method::from_bytes(method.as_bytes()).expect("an HTTP method");
+    let mut req = http.request(method, format!("{base_url}{path}"));
+    if !key.is_empty() {
+        req = req.insert_header(("authorization", format!("Bearer {key}")));
+    }
+    let sent = match body {
+        Some(b) => {
+            req.insert_header(("content-type", "application/json"))
+                .send_body(b.to_string())
+                .await
+        }
+        None => req.send().await,
+    };
+    let mut res = sent.unwrap_or_else(|e| panic!("the request {path} completes: {e}"));
+    let bytes = res
+        .body()
+        .limit(64 * 1024 * 1024)
+        .await
+        .expect("a response body");
+    let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    (res.status().as_u16(), value, res.headers().clone())
+}
+
+/// A second hookd on the same database (a second fanout and delivery
+/// engine, and its own web server), stopped with the test's engines.
+/// `extra` overrides configuration keys as for `spawn_app_with`.
+pub async fn another_instance(app: &TestApp, extra: &[(&str, &str)]) -> Running {
+    let url = app.running.shared.config.database.url.clone();
+    let config =
+        Config::load(None, test_env(&url, extra)).expect("the test configuration is valid");
+    let running = app::start(config, Arc::new(app.clock.clone()), false)
+        .await
+        .expect("a second hookd starts");
+    ENGINES.with(|e| e.borrow_mut().push(running.engine.clone()));
+    running
+}
+
+impl TestApp {
+    /// A new key of `role` (for `partner`, if any), straight in the store.
+    pub async fn key(&self, role: Role, partner: Option<&str>) -> store::keys::NewKey {
+        store::keys::create(self.db(), role, partner, self.clock.now_ms())
+            .await
+            .expect("a key")
+    }
+
+    /// A partner key of the test partner.
+    pub async fn partner_key(&self) -> String {
+        self.key(Role::Partner, Some(&self.partner_id)).await.key
+    }
+
+    /// An operator key.
+    pub async fn operator_key(&self) -> String {
+        self.key(Role::Operator, None).await.key
+    }
+
+    /// Another partner with a key of its own: (partner id, key).
+    pub async fn another_partner(&self, name: &str) -> (String, String) {
+        let partner = store::partners::create(self.db(), None, name, self.clock.now_ms())
+            .await
+            .expect("a partner");
+        let key = self.key(Role::Partner, Some(&partner.id)).await.key;
+        (partner.id, key)
+    }
+
+    /// `method path` on this hookd with `key` and an optional JSON body.
+    pub async fn request(
+        &self,
+        method: &str,
+        path: &str,
+        key: &str,
+        body: Option<&Value>,
+    ) -> ApiAnswer {
+        let text = body.map(Value::to_string);
+        call_raw(
+            &self.http,
+            &self.base_url,
+            method,
+            path,
+            key,
+            text.as_deref(),
+        )
+        .await
+    }
+
+    /// Like `request`, with a body sent exactly as given (say, broken JSON).
+    pub async fn request_raw(&self, method: &str, path: &str, key: &str, body: &str) -> ApiAnswer {
+        call_raw(&self.http, &self.base_url, method, path, key, Some(body)).await
+    }
+}
