@@ -86,7 +86,10 @@ pub struct EndpointActor {
     rate: Option<TokenBucket>,
     queue: VecDeque<Job>,
     in_flight: usize,
-    busy: bool,
+    /// Settings are being (re)loaded: nothing is sent meanwhile.
+    reloading: bool,
+    /// A claim is running; sending goes on meanwhile.
+    claiming: bool,
     idle_timer: Option<SpawnHandle>,
     /// A wake arrived since the last claim started.
     woken: bool,
@@ -118,7 +121,8 @@ impl EndpointActor {
             rate: None,
             queue: VecDeque::new(),
             in_flight: 0,
-            busy: false,
+            reloading: false,
+            claiming: false,
             idle_timer: None,
             woken: false,
             next_due: None,
@@ -139,7 +143,7 @@ impl EndpointActor {
     /// The heart of the actor: reload if stale, send what the circuit and the
     /// cap allow, claim more when the queue runs low, sleep until the next due.
     fn pump(&mut self, ctx: &mut Context<Self>) {
-        if self.busy {
+        if self.reloading {
             return;
         }
         let now = self.shared.clock.now_ms();
@@ -185,7 +189,7 @@ impl EndpointActor {
         {
             return self.sleep_until(ctx, until_ms);
         }
-        if self.queue.len() < cap && self.next_due.is_none_or(|t| t <= now) {
+        if !self.claiming && self.queue.len() < cap && self.next_due.is_none_or(|t| t <= now) {
             self.claim(
                 ctx,
                 (2 * cap).saturating_sub(self.in_flight + self.queue.len()) as u32,
@@ -194,7 +198,7 @@ impl EndpointActor {
     }
 
     fn reload(&mut self, ctx: &mut Context<Self>) {
-        self.busy = true;
+        self.reloading = true;
         let shared = self.shared.clone();
         let id = self.id.clone();
         let fut = async move {
@@ -215,7 +219,7 @@ impl EndpointActor {
             }))
         };
         ctx.spawn(fut.into_actor(self).map(|res, act, ctx| {
-            act.busy = false;
+            act.reloading = false;
             match res {
                 Ok(Some(loaded)) => {
                     let limit = loaded.endpoint.rate_limit;
@@ -239,7 +243,7 @@ impl EndpointActor {
         if limit == 0 {
             return;
         }
-        self.busy = true;
+        self.claiming = true;
         self.woken = false;
         let shared = self.shared.clone();
         let id = self.id.clone();
@@ -280,7 +284,7 @@ impl EndpointActor {
             Ok::<_, store::StoreError>((claimed, events, next_due))
         };
         ctx.spawn(fut.into_actor(self).map(|res, act, ctx| {
-            act.busy = false;
+            act.claiming = false;
             match res {
                 Ok((claimed, events, next_due)) => {
                     act.enqueue(claimed, events);
@@ -316,7 +320,12 @@ impl EndpointActor {
         }
         self.idle_timer = Some(ctx.run_later(IDLE_GRACE, |act, _| {
             act.idle_timer = None;
-            if act.queue.is_empty() && act.in_flight == 0 && !act.busy && act.next_due.is_none() {
+            if act.queue.is_empty()
+                && act.in_flight == 0
+                && !act.reloading
+                && !act.claiming
+                && act.next_due.is_none()
+            {
                 act.supervisor.do_send(Idle {
                     endpoint_id: act.id.clone(),
                     seq: act.seq,
