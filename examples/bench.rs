@@ -32,6 +32,7 @@ use hookd::store::{self, endpoints::EndpointStatus, endpoints::NewEndpoint, keys
 
 #[derive(Parser, Debug)]
 #[command(about = "Drive events through hookd into a local receiver and measure it")]
+#[command(args_override_self = true)]
 struct Args {
     #[arg(long, default_value = "both", value_parser = ["sqlite", "postgres", "both"])]
     backend: String,
@@ -72,9 +73,11 @@ fn main() {
     } else {
         "release build"
     };
-    println!("hookd bench: {} cores, {build}", cores());
+    if args.backend == "both" || args.scenario == "both" {
+        println!("hookd bench: {} cores, {build}", cores());
+    }
     let chosen = |choice: &str, name: &str| choice == name || choice == "both";
-    let mut ok = true;
+    let mut runs = Vec::new();
     for backend in ["sqlite", "postgres"]
         .into_iter()
         .filter(|b| chosen(&args.backend, b))
@@ -83,16 +86,31 @@ fn main() {
             .into_iter()
             .filter(|s| chosen(&args.scenario, s))
         {
-            // A fresh System, engine and database per scenario.
+            runs.push((backend, scenario));
+        }
+    }
+    let ok = match runs[..] {
+        // One scenario: run it here, on a fresh System, engine and database.
+        [(backend, scenario)] => {
             match actix_rt::System::new().block_on(run(backend, scenario, &args)) {
-                Ok(passed) => ok &= passed,
+                Ok(passed) => passed,
                 Err(e) => {
-                    ok = false;
                     println!("FAIL {backend} {scenario}: {e:#}");
+                    false
                 }
             }
         }
-    }
+        // Several: each in a process of its own, so that each peak RSS is its own.
+        _ => runs.iter().fold(true, |ok, (backend, scenario)| {
+            let status = std::env::current_exe().and_then(|exe| {
+                let args = std::env::args()
+                    .skip(1)
+                    .chain(["--backend", backend, "--scenario", scenario].map(String::from));
+                std::process::Command::new(exe).args(args).status()
+            });
+            ok & status.is_ok_and(|s| s.success())
+        }),
+    };
     std::process::exit(if ok { 0 } else { 1 });
 }
 
@@ -121,37 +139,37 @@ async fn run(backend: &str, scenario: &str, args: &Args) -> anyhow::Result<bool>
     let endpoints = if throughput { args.endpoints } else { 1 };
     let receiver = Receiver::start(endpoints)?;
     let (hookd, producer) = start_hookd(&url, &receiver.ports).await?;
-    let &Args {
-        events,
-        batch,
-        concurrency,
-        rate,
-        seconds,
-        ..
-    } = args;
-    let (events, conditions) = if throughput {
-        (
+    let (load, conditions) = if throughput {
+        let (events, batch, in_flight) = (args.events, args.batch, args.concurrency);
+        let load = Load {
             events,
+            batch,
+            in_flight,
+            pace: Duration::ZERO,
+        };
+        (
+            load,
             format!(
-                "{events} events x {endpoints} endpoints, {batch}/POST, {concurrency} POSTs in flight"
+                "{events} events x {endpoints} endpoints, {batch}/POST, {in_flight} POSTs in flight"
             ),
         )
     } else {
+        let (rate, seconds) = (args.rate, args.seconds);
+        let pace = Duration::from_secs(1) / rate;
+        let load = Load {
+            events: (rate * seconds) as usize,
+            batch: 1,
+            in_flight: 1024,
+            pace,
+        };
         (
-            (rate * seconds) as usize,
+            load,
             format!("{rate} ev/s for {seconds} s x 1 endpoint, 1 event/POST"),
         )
     };
-    reset_peak_rss();
-    let ingest = on_own_thread(move || async move {
-        if throughput {
-            producer.batches(events, batch, concurrency).await
-        } else {
-            producer.steady(rate, seconds).await
-        }
-    });
+    let ingest = producer.spawn(load);
     let ingest = ingest.await.context("the producer thread died")??;
-    let expected = events * endpoints;
+    let (events, expected) = (load.events, load.events * endpoints);
     receiver
         .wait_for(expected, Duration::from_secs(args.stall_secs))
         .await;
@@ -208,6 +226,9 @@ async fn start_hookd(url: &str, ports: &[u16]) -> anyhow::Result<(hookd::app::Ru
         ("HOOKD_EGRESS__ALLOW_HTTP", "true"),
         ("HOOKD_EGRESS__ALLOW_CIDRS", r#"["127.0.0.0/8"]"#),
         ("HOOKD_EGRESS__ALLOWED_PORTS", "[]"),
+        // The producer is one service key sending hundreds of POSTs a second.
+        ("HOOKD_API__RATE_LIMIT_PER_SECOND", "1000000"),
+        ("HOOKD_API__RATE_LIMIT_BURST", "1000000"),
     ]
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -253,7 +274,7 @@ async fn counts(running: &hookd::app::Running) -> anyhow::Result<String> {
     let row = row.context("no row")?;
     let n = |column| row.try_get::<i64>("", column);
     Ok(format!(
-        "database: {} deliveries, {} delivered, {} attempts",
+        "database at the last receipt: {} deliveries, {} delivered, {} attempts",
         n("d")?,
         n("ok")?,
         n("a")?
@@ -263,23 +284,6 @@ async fn counts(running: &hookd::app::Running) -> anyhow::Result<String> {
 // ---------------------------------------------------------------------------------------------
 // The producer: awc, on a thread and System of its own
 
-/// Runs `f` on a new thread with its own actix System; its result arrives on the receiver.
-fn on_own_thread<F, Fut, T>(f: F) -> tokio::sync::oneshot::Receiver<T>
-where
-    F: FnOnce() -> Fut + Send + 'static,
-    Fut: Future<Output = T>,
-    T: Send + 'static,
-{
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let run = move || drop(tx.send(actix_rt::System::new().block_on(f())));
-    std::thread::Builder::new()
-        .name("bench-producer".into())
-        .spawn(run)
-        .expect("a thread");
-    rx
-}
-
-#[derive(Clone)]
 struct Producer {
     url: String,
     key: String,
@@ -293,8 +297,62 @@ struct Ingested {
     elapsed: Duration,
 }
 
+/// What to publish: `events` events, `batch` per POST, at most `in_flight`
+/// POSTs at once, the i-th POST no earlier than `pace` × i after the first.
+#[derive(Clone, Copy)]
+struct Load {
+    events: usize,
+    batch: usize,
+    in_flight: usize,
+    pace: Duration,
+}
+
 impl Producer {
-    /// `n` events with producer-chosen ids, as a JSON array or (one event) object.
+    /// Publishes the load from a new thread with its own actix System.
+    fn spawn(self, load: Load) -> tokio::sync::oneshot::Receiver<anyhow::Result<Ingested>> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let run = move || drop(tx.send(actix_rt::System::new().block_on(self.publish(load))));
+        std::thread::Builder::new()
+            .name("bench-producer".into())
+            .spawn(run)
+            .expect("a thread");
+        rx
+    }
+
+    async fn publish(self, load: Load) -> anyhow::Result<Ingested> {
+        let client = awc::Client::builder()
+            .timeout(Duration::from_secs(120))
+            .finish();
+        let (step, n) = (load.batch, load.events);
+        let bodies: Vec<_> = (0..n)
+            .step_by(step)
+            .map(|i| self.events(i, step.min(n - i)))
+            .collect();
+        let first_send = Instant::now();
+        let paced = futures_util::stream::iter(bodies.into_iter().zip(0u32..)).then(
+            |(body, i)| async move {
+                actix_rt::time::sleep_until((first_send + load.pace * i).into()).await;
+                body
+            },
+        );
+        let posts = paced
+            .map(|body| self.post(&client, body))
+            .buffer_unordered(load.in_flight);
+        let done: Vec<_> = posts.collect().await;
+        let elapsed = first_send.elapsed();
+        let mut sent = HashMap::new();
+        for post in done {
+            let (ids, at) = post?;
+            sent.extend(ids.into_iter().map(|id| (id, at)));
+        }
+        Ok(Ingested {
+            sent,
+            first_send,
+            elapsed,
+        })
+    }
+
+    /// `n` events with producer-chosen ids: a JSON array, or an object for one.
     fn events(&self, first: usize, n: usize) -> (Vec<String>, String) {
         let (ids, events): (Vec<String>, Vec<serde_json::Value>) = (first..first + n)
             .map(|seq| {
@@ -312,7 +370,7 @@ impl Producer {
         (ids, body)
     }
 
-    /// POSTs the body and returns the ids with the instant the POST started.
+    /// POSTs the body; returns its event ids with the instant the POST started.
     async fn post(
         &self,
         client: &awc::Client,
@@ -335,71 +393,6 @@ impl Producer {
             );
         }
         Ok((ids, at))
-    }
-
-    /// Throughput: every event in batches, `concurrency` POSTs in flight.
-    async fn batches(
-        self,
-        events: usize,
-        batch: usize,
-        concurrency: usize,
-    ) -> anyhow::Result<Ingested> {
-        let client = awc::Client::builder()
-            .timeout(Duration::from_secs(120))
-            .finish();
-        let bodies: Vec<_> = (0..events)
-            .step_by(batch)
-            .map(|i| self.events(i, batch.min(events - i)))
-            .collect();
-        let first_send = Instant::now();
-        let posts = bodies.into_iter().map(|body| self.post(&client, body));
-        let done: Vec<_> = futures_util::stream::iter(posts)
-            .buffer_unordered(concurrency)
-            .collect()
-            .await;
-        Ingested::collect(done, first_send)
-    }
-
-    /// Steady: one event per POST, `rate` per second for `seconds`, paced by the clock.
-    async fn steady(self, rate: u32, seconds: u32) -> anyhow::Result<Ingested> {
-        let client = awc::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .finish();
-        let (me, first_send) = (Arc::new(self), Instant::now());
-        let mut posts = Vec::new();
-        for i in 0..rate * seconds {
-            actix_rt::time::sleep_until((first_send + Duration::from_secs(1) * i / rate).into())
-                .await;
-            let (me, client) = (me.clone(), client.clone());
-            posts.push(actix_rt::spawn(async move {
-                me.post(&client, me.events(i as usize, 1)).await
-            }));
-        }
-        let done = futures_util::future::join_all(posts).await;
-        Ingested::collect(
-            done.into_iter()
-                .map(|r| r.unwrap_or_else(|e| Err(e.into()))),
-            first_send,
-        )
-    }
-}
-
-impl Ingested {
-    fn collect(
-        posts: impl IntoIterator<Item = anyhow::Result<(Vec<String>, Instant)>>,
-        first_send: Instant,
-    ) -> anyhow::Result<Ingested> {
-        let elapsed = first_send.elapsed();
-        let mut sent = HashMap::new();
-        for post in posts {
-            let (ids, at) = post?;
-            sent.extend(ids.into_iter().map(|id| (id, at)));
-        }
-        Ok(Ingested {
-            sent,
-            first_send,
-            elapsed,
-        })
     }
 }
 
@@ -479,7 +472,9 @@ impl Receiver {
                 let mut server = actix_web::HttpServer::new(app)
                     .workers(1)
                     .disable_signals()
-                    .on_connect(move |_, _| drop(counter.connections.fetch_add(1, Relaxed)));
+                    .on_connect(move |_, _| {
+                        counter.connections.fetch_add(1, Relaxed);
+                    });
                 for listener in listeners {
                     server = server.listen(listener)?;
                 }
@@ -562,11 +557,6 @@ fn per_sec(n: usize, over: Duration) -> String {
 
 fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
-}
-
-/// Resets the process's VmHWM (Linux ≥ 4.0), so each scenario reports its own peak.
-fn reset_peak_rss() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// VmHWM: the peak resident memory of the whole process (engine, receiver and producer).

@@ -9,6 +9,7 @@ pub use sea_orm_migration::prelude::*;
 mod m20261130_000001_initial;
 mod m20261130_000002_replay;
 mod m20261130_000003_scheduled_attempts;
+mod m20261130_000004_due_index;
 
 pub struct Migrator;
 
@@ -19,6 +20,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000001_initial::Migration),
             Box::new(m20261130_000002_replay::Migration),
             Box::new(m20261130_000003_scheduled_attempts::Migration),
+            Box::new(m20261130_000004_due_index::Migration),
         ]
     }
 }

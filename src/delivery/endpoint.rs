@@ -36,6 +36,8 @@ use crate::{
 };
 
 const EXCERPT_BYTES: usize = 1024;
+/// The most deliveries an endpoint actor holds at once.
+const MAX_CLAIM: usize = 256;
 /// How long an actor with nothing to do stays before it reports idle.
 const IDLE_GRACE: Duration = Duration::from_secs(30);
 /// How long endpoint settings and secrets are trusted before a reload.
@@ -81,6 +83,8 @@ pub struct EndpointActor {
     supervisor: Recipient<Idle>,
     loaded: Option<Rc<Loaded>>,
     circuit: Circuit,
+    /// Moving average of the time an attempt takes, in milliseconds.
+    attempt_ms: f64,
     /// The endpoint's rate limit (requests per second) and its bucket.
     rate_limit: Option<u32>,
     rate: Option<TokenBucket>,
@@ -117,6 +121,8 @@ impl EndpointActor {
             supervisor,
             loaded: None,
             circuit,
+            // Until measured, assume the slowest: claims start small.
+            attempt_ms: shared.config.delivery.request_timeout.as_secs_f64() * 1000.0,
             rate_limit: None,
             rate: None,
             queue: VecDeque::new(),
@@ -190,9 +196,10 @@ impl EndpointActor {
             return self.sleep_until(ctx, until_ms);
         }
         if !self.claiming && self.queue.len() < cap && self.next_due.is_none_or(|t| t <= now) {
+            let want = self.claim_size(cap);
             self.claim(
                 ctx,
-                (2 * cap).saturating_sub(self.in_flight + self.queue.len()) as u32,
+                want.saturating_sub(self.in_flight + self.queue.len()) as u32,
             );
         }
     }
@@ -250,6 +257,7 @@ impl EndpointActor {
         let fut = async move {
             let now = shared.clock.now_ms();
             let lease_until = now + shared.config.delivery.lease.as_millis() as i64;
+            let turn = shared.write_turn().await;
             // Manual replays first: a partner is waiting for them.
             let mut claimed =
                 store::deliveries::claim_replays(&shared.db, &id, now, lease_until, limit).await?;
@@ -269,6 +277,7 @@ impl EndpointActor {
                 let ids: Vec<String> = expired.into_iter().map(|c| c.id).collect();
                 store::deliveries::expire(&shared.db, &ids, now).await?;
             }
+            drop(turn);
             claimed.extend(scheduled);
             let ids: Vec<&str> = claimed.iter().map(|c| c.event_id.as_str()).collect();
             let events = if ids.is_empty() {
@@ -310,6 +319,15 @@ impl EndpointActor {
                 }
             }
         }));
+    }
+
+    /// How many deliveries to hold at once: enough that claims are rare for a
+    /// fast receiver, few enough that the last one is sent well within its
+    /// lease for a slow one (from the observed time per attempt).
+    fn claim_size(&self, cap: usize) -> usize {
+        let lease_ms = self.shared.config.delivery.lease.as_millis() as f64;
+        let fits = cap as f64 * (lease_ms / 2.0) / self.attempt_ms.max(1.0);
+        (fits as usize).clamp(2 * cap, MAX_CLAIM.max(2 * cap))
     }
 
     /// Nothing to do: stay a while (keeping the endpoint's kept-alive
@@ -430,6 +448,7 @@ impl EndpointActor {
     ) -> ResponseActFuture<Self, ()> {
         let now = self.shared.clock.now_ms();
         let gone = observed.outcome == Outcome::Gone;
+        self.attempt_ms = 0.9 * self.attempt_ms + 0.1 * observed.latency.as_secs_f64() * 1000.0;
         match observed.outcome {
             Outcome::Delivered => self.circuit.on_success(),
             _ => self.circuit.on_failure(now),

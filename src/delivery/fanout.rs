@@ -106,8 +106,10 @@ impl FanoutActor {
             let batch = shared.config.delivery.fanout_batch;
             let mut total = store::fanout::Fanout::default();
             loop {
-                let f =
-                    store::fanout::claim_batch(&shared.db, batch, shared.clock.now_ms()).await?;
+                let f = {
+                    let _turn = shared.write_turn().await;
+                    store::fanout::claim_batch(&shared.db, batch, shared.clock.now_ms()).await?
+                };
                 total.events += f.events;
                 for (endpoint, n) in f.deliveries {
                     *total.deliveries.entry(endpoint).or_default() += n;

@@ -30,6 +30,10 @@ pub struct Shared {
     pub retry: RetryPolicy,
     pub tls: Arc<rustls::ClientConfig>,
     pub limits: client::Limits,
+    /// SQLite has one writer: this process's writers queue here instead of
+    /// sleeping in SQLite's busy handler (which backs off in steps of up to
+    /// 100 ms and made latency jump).
+    sqlite_writes: Option<tokio::sync::Mutex<()>>,
 }
 
 impl Shared {
@@ -54,11 +58,24 @@ impl Shared {
                 request_timeout: d.request_timeout,
                 max_response_bytes: d.max_response_bytes,
             },
+            sqlite_writes: config
+                .database
+                .is_sqlite()
+                .then(|| tokio::sync::Mutex::new(())),
             db,
             clock,
             config,
             secrets,
             tls,
+        }
+    }
+
+    /// Waits for this process's turn to write on the hot path (SQLite only;
+    /// PostgreSQL takes concurrent writers).
+    pub async fn write_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match &self.sqlite_writes {
+            Some(gate) => Some(gate.lock().await),
+            None => None,
         }
     }
 }

@@ -137,10 +137,22 @@ async fn write_batch(
         }
     }
     let attempts: Vec<AttemptRecord> = records.iter().map(|(r, _)| r.clone()).collect();
+    let _turn = shared.write_turn().await;
     let txn = shared.db.begin().await?;
     deliveries::record(&txn, &attempts, now).await?;
     let mut changes = Changes::default();
+    // A success changes nothing for an endpoint that was not failing: ask
+    // once which succeeded endpoints were, instead of writing each.
+    let succeeded: Vec<&str> = by_endpoint
+        .iter()
+        .filter(|(_, h)| **h == Health::Succeeded)
+        .map(|(e, _)| *e)
+        .collect();
+    let recovering = health::failing_among(&txn, &succeeded).await?;
     for (endpoint_id, h) in by_endpoint {
+        if h == Health::Succeeded && !recovering.contains(endpoint_id) {
+            continue;
+        }
         health::apply(&txn, endpoint_id, h, thresholds, now, &mut changes).await?;
     }
     outbox::insert(&txn, &changes.events, now).await?;

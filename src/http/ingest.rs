@@ -171,6 +171,7 @@ async fn store_events(
         }
     }
     if !fresh.is_empty() {
+        let _turn = state.shared.write_turn().await;
         let txn = db.begin().await?;
         match store::outbox::insert(&txn, &fresh, now_ms).await {
             Ok(()) => txn.commit().await?,

@@ -83,6 +83,30 @@ async fn changed(
     })
 }
 
+/// Which of these endpoints are marked failing (or warned about).
+pub async fn failing_among(
+    db: &impl ConnectionTrait,
+    endpoint_ids: &[&str],
+) -> Result<std::collections::HashSet<String>, StoreError> {
+    if endpoint_ids.is_empty() {
+        return Ok(Default::default());
+    }
+    let rows = super::query_all(
+        db,
+        sql(
+            db.get_database_backend(),
+            &format!(
+                "SELECT id FROM endpoint WHERE id IN ({}) AND (failing_since IS NOT NULL OR warned_at IS NOT NULL)",
+                super::placeholders(endpoint_ids.len())
+            ),
+            endpoint_ids.iter().map(|e| Value::from(*e)).collect(),
+        ),
+        |r| r.try_get::<String>("", "id"),
+    )
+    .await?;
+    Ok(rows.into_iter().collect())
+}
+
 /// Applies one endpoint's health from a batch, inside the batch's transaction.
 pub async fn apply(
     db: &impl ConnectionTrait,
