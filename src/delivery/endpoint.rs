@@ -3,14 +3,15 @@
 //! timer for the next due delivery, and waits for each attempt's record to be
 //! durable before it takes the next one.
 
-use std::{collections::VecDeque, net::IpAddr, rc::Rc, sync::Arc, time::Duration};
+use std::{collections::VecDeque, rc::Rc, sync::Arc, time::Duration};
 
 use actix::prelude::*;
 use rand::{SeedableRng, rngs::StdRng};
 
 use super::{
     Shared,
-    client::{self, Observed, PinnedClient},
+    attempt::{Job, Loaded, attempt_once, next_state},
+    client::{Observed, PinnedClient},
     excerpt::redacted_excerpt,
     recorder::{Record, Recorder},
 };
@@ -19,19 +20,13 @@ use crate::{
         circuit::{Circuit, CircuitState, Permit},
         event::{NewEvent, envelope},
         outcome::{ErrorCategory, Outcome},
-        retry::Next,
         token_bucket::TokenBucket,
     },
-    egress::{
-        resolver::{Resolve, ResolveError, ResolverActor},
-        url_check::{CallbackUrl, check_url},
-    },
-    secret::Secret,
-    signing::signature_header,
+    egress::{resolver::ResolverActor, url_check::check_url},
     store::{
         self,
-        deliveries::{AttemptRecord, Claimed, NextState, Trigger},
-        endpoints::{Endpoint, EndpointStatus},
+        deliveries::{AttemptRecord, Claimed, Trigger},
+        endpoints::EndpointStatus,
     },
 };
 
@@ -59,20 +54,6 @@ pub struct Idle {
     pub endpoint_id: String,
     /// The last wake this actor had seen: a later wake means new work raced in.
     pub seq: u64,
-}
-
-/// A claimed delivery with the bytes it sends.
-struct Job {
-    claimed: Claimed,
-    body: bytes::Bytes,
-    event_id: String,
-}
-
-struct Loaded {
-    endpoint: Endpoint,
-    url: Result<CallbackUrl, String>,
-    secrets: Vec<Secret>,
-    at_ms: i64,
 }
 
 pub struct EndpointActor {
@@ -505,107 +486,6 @@ impl EndpointActor {
             act.pump(ctx);
         }))
     }
-}
-
-/// Where a delivery goes after an attempt. A manual replay that fails leaves
-/// the delivery's state and schedule as they were.
-fn next_state(
-    outcome: &Outcome,
-    manual: bool,
-    policy: &crate::domain::retry::RetryPolicy,
-    attempt_no: u32,
-    created_at: i64,
-    now: i64,
-    rng: &mut StdRng,
-) -> NextState {
-    let retry_after = match outcome {
-        Outcome::Delivered => return NextState::Delivered,
-        _ if manual => return NextState::Unchanged,
-        Outcome::Failed { retry_after, .. } => *retry_after,
-        Outcome::Gone => None,
-    };
-    match policy.next(attempt_no, created_at, now, retry_after, rng) {
-        Next::At(t) => NextState::RetryAt(t),
-        Next::Dead => NextState::Dead,
-    }
-}
-
-/// Resolves, pins and sends one attempt; the client it used comes back for reuse.
-async fn attempt_once(
-    shared: &Shared,
-    resolver: &Addr<ResolverActor>,
-    cached: Option<Rc<PinnedClient>>,
-    loaded: &Loaded,
-    job: &Job,
-) -> (Observed, Option<Rc<PinnedClient>>) {
-    let url = match &loaded.url {
-        Ok(u) => u,
-        Err(e) => {
-            return (
-                Observed::failed(ErrorCategory::Blocked, e.clone(), Duration::ZERO, None),
-                None,
-            );
-        }
-    };
-    let addrs: Vec<IpAddr> = match resolver.send(Resolve(url.host.clone())).await {
-        Ok(Ok(a)) => a,
-        Ok(Err(ResolveError::Blocked { reason, .. })) => {
-            return (
-                Observed::failed(
-                    ErrorCategory::Blocked,
-                    reason.to_string(),
-                    Duration::ZERO,
-                    None,
-                ),
-                None,
-            );
-        }
-        Ok(Err(e)) => {
-            return (
-                Observed::failed(ErrorCategory::Dns, e.to_string(), Duration::ZERO, None),
-                None,
-            );
-        }
-        Err(e) => {
-            return (
-                Observed::failed(ErrorCategory::Internal, e.to_string(), Duration::ZERO, None),
-                None,
-            );
-        }
-    };
-    // A client only ever talks to the address set it was built for.
-    let client = match cached {
-        Some(c) if c.addrs == addrs => c,
-        _ => Rc::new(PinnedClient::new(
-            addrs,
-            shared.tls.clone(),
-            &shared.limits,
-            loaded.endpoint.concurrency as usize,
-        )),
-    };
-    let now = shared.clock.now();
-    let timestamp = now.timestamp();
-    let headers = [
-        ("content-type", "application/json".to_string()),
-        (
-            "user-agent",
-            concat!("hookd/", env!("CARGO_PKG_VERSION")).to_string(),
-        ),
-        ("webhook-id", job.event_id.clone()),
-        ("webhook-timestamp", timestamp.to_string()),
-        (
-            "webhook-signature",
-            signature_header(&loaded.secrets, &job.event_id, timestamp, &job.body),
-        ),
-    ];
-    let request = client::Request {
-        url: &url.url,
-        port: url.port,
-        headers: &headers,
-        body: job.body.clone(),
-    };
-    let observed = client::send(&client, request, &shared.limits, now).await;
-    (observed, Some(client))
 }
 
 impl Actor for EndpointActor {

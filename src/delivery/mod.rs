@@ -2,6 +2,7 @@
 //! supervises one endpoint actor per endpoint with work; endpoint actors send
 //! through the pinned client; the recorder group-commits what happened.
 
+pub mod attempt;
 pub mod client;
 pub mod endpoint;
 pub mod excerpt;
