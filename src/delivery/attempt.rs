@@ -64,58 +64,57 @@ pub(super) fn next_state(
     }
 }
 
-/// Resolves, pins and sends one attempt; the client it used comes back for reuse.
+/// The endpoint's client, shared by its in-flight attempts.
+pub(super) type ClientSlot = Rc<std::cell::RefCell<Option<Rc<PinnedClient>>>>;
+
+/// Resolves, pins and sends one attempt.
 pub(super) async fn attempt_once(
     shared: &Shared,
     resolver: &Addr<ResolverActor>,
-    cached: Option<Rc<PinnedClient>>,
+    slot: &ClientSlot,
     loaded: &Loaded,
     job: &Job,
-) -> (Observed, Option<Rc<PinnedClient>>) {
+) -> Observed {
     let url = match &loaded.url {
         Ok(u) => u,
         Err(e) => {
-            return (
-                Observed::failed(ErrorCategory::Blocked, e.clone(), Duration::ZERO, None),
-                None,
-            );
+            return Observed::failed(ErrorCategory::Blocked, e.clone(), Duration::ZERO, None);
         }
     };
     let addrs: Vec<IpAddr> = match resolver.send(Resolve(url.host.clone())).await {
         Ok(Ok(a)) => a,
         Ok(Err(ResolveError::Blocked { reason, .. })) => {
-            return (
-                Observed::failed(
-                    ErrorCategory::Blocked,
-                    reason.to_string(),
-                    Duration::ZERO,
-                    None,
-                ),
+            return Observed::failed(
+                ErrorCategory::Blocked,
+                reason.to_string(),
+                Duration::ZERO,
                 None,
             );
         }
         Ok(Err(e)) => {
-            return (
-                Observed::failed(ErrorCategory::Dns, e.to_string(), Duration::ZERO, None),
-                None,
-            );
+            return Observed::failed(ErrorCategory::Dns, e.to_string(), Duration::ZERO, None);
         }
         Err(e) => {
-            return (
-                Observed::failed(ErrorCategory::Internal, e.to_string(), Duration::ZERO, None),
-                None,
-            );
+            return Observed::failed(ErrorCategory::Internal, e.to_string(), Duration::ZERO, None);
         }
     };
-    // A client only ever talks to the address set it was built for.
-    let client = match cached {
-        Some(c) if c.addrs == addrs => c,
-        _ => Rc::new(PinnedClient::new(
-            addrs,
-            shared.tls.clone(),
-            &shared.limits,
-            loaded.endpoint.concurrency as usize,
-        )),
+    // A client only ever talks to the address set it was built for; it is
+    // shared at once, so concurrent attempts do not each build their own.
+    let client = {
+        let mut slot = slot.borrow_mut();
+        match &*slot {
+            Some(c) if c.addrs == addrs => c.clone(),
+            _ => {
+                let c = Rc::new(PinnedClient::new(
+                    addrs,
+                    shared.tls.clone(),
+                    &shared.limits,
+                    loaded.endpoint.concurrency as usize,
+                ));
+                *slot = Some(c.clone());
+                c
+            }
+        }
     };
     let now = shared.clock.now();
     let timestamp = now.timestamp();
@@ -138,6 +137,5 @@ pub(super) async fn attempt_once(
         headers: &headers,
         body: job.body.clone(),
     };
-    let observed = client::send(&client, request, &shared.limits, now).await;
-    (observed, Some(client))
+    client::send(&client, request, &shared.limits, now).await
 }

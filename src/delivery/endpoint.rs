@@ -10,8 +10,8 @@ use rand::{SeedableRng, rngs::StdRng};
 
 use super::{
     Shared,
-    attempt::{Job, Loaded, attempt_once, next_state},
-    client::{Observed, PinnedClient},
+    attempt::{ClientSlot, Job, Loaded, attempt_once, next_state},
+    client::Observed,
     excerpt::redacted_excerpt,
     recorder::{Record, Recorder},
 };
@@ -80,7 +80,7 @@ pub struct EndpointActor {
     woken: bool,
     next_due: Option<i64>,
     timer: Option<SpawnHandle>,
-    client: Option<Rc<PinnedClient>>,
+    client: ClientSlot,
     seq: u64,
     rng: StdRng,
 }
@@ -114,7 +114,7 @@ impl EndpointActor {
             woken: false,
             next_due: None,
             timer: None,
-            client: None,
+            client: ClientSlot::default(),
             seq: 0,
             rng: StdRng::from_os_rng(),
             shared,
@@ -401,21 +401,16 @@ impl EndpointActor {
         self.in_flight += 1;
         let shared = self.shared.clone();
         let resolver = self.resolver.clone();
-        let cached = self.client.clone();
+        let slot = self.client.clone();
         let started_at = shared.clock.now_ms();
         let attempt = async move {
-            let (observed, client) = attempt_once(&shared, &resolver, cached, &loaded, &job).await;
-            (observed, client, job)
+            let observed = attempt_once(&shared, &resolver, &slot, &loaded, &job).await;
+            (observed, job)
         };
         ctx.spawn(
             attempt
                 .into_actor(self)
-                .then(move |(observed, client, job), act, _ctx| {
-                    if client.is_some() {
-                        act.client = client;
-                    }
-                    act.finish(observed, job, started_at)
-                }),
+                .then(move |(observed, job), act, _ctx| act.finish(observed, job, started_at)),
         );
     }
 
