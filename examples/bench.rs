@@ -15,6 +15,11 @@
 //! the receiver has read the whole delivery. PostgreSQL is the tests' private
 //! cluster (fsync off; see tests/it/harness/pg.rs).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "an example runs outside hookd: its own HTTP client and wall clock"
+)]
+
 #[path = "../tests/it/harness/pg.rs"]
 #[allow(dead_code)]
 mod pg;

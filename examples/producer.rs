@@ -6,6 +6,11 @@
 //! cargo run --example producer -- sqlite://hookd.db ptn_…   # a partner id from `hookd partner create`
 //! ```
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "an example runs outside hookd: its own HTTP client and wall clock"
+)]
+
 use sea_orm::{ConnectionTrait, Database, Statement, TransactionTrait};
 use serde_json::json;
 

@@ -6,6 +6,11 @@
 //! WEBHOOK_SECRET=whsec_… cargo run --example receiver -- 127.0.0.1:9000
 //! ```
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "an example runs outside hookd: its own HTTP client and wall clock"
+)]
+
 use std::{collections::HashSet, sync::Mutex};
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};

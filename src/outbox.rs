@@ -78,6 +78,10 @@ pub enum OutboxError {
 
 /// Writes the event into the outbox through `conn`, normally the caller's
 /// open transaction, and returns its id.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "runs in the host's process, which has no hookd clock to inject"
+)]
 pub async fn enqueue(conn: &impl ConnectionTrait, event: Event) -> Result<EventId, OutboxError> {
     let now = chrono::Utc::now().timestamp_millis();
     let event = event.0.validate(now, MAX_PAYLOAD_BYTES)?;

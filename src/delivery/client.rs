@@ -87,6 +87,10 @@ impl PinnedClient {
             .limit(max_connections.max(1))
             .conn_keep_alive(Duration::from_secs(30))
             .conn_lifetime(Duration::from_secs(300));
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "this is the one outbound client: pinned addresses, no resolver, no redirects"
+        )]
         let client = awc::Client::builder()
             .connector(connector)
             .disable_redirects()

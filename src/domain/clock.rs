@@ -19,6 +19,10 @@ pub type SharedClock = Arc<dyn Clock>;
 pub struct SystemClock;
 
 impl Clock for SystemClock {
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the system clock is the one reader of wall time"
+    )]
     fn now(&self) -> DateTime<Utc> {
         Utc::now()
     }

@@ -40,6 +40,10 @@ pub struct ResolverActor {
 pub struct ResolverSetupError(String);
 
 impl ResolverActor {
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the resolver actor is the one place names are resolved"
+    )]
     pub fn new(
         cfg: &EgressConfig,
         policy: Arc<AddressPolicy>,

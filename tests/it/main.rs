@@ -1,6 +1,11 @@
 //! hookd's integration tests: one binary, a shared harness, every test on
 //! SQLite and on PostgreSQL.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests drive hookd from outside: a plain HTTP client and wall-clock deadlines"
+)]
+
 mod harness;
 
 mod cli;
