@@ -70,15 +70,15 @@ pub async fn start(
         engine: engine.clone(),
         limiter,
     };
+    let document = web::Data::new(http::openapi::generate());
     let server = HttpServer::new(move || {
         use utoipa_actix_web::AppExt as _;
-        let (app, doc) = App::new()
+        let (app, _) = App::new()
             .into_utoipa_app()
-            .openapi(http::openapi::base())
             .app_data(web::Data::new(state.clone()))
             .configure(http::routes)
             .split_for_parts();
-        app.app_data(web::Data::new(doc))
+        app.app_data(document.clone())
             .default_service(web::to(http::not_found))
     })
     .workers(2)

@@ -34,8 +34,11 @@ impl From<store::partners::Partner> for PartnerOut {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreatePartner {
+    /// 1 to 200 characters, not only spaces.
+    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
     pub name: String,
     /// An id of your choosing: letters, digits, `_` and `-` (default a new `ptn_` id).
+    #[schema(pattern = "^[A-Za-z0-9_-]{1,128}$")]
     pub id: Option<String>,
 }
 

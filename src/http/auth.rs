@@ -30,7 +30,8 @@ pub async fn require(
         .ok_or_else(Problem::unauthorized)?;
     if principal.role != role {
         return Err(Problem::forbidden(format!(
-            "this route needs a {} key",
+            "this route needs {} {} key",
+            if role == Role::Operator { "an" } else { "a" },
             role.as_str()
         )));
     }

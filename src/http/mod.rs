@@ -9,6 +9,7 @@ pub mod auth;
 pub mod body;
 pub mod health;
 pub mod ingest;
+pub mod links;
 pub mod openapi;
 pub mod page;
 pub mod partner;

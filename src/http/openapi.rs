@@ -48,6 +48,19 @@ pub fn base() -> utoipa::openapi::OpenApi {
     doc
 }
 
+/// The whole document: the base, every route's operation, and the links
+/// between them. Built from the same `routes` the server mounts.
+pub fn generate() -> utoipa::openapi::OpenApi {
+    use utoipa_actix_web::AppExt as _;
+    let (_, mut doc) = actix_web::App::new()
+        .into_utoipa_app()
+        .openapi(base())
+        .configure(super::routes)
+        .split_for_parts();
+    super::links::add(&mut doc);
+    doc
+}
+
 /// This document.
 #[utoipa::path(tag = "health", responses((status = 200, description = "The OpenAPI 3.1 document", body = Object)))]
 #[get("/v1/openapi.json")]

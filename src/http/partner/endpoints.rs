@@ -79,16 +79,39 @@ pub enum InitialStatus {
     Paused,
 }
 
+/// An event type (`usage.finalized`) or a prefix of one (`usage.*`).
+#[derive(ToSchema)]
+#[schema(
+    max_length = 128,
+    pattern = r"^[a-z0-9_]+(\.[a-z0-9_]+)*\.([a-z0-9_]+|\*)$"
+)]
+#[allow(dead_code, reason = "documents the strings of `event_types`")]
+pub struct EventTypeFilter(String);
+
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateEndpoint {
+    /// `https` (plain `http` only where the operator allows it), a port the
+    /// operator allows, and a host that resolves only to public addresses.
+    #[schema(
+        format = "uri",
+        max_length = 2048,
+        example = "https://hooks.example.com/hookd"
+    )]
     pub url: String,
+    /// Free text; newlines allowed, other control characters not.
+    #[schema(max_length = 1000, pattern = r"^[^\x00-\x09\x0B-\x1F\x7F-\x9F]*$")]
     pub description: Option<String>,
+    /// Event types (`usage.finalized`) or prefixes (`usage.*`); none or empty means all.
+    #[schema(max_items = 100, value_type = Option<Vec<EventTypeFilter>>)]
     pub event_types: Option<Vec<String>>,
+    #[schema(max_length = 32, pattern = r"^[^\x00-\x09\x0B-\x1F\x7F-\x9F]*$")]
     pub schema_version: Option<String>,
     /// 1 to 256; default from configuration (8).
+    #[schema(minimum = 1, maximum = 256)]
     pub concurrency: Option<u32>,
     /// 1 to 10000 requests per second.
+    #[schema(minimum = 1, maximum = 10000)]
     pub rate_limit: Option<u32>,
     pub status: Option<InitialStatus>,
 }
@@ -96,11 +119,17 @@ pub struct CreateEndpoint {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateEndpoint {
+    #[schema(format = "uri", max_length = 2048)]
     pub url: Option<String>,
+    #[schema(max_length = 1000, pattern = r"^[^\x00-\x09\x0B-\x1F\x7F-\x9F]*$")]
     pub description: Option<String>,
+    #[schema(max_items = 100, value_type = Option<Vec<EventTypeFilter>>)]
     pub event_types: Option<Vec<String>>,
+    #[schema(max_length = 32, pattern = r"^[^\x00-\x09\x0B-\x1F\x7F-\x9F]*$")]
     pub schema_version: Option<String>,
+    #[schema(minimum = 1, maximum = 256)]
     pub concurrency: Option<u32>,
+    #[schema(minimum = 1, maximum = 10000)]
     pub rate_limit: Option<u32>,
 }
 
@@ -108,6 +137,7 @@ pub struct UpdateEndpoint {
 #[serde(deny_unknown_fields)]
 pub struct RotateSecret {
     /// How long the previous secret keeps signing: 0 to 604800 s, default 86400.
+    #[schema(maximum = 604800)]
     pub overlap_seconds: Option<u64>,
 }
 
@@ -133,9 +163,11 @@ pub struct TestSent {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Recover {
-    /// RFC 3339; deliveries created at or after it.
+    /// RFC 3339, within the replay window; deliveries created at or after it.
+    #[schema(format = DateTime)]
     pub since: String,
     /// RFC 3339; deliveries created before it (default now).
+    #[schema(format = DateTime)]
     pub until: Option<String>,
 }
 
