@@ -61,14 +61,15 @@ pub async fn start(
     let shared = prepare(config, clock).await?;
     let engine = Engine::start(shared.clone())?;
     let api = &shared.config.api;
-    let limiter = Arc::new(http::rate_limit::RateLimiter::new(
-        api.rate_limit_per_second,
-        api.rate_limit_burst,
-    ));
+    let limiter = |rate, burst| Arc::new(http::rate_limit::RateLimiter::new(rate, burst));
     let state = AppState {
         shared: shared.clone(),
         engine: engine.clone(),
-        limiter,
+        limiter: limiter(api.rate_limit_per_second, api.rate_limit_burst),
+        service_limiter: limiter(
+            api.service_rate_limit_per_second,
+            api.service_rate_limit_burst,
+        ),
     };
     let document = web::Data::new(http::openapi::generate());
     let server = HttpServer::new(move || {

@@ -72,6 +72,8 @@ struct RawApi {
     page_size_max: u32,
     rate_limit_per_second: u32,
     rate_limit_burst: u32,
+    service_rate_limit_per_second: u32,
+    service_rate_limit_burst: u32,
     replay_window: String,
     max_secret_overlap: String,
 }
@@ -187,8 +189,12 @@ impl DatabaseConfig {
 pub struct ApiConfig {
     pub page_size_default: u32,
     pub page_size_max: u32,
+    /// Per partner or operator key.
     pub rate_limit_per_second: u32,
     pub rate_limit_burst: u32,
+    /// Per service key (producers).
+    pub service_rate_limit_per_second: u32,
+    pub service_rate_limit_burst: u32,
     pub replay_window: Duration,
     pub max_secret_overlap: Duration,
 }
@@ -341,6 +347,20 @@ fn positive(key: &'static str, n: u64) -> Result<(), ConfigError> {
     }
 }
 
+/// A token bucket's rate and burst: a positive rate, a burst at least as large.
+fn rate_limit(
+    rate_key: &'static str,
+    rate: u32,
+    burst_key: &'static str,
+    burst: u32,
+) -> Result<(), ConfigError> {
+    positive(rate_key, rate.into())?;
+    if burst < rate {
+        return Err(invalid(burst_key, format!("must be at least {rate_key}")));
+    }
+    Ok(())
+}
+
 fn cidrs(key: &'static str, list: &[String]) -> Result<Vec<IpNet>, ConfigError> {
     list.iter()
         .map(|s| {
@@ -402,18 +422,25 @@ impl Raw {
                 "must be between 1 and api.page_size_max",
             ));
         }
-        positive("api.rate_limit_per_second", a.rate_limit_per_second.into())?;
-        if a.rate_limit_burst < a.rate_limit_per_second {
-            return Err(invalid(
-                "api.rate_limit_burst",
-                "must be at least api.rate_limit_per_second",
-            ));
-        }
+        rate_limit(
+            "api.rate_limit_per_second",
+            a.rate_limit_per_second,
+            "api.rate_limit_burst",
+            a.rate_limit_burst,
+        )?;
+        rate_limit(
+            "api.service_rate_limit_per_second",
+            a.service_rate_limit_per_second,
+            "api.service_rate_limit_burst",
+            a.service_rate_limit_burst,
+        )?;
         let api = ApiConfig {
             page_size_default: a.page_size_default,
             page_size_max: a.page_size_max,
             rate_limit_per_second: a.rate_limit_per_second,
             rate_limit_burst: a.rate_limit_burst,
+            service_rate_limit_per_second: a.service_rate_limit_per_second,
+            service_rate_limit_burst: a.service_rate_limit_burst,
             replay_window: duration("api.replay_window", &a.replay_window)?,
             max_secret_overlap: duration("api.max_secret_overlap", &a.max_secret_overlap)?,
         };
@@ -615,6 +642,12 @@ mod tests {
         assert!(err.to_string().contains("egress.allow_cidrs"), "{err}");
         let err = Config::load(None, env(&[("HOOKD_HTTP__LISTEN", "nowhere")])).unwrap_err();
         assert!(err.to_string().contains("http.listen"), "{err}");
+        let err =
+            Config::load(None, env(&[("HOOKD_API__SERVICE_RATE_LIMIT_BURST", "10")])).unwrap_err();
+        assert!(
+            err.to_string().contains("api.service_rate_limit_burst"),
+            "a burst below the rate names its key: {err}"
+        );
     }
 
     #[test]

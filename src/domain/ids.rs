@@ -13,7 +13,7 @@ pub fn new_id(prefix: &str) -> String {
 pub struct EventId(String);
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("event_id must be `evt_` followed by a ULID or a UUID, got `{0}`")]
+#[error("must be `evt_` followed by a ULID or a UUID, got `{0}`")]
 pub struct EventIdError(pub String);
 
 impl EventId {

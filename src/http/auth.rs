@@ -35,13 +35,14 @@ pub async fn require(
             role.as_str()
         )));
     }
-    // Partner and operator keys are rate limited; the host service's own
-    // producers are not (back-pressure on ingest is the database's).
-    if role == Role::Service {
-        return Ok(principal);
-    }
-    state
-        .limiter
+    // Producers get their own, larger budget: one runaway producer must not
+    // starve the API, but a normal burst of events must not be refused.
+    let limiter = if role == Role::Service {
+        &state.service_limiter
+    } else {
+        &state.limiter
+    };
+    limiter
         .take(&principal.key_id, Instant::now())
         .map_err(|wait| Problem::too_many_requests(wait.as_secs().max(1)))?;
     Ok(principal)

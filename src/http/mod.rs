@@ -28,7 +28,10 @@ use crate::delivery::{Engine, Shared};
 pub struct AppState {
     pub shared: Arc<Shared>,
     pub engine: Engine,
+    /// Per partner or operator key.
     pub limiter: Arc<rate_limit::RateLimiter>,
+    /// Per service key.
+    pub service_limiter: Arc<rate_limit::RateLimiter>,
 }
 
 /// Every documented route. Registering a handler here is what puts it in

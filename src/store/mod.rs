@@ -101,6 +101,22 @@ pub async fn migrate(db: &DatabaseConnection) -> Result<(), StoreError> {
         .map_err(StoreError::Migrate)
 }
 
+/// A read-only transaction whose reads all see one snapshot. PostgreSQL needs
+/// REPEATABLE READ for that (READ COMMITTED takes one per statement); SQLite
+/// in WAL mode takes its snapshot at a deferred transaction's first read.
+pub async fn snapshot(db: &DatabaseConnection) -> Result<sea_orm::DatabaseTransaction, DbErr> {
+    use sea_orm::{AccessMode, IsolationLevel, TransactionTrait};
+    if db.get_database_backend() == DbBackend::Postgres {
+        db.begin_with_config(
+            Some(IsolationLevel::RepeatableRead),
+            Some(AccessMode::ReadOnly),
+        )
+        .await
+    } else {
+        db.begin().await
+    }
+}
+
 /// A raw statement written with `?` placeholders, numbered for PostgreSQL.
 pub(crate) fn sql(backend: DbBackend, text: &str, values: Vec<Value>) -> Statement {
     if backend == DbBackend::Postgres {

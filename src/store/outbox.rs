@@ -30,7 +30,8 @@ fn to_row(e: &NewEvent, now_ms: i64) -> outbox_event::ActiveModel {
 
 /// A stored row as the domain event it was created from.
 pub fn from_row(m: outbox_event::Model) -> Result<NewEvent, StoreError> {
-    let id = EventId::parse(&m.event_id).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let id =
+        EventId::parse(&m.event_id).map_err(|e| StoreError::Corrupt(format!("event_id {e}")))?;
     let subject = match (m.subject_type, m.subject_id) {
         (Some(subject_type), Some(id)) => Some(Subject {
             subject_type,

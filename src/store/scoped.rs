@@ -319,9 +319,17 @@ impl Scoped<'_> {
     }
 
     pub async fn delivery(&self, id: &str) -> Result<Option<DeliveryRow>, StoreError> {
+        self.delivery_on(self.db, id).await
+    }
+
+    async fn delivery_on(
+        &self,
+        conn: &impl ConnectionTrait,
+        id: &str,
+    ) -> Result<Option<DeliveryRow>, StoreError> {
         let text = format!("SELECT {DELIVERY_COLUMNS} {DELIVERY_FROM} AND d.id = ?");
         let rows = query_all(
-            self.db,
+            conn,
             sql(
                 self.backend(),
                 &text,
@@ -333,18 +341,26 @@ impl Scoped<'_> {
         Ok(rows.into_iter().next())
     }
 
-    /// The attempts of one of this partner's deliveries, oldest first.
-    pub async fn attempts(&self, delivery_id: &str) -> Result<Vec<attempt::Model>, StoreError> {
+    /// One of this partner's deliveries with its attempts, oldest first, read
+    /// from one snapshot: the attempts agree with the delivery's state and
+    /// count even while the recorder is writing.
+    pub async fn delivery_with_attempts(
+        &self,
+        id: &str,
+    ) -> Result<Option<(DeliveryRow, Vec<attempt::Model>)>, StoreError> {
         use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
-        if self.delivery(delivery_id).await?.is_none() {
-            return Ok(Vec::new());
-        }
-        Ok(attempt::Entity::find()
-            .filter(attempt::Column::DeliveryId.eq(delivery_id))
+        let txn = super::snapshot(self.db).await?;
+        let Some(delivery) = self.delivery_on(&txn, id).await? else {
+            return Ok(None);
+        };
+        let attempts = attempt::Entity::find()
+            .filter(attempt::Column::DeliveryId.eq(id))
             .order_by_asc(attempt::Column::StartedAt)
             .order_by_asc(attempt::Column::AttemptNo)
-            .all(self.db)
-            .await?)
+            .all(&txn)
+            .await?;
+        txn.commit().await?;
+        Ok(Some((delivery, attempts)))
     }
 
     /// Queues a manual attempt; `None` if the delivery is not this partner's.

@@ -15,3 +15,4 @@ mod egress;
 mod ingest;
 mod isolation;
 mod partner_api;
+mod store;

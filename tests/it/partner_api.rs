@@ -1363,12 +1363,15 @@ where
         let ids = ids_of(&page);
         assert!(ids.len() <= 7, "a page holds at most `limit` rows: {page}");
         seen.extend(ids);
+        // Count before announcing the page: the producer writes its row once
+        // it sees the page, and a count taken after that write would wait
+        // for a second row that never comes.
+        let rows = grown().await;
         pages.set(pages.get() + 1);
         match page["next_cursor"].as_str() {
             Some(c) => cursor = Some(c.to_string()),
             None => return seen,
         }
-        let rows = grown().await;
         let grown = &grown;
         wait_until(WAIT, || async move { (grown().await > rows).then_some(()) })
             .await

@@ -192,11 +192,10 @@ pub async fn get_delivery(
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
     let scoped = for_partner(&state.shared.db, &partner);
-    let d = scoped
-        .delivery(&id)
+    let (d, attempts) = scoped
+        .delivery_with_attempts(&id)
         .await?
         .ok_or_else(|| Problem::not_found("no such delivery"))?;
-    let attempts = scoped.attempts(&id).await?;
     Ok(HttpResponse::Ok().json(DeliveryDetail {
         delivery: d.into(),
         attempts: attempts.into_iter().map(AttemptOut::from).collect(),
