@@ -19,6 +19,7 @@
 //! - [`store`]: every query; returns domain types.
 //! - [`delivery`]: the fanout and endpoint actors, the HTTP client, the recorder.
 //! - [`http`]: the web API (ingest, problem+json errors, auth).
+//! - [`metrics`]: counters, histograms and gauges for `GET /metrics`.
 //! - [`app`]: wiring: database, engine and server; [`cli`]: the command line.
 
 pub mod app;
@@ -29,6 +30,7 @@ pub mod domain;
 pub mod egress;
 pub mod http;
 pub mod keyfile;
+pub mod metrics;
 pub mod outbox;
 pub mod secret;
 pub mod signing;

@@ -302,6 +302,23 @@ impl EndpointActor {
         }));
     }
 
+    pub(super) fn report(&self) -> super::report::ActorReport {
+        let (circuit, open_until_ms) =
+            super::report::ActorReport::circuit_from(self.circuit.state());
+        super::report::ActorReport {
+            endpoint_id: self.id.clone(),
+            circuit,
+            open_until_ms,
+            consecutive_failures: self.circuit.consecutive_failures(),
+            in_flight: self.in_flight,
+            concurrency: self.loaded.as_ref().map(|l| l.endpoint.concurrency),
+            queued: self.queue.len(),
+            next_due_ms: self.next_due,
+            rate_limit: self.rate_limit,
+            attempt_ms: self.attempt_ms,
+        }
+    }
+
     /// How many deliveries to hold at once: enough that claims are rare for a
     /// fast receiver, few enough that the last one is sent well within its
     /// lease for a slow one (from the observed time per attempt).
@@ -470,6 +487,12 @@ impl EndpointActor {
             replay_id: job.claimed.replay_id.clone(),
         };
         tracing::debug!(endpoint = %self.id, delivery = %record.delivery_id, attempt = attempt_no, status = ?record.status_code, next = ?record.next, "attempt finished");
+        self.shared.metrics.attempt(
+            &observed.outcome,
+            observed.latency,
+            manual,
+            matches!(record.next, store::deliveries::NextState::Dead),
+        );
         Box::pin(self.recorder.send(Record { attempt: record, gone }).into_actor(self).map(move |res, act, ctx| {
             act.in_flight -= 1;
             if !matches!(res, Ok(Ok(()))) {

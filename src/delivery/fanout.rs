@@ -124,6 +124,8 @@ impl FanoutActor {
             match res {
                 Ok(f) => {
                     act.failures = 0;
+                    let created: usize = f.deliveries.values().sum();
+                    act.shared.metrics.deliveries_created.inc_by(created as u64);
                     if f.events > 0 {
                         tracing::debug!(
                             events = f.events,
@@ -280,12 +282,19 @@ impl Handler<EndpointChanged> for FanoutActor {
     }
 }
 
+impl FanoutActor {
+    /// The endpoint actors running now.
+    pub(super) fn children(&self) -> impl Iterator<Item = &Addr<EndpointActor>> {
+        self.children
+            .values()
+            .map(|c| &c.addr)
+            .filter(|a| a.connected())
+    }
+}
+
 impl Handler<RunningActors> for FanoutActor {
     type Result = usize;
     fn handle(&mut self, _: RunningActors, _: &mut Context<Self>) -> usize {
-        self.children
-            .values()
-            .filter(|c| c.addr.connected())
-            .count()
+        self.children().count()
     }
 }

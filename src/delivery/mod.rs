@@ -8,6 +8,7 @@ pub mod endpoint;
 pub mod excerpt;
 pub mod fanout;
 pub mod recorder;
+pub mod report;
 
 use std::sync::Arc;
 
@@ -31,6 +32,7 @@ pub struct Shared {
     pub retry: RetryPolicy,
     pub tls: Arc<rustls::ClientConfig>,
     pub limits: client::Limits,
+    pub metrics: crate::metrics::Metrics,
     /// SQLite has one writer: this process's writers queue here instead of
     /// sleeping in SQLite's busy handler (which backs off in steps of up to
     /// 100 ms and made latency jump).
@@ -59,6 +61,7 @@ impl Shared {
                 request_timeout: d.request_timeout,
                 max_response_bytes: d.max_response_bytes,
             },
+            metrics: crate::metrics::Metrics::new(),
             sqlite_writes: config
                 .database
                 .is_sqlite()

@@ -174,7 +174,14 @@ async fn store_events(
         let _turn = state.shared.write_turn().await;
         let txn = db.begin().await?;
         match store::outbox::insert(&txn, &fresh, now_ms).await {
-            Ok(()) => txn.commit().await?,
+            Ok(()) => {
+                txn.commit().await?;
+                state
+                    .shared
+                    .metrics
+                    .events_ingested
+                    .inc_by(fresh.len() as u64);
+            }
             Err(store::StoreError::Db(e)) if is_unique_violation(&e) => return Ok(Stored::Raced),
             Err(e) => return Err(e.into()),
         }

@@ -10,6 +10,7 @@ pub mod body;
 pub mod health;
 pub mod ingest;
 pub mod links;
+pub mod observe;
 pub mod openapi;
 pub mod page;
 pub mod partner;
@@ -63,7 +64,9 @@ pub fn routes(cfg: &mut ServiceConfig) {
         .service(admin::create_partner)
         .service(admin::list_partners)
         .service(admin::create_partner_key)
-        .service(admin::revoke_key);
+        .service(admin::revoke_key)
+        .service(observe::actors)
+        .service(observe::metrics);
 }
 
 /// The unrouted fallback: a problem+json 404.

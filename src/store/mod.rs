@@ -2,6 +2,7 @@
 //! transaction) and return domain types; partner data is always reached
 //! through a function that takes the partner id.
 
+pub mod backlog;
 pub mod deliveries;
 pub mod endpoints;
 pub mod entity;

@@ -14,5 +14,6 @@ mod delivery;
 mod egress;
 mod ingest;
 mod isolation;
+mod observe;
 mod partner_api;
 mod store;

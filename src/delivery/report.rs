@@ -1,0 +1,86 @@
+//! What the engine's actors say about themselves, for operators: each
+//! endpoint actor's circuit, requests in flight, queue and next wake. The
+//! fanout asks every actor it supervises and answers with all the reports.
+
+use actix::prelude::*;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::{endpoint::EndpointActor, fanout::FanoutActor};
+use crate::domain::circuit::CircuitState;
+
+/// Report your state.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "ActorReport")]
+pub struct Report;
+
+/// Every running endpoint actor's report.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "Vec<ActorReport>")]
+pub struct ReportAll;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Circuit {
+    /// Requests go.
+    Closed,
+    /// Nothing is sent until `open_until`.
+    Open,
+    /// One probe request decides whether the circuit closes.
+    HalfOpen,
+}
+
+/// One endpoint actor, as it sees itself.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ActorReport {
+    pub endpoint_id: String,
+    pub circuit: Circuit,
+    /// Unix ms until which an open circuit sends nothing.
+    #[serde(skip)]
+    pub open_until_ms: Option<i64>,
+    pub consecutive_failures: u32,
+    pub in_flight: usize,
+    /// The endpoint's cap on requests in flight (null before its settings load).
+    pub concurrency: Option<u32>,
+    /// Claimed deliveries waiting in the actor for a free slot.
+    pub queued: usize,
+    /// Unix ms of the actor's next claim when it sleeps.
+    #[serde(skip)]
+    pub next_due_ms: Option<i64>,
+    /// Requests per second, when the endpoint is rate limited.
+    pub rate_limit: Option<u32>,
+    /// Moving average of an attempt's duration, in milliseconds.
+    pub attempt_ms: f64,
+}
+
+impl ActorReport {
+    pub fn circuit_from(state: CircuitState) -> (Circuit, Option<i64>) {
+        match state {
+            CircuitState::Closed => (Circuit::Closed, None),
+            CircuitState::Open { until_ms } => (Circuit::Open, Some(until_ms)),
+            CircuitState::HalfOpen { .. } => (Circuit::HalfOpen, None),
+        }
+    }
+}
+
+impl Handler<Report> for EndpointActor {
+    type Result = MessageResult<Report>;
+    fn handle(&mut self, _: Report, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.report())
+    }
+}
+
+impl Handler<ReportAll> for FanoutActor {
+    type Result = ResponseFuture<Vec<ActorReport>>;
+    fn handle(&mut self, _: ReportAll, _: &mut Context<Self>) -> Self::Result {
+        let asks: Vec<_> = self.children().map(|addr| addr.send(Report)).collect();
+        Box::pin(async move {
+            // An actor that stopped meanwhile has nothing to report.
+            futures_util::future::join_all(asks)
+                .await
+                .into_iter()
+                .filter_map(Result::ok)
+                .collect()
+        })
+    }
+}

@@ -1,0 +1,208 @@
+//! What hookd counts, exported at `GET /metrics` in the OpenMetrics text
+//! format. Counters and histograms are updated where things happen (one call
+//! per delivery outcome, beside its log line); gauges of state (backlog,
+//! outbox lag, actors) are set from the database and the actors when scraped.
+
+use std::{sync::atomic::AtomicU64, time::Duration};
+
+use prometheus_client::{
+    encoding::{EncodeLabelSet, text::encode},
+    metrics::{
+        counter::Counter,
+        family::Family,
+        gauge::Gauge,
+        histogram::{Histogram, exponential_buckets},
+    },
+    registry::Registry,
+};
+
+use crate::domain::outcome::Outcome;
+
+/// The content type of [`Metrics::render`].
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct AttemptLabels {
+    /// `delivered`, `failed` or `gone`.
+    pub result: &'static str,
+    /// The error category (`none` for a delivered attempt).
+    pub category: &'static str,
+    /// `scheduled` or `manual`.
+    pub trigger: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StateLabels {
+    pub state: &'static str,
+}
+
+/// Every metric hookd exports. Cheap to update from any thread.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    pub events_ingested: Counter,
+    pub deliveries_created: Counter,
+    pub deliveries_dead: Counter,
+    pub attempts: Family<AttemptLabels, Counter>,
+    pub attempt_seconds: Histogram,
+    /// Deliveries waiting, by state (set when scraped).
+    pub backlog: Family<StateLabels, Gauge>,
+    /// Committed events not yet fanned out, and the age of the oldest.
+    pub outbox_unpublished: Gauge,
+    pub outbox_oldest_seconds: Gauge<f64, AtomicU64>,
+    /// Endpoint actors running, their open circuits and requests in flight.
+    pub endpoint_actors: Gauge,
+    pub circuits_open: Gauge,
+    pub requests_in_flight: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("hookd");
+        let m = Metrics {
+            events_ingested: Counter::default(),
+            deliveries_created: Counter::default(),
+            deliveries_dead: Counter::default(),
+            attempts: Family::default(),
+            // 5 ms to about 41 s.
+            attempt_seconds: Histogram::new(exponential_buckets(0.005, 2.0, 14)),
+            backlog: Family::default(),
+            outbox_unpublished: Gauge::default(),
+            outbox_oldest_seconds: Gauge::default(),
+            endpoint_actors: Gauge::default(),
+            circuits_open: Gauge::default(),
+            requests_in_flight: Gauge::default(),
+            registry: Registry::default(),
+        };
+        registry.register(
+            "events_ingested",
+            "Events accepted into the outbox through the API",
+            m.events_ingested.clone(),
+        );
+        registry.register(
+            "deliveries_created",
+            "Deliveries created by the fanout",
+            m.deliveries_created.clone(),
+        );
+        registry.register(
+            "deliveries_dead",
+            "Deliveries that ran out of attempts or age",
+            m.deliveries_dead.clone(),
+        );
+        registry.register(
+            "attempts",
+            "Delivery attempts by result, error category and trigger",
+            m.attempts.clone(),
+        );
+        registry.register(
+            "attempt_duration_seconds",
+            "Time from sending a request to its recorded outcome",
+            m.attempt_seconds.clone(),
+        );
+        registry.register(
+            "deliveries_waiting",
+            "Deliveries not yet finished, by state",
+            m.backlog.clone(),
+        );
+        registry.register(
+            "outbox_unpublished",
+            "Committed events not yet fanned out",
+            m.outbox_unpublished.clone(),
+        );
+        registry.register(
+            "outbox_oldest_unpublished_seconds",
+            "Age of the oldest event not yet fanned out",
+            m.outbox_oldest_seconds.clone(),
+        );
+        registry.register(
+            "endpoint_actors",
+            "Endpoint actors running",
+            m.endpoint_actors.clone(),
+        );
+        registry.register(
+            "circuits_open",
+            "Endpoint actors whose circuit is open or half open",
+            m.circuits_open.clone(),
+        );
+        registry.register(
+            "requests_in_flight",
+            "Delivery requests in flight",
+            m.requests_in_flight.clone(),
+        );
+        Metrics { registry, ..m }
+    }
+
+    /// Counts one finished attempt; `dead` when it ended the delivery.
+    pub fn attempt(&self, outcome: &Outcome, latency: Duration, manual: bool, dead: bool) {
+        let (result, category) = match outcome {
+            Outcome::Delivered => ("delivered", "none"),
+            Outcome::Gone => ("gone", "http_status"),
+            Outcome::Failed { category, .. } => ("failed", category.as_str()),
+        };
+        let trigger = if manual { "manual" } else { "scheduled" };
+        self.attempts
+            .get_or_create(&AttemptLabels {
+                result,
+                category,
+                trigger,
+            })
+            .inc();
+        self.attempt_seconds.observe(latency.as_secs_f64());
+        if dead {
+            self.deliveries_dead.inc();
+        }
+    }
+
+    /// The text exposition of every metric.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = encode(&mut out, &self.registry);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::outcome::ErrorCategory;
+
+    #[test]
+    fn an_attempt_is_counted_by_result_category_and_trigger() {
+        let m = Metrics::new();
+        m.attempt(&Outcome::Delivered, Duration::from_millis(12), false, false);
+        let failed = Outcome::Failed {
+            category: ErrorCategory::Timeout,
+            retry_after: None,
+        };
+        m.attempt(&failed, Duration::from_secs(10), true, true);
+        let text = m.render();
+        assert!(
+            text.contains(
+                r#"hookd_attempts_total{result="delivered",category="none",trigger="scheduled"} 1"#
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                r#"hookd_attempts_total{result="failed",category="timeout",trigger="manual"} 1"#
+            ),
+            "{text}"
+        );
+        assert!(text.contains("hookd_deliveries_dead_total 1"), "{text}");
+        assert!(
+            text.contains("hookd_attempt_duration_seconds_count 2"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("# EOF\n"),
+            "OpenMetrics ends with # EOF: {text}"
+        );
+    }
+}

@@ -1,0 +1,80 @@
+//! How much work waits, for operators: deliveries by state and by endpoint,
+//! and events not yet fanned out. Read across partners (operator only).
+
+use sea_orm::{ConnectionTrait, Value};
+
+use super::{StoreError, query_all, sql};
+
+/// One endpoint's unfinished deliveries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndpointBacklog {
+    pub endpoint_id: String,
+    pub partner_id: String,
+    pub status: String,
+    /// Deliveries pending, failed (waiting to retry) or being delivered.
+    pub waiting: i64,
+    /// When the earliest of them is due (Unix ms).
+    pub next_attempt_at: Option<i64>,
+}
+
+/// Unfinished deliveries by state: `pending`, `failed`, `delivering`.
+pub async fn waiting_by_state(db: &impl ConnectionTrait) -> Result<Vec<(String, i64)>, StoreError> {
+    Ok(query_all(
+        db,
+        sql(
+            db.get_database_backend(),
+            "SELECT state, COUNT(*) AS n FROM delivery \
+             WHERE state IN ('pending', 'failed', 'delivering') GROUP BY state",
+            vec![],
+        ),
+        |r| Ok((r.try_get("", "state")?, r.try_get("", "n")?)),
+    )
+    .await?)
+}
+
+/// Committed events not yet fanned out, and when the oldest was created.
+pub async fn unpublished(db: &impl ConnectionTrait) -> Result<(i64, Option<i64>), StoreError> {
+    let rows = query_all(
+        db,
+        sql(
+            db.get_database_backend(),
+            "SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox_event WHERE published_at IS NULL",
+            vec![],
+        ),
+        |r| Ok((r.try_get("", "n")?, r.try_get("", "oldest")?)),
+    )
+    .await?;
+    Ok(rows.into_iter().next().unwrap_or((0, None)))
+}
+
+/// Endpoints by how much waits for them, most first; of one partner if given.
+pub async fn by_endpoint(
+    db: &impl ConnectionTrait,
+    partner_id: Option<&str>,
+    limit: u32,
+) -> Result<Vec<EndpointBacklog>, StoreError> {
+    let mut values: Vec<Value> = Vec::new();
+    let mut text = String::from(
+        "SELECT e.id, e.partner_id, e.status, COUNT(d.id) AS waiting, MIN(d.next_attempt_at) AS next_at \
+         FROM endpoint e LEFT JOIN delivery d ON d.endpoint_id = e.id \
+           AND d.state IN ('pending', 'failed', 'delivering')",
+    );
+    if let Some(p) = partner_id {
+        text.push_str(" WHERE e.partner_id = ?");
+        values.push(p.into());
+    }
+    text.push_str(" GROUP BY e.id, e.partner_id, e.status ORDER BY COUNT(d.id) DESC, e.id LIMIT ?");
+    values.push(i64::from(limit).into());
+    Ok(
+        query_all(db, sql(db.get_database_backend(), &text, values), |r| {
+            Ok(EndpointBacklog {
+                endpoint_id: r.try_get("", "id")?,
+                partner_id: r.try_get("", "partner_id")?,
+                status: r.try_get("", "status")?,
+                waiting: r.try_get("", "waiting")?,
+                next_attempt_at: r.try_get("", "next_at")?,
+            })
+        })
+        .await?,
+    )
+}
