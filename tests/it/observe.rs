@@ -52,15 +52,9 @@ on_both_backends!(
         let healthy = Receiver::start().await;
         let (broken, _) = app.endpoint(&failing.url()).await;
         let (fine, _) = app.endpoint(&healthy.url()).await;
-        app.publish("usage.finalized", json!({"n": 1})).await;
-        healthy
-            .wait_for(1, WAIT)
-            .await
-            .expect("the healthy endpoint gets the event");
-        failing
-            .wait_for(1, WAIT)
-            .await
-            .expect("the failing endpoint is tried once");
+        let event = app.publish("usage.finalized", json!({"n": 1})).await;
+        app.wait_for_state(&event, &fine, "delivered", WAIT).await;
+        app.wait_for_state(&event, &broken, "failed", WAIT).await;
 
         let actors = wait_until(WAIT, || async {
             let (status, body, _) = app
