@@ -80,6 +80,7 @@ pub async fn start(
             .configure(http::routes)
             .split_for_parts();
         app.app_data(document.clone())
+            .configure(crate::dashboard::routes)
             .default_service(web::to(http::not_found))
     })
     .workers(2)

@@ -19,12 +19,14 @@
 //! - [`store`]: every query; returns domain types.
 //! - [`delivery`]: the fanout and endpoint actors, the HTTP client, the recorder.
 //! - [`http`]: the web API (ingest, problem+json errors, auth).
+//! - [`dashboard`]: the operator's pages (server-rendered, escaped, no script).
 //! - [`metrics`]: counters, histograms and gauges for `GET /metrics`.
 //! - [`app`]: wiring: database, engine and server; [`cli`]: the command line.
 
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod dashboard;
 pub mod delivery;
 pub mod domain;
 pub mod egress;

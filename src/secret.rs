@@ -26,6 +26,7 @@ pub const MIN_PASSPHRASE_CHARS: usize = 32;
 const SEALED_PREFIX: &str = "v1.";
 const HKDF_SALT: &[u8] = b"hookd/secrets/v1";
 const HKDF_INFO: &[u8] = b"endpoint-secret";
+const HKDF_INFO_SESSIONS: &[u8] = b"dashboard-session";
 const NONCE_BYTES: usize = 12;
 const TAG_BYTES: usize = 16;
 
@@ -89,6 +90,9 @@ impl std::fmt::Debug for Secret {
 #[derive(Clone)]
 pub struct SecretBox {
     cipher: ChaCha20Poly1305,
+    /// Signs dashboard sessions: derived from the same passphrase with another
+    /// HKDF info, so sessions hold across restarts and instances.
+    session_key: [u8; 32],
 }
 
 impl SecretBox {
@@ -104,9 +108,18 @@ impl SecretBox {
         // HKDF-SHA256 can emit up to 255 * 32 bytes; a 32-byte key cannot hit that limit.
         hkdf.expand(HKDF_INFO, &mut key)
             .expect("a 32-byte HKDF-SHA256 output is always within the length limit");
+        let mut session_key = [0u8; 32];
+        hkdf.expand(HKDF_INFO_SESSIONS, &mut session_key)
+            .expect("a 32-byte HKDF-SHA256 output is always within the length limit");
         Ok(SecretBox {
             cipher: ChaCha20Poly1305::new(&key),
+            session_key,
         })
+    }
+
+    /// The key that signs dashboard session tokens.
+    pub fn session_key(&self) -> &[u8; 32] {
+        &self.session_key
     }
 
     /// Encrypts `secret` for the endpoint `endpoint_id`: `"v1." + base64url-no-pad(nonce || ciphertext)`.

@@ -91,18 +91,17 @@ async fn reports(state: &AppState) -> Result<Vec<ActorReport>, Problem> {
         .map_err(|e| Problem::unavailable(format!("the delivery engine is not running: {e}")))
 }
 
-/// Endpoint actors and the work waiting for them, most waiting first.
-#[utoipa::path(tag = "admin", params(ActorsQuery), security(("operator_key" = [])),
-    responses((status = 200, body = Actors), Errors))]
-#[get("/v1/admin/actors")]
-pub async fn actors(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, Problem> {
-    auth::operator(&req, &state).await?;
-    let q: ActorsQuery = body::query(req.query_string())?;
-    let limit = page::limit(q.limit, 100, 1000)?;
+/// Gathers the operator's overview: the database's backlog beside the
+/// actors' own reports. Shared by the JSON route and the dashboard.
+pub async fn overview(
+    state: &AppState,
+    partner_id: Option<&str>,
+    limit: u32,
+) -> Result<Actors, Problem> {
     let db = &state.shared.db;
-    let backlog = store::backlog::by_endpoint(db, q.partner_id.as_deref(), limit).await?;
+    let backlog = store::backlog::by_endpoint(db, partner_id, limit).await?;
     let (unpublished, oldest) = store::backlog::unpublished(db).await?;
-    let mut by_id: HashMap<String, ActorReport> = reports(&state)
+    let mut by_id: HashMap<String, ActorReport> = reports(state)
         .await?
         .into_iter()
         .map(|r| (r.endpoint_id.clone(), r))
@@ -115,12 +114,24 @@ pub async fn actors(req: HttpRequest, state: web::Data<AppState>) -> Result<Http
             health(b, actor)
         })
         .collect();
-    Ok(HttpResponse::Ok().json(Actors {
+    Ok(Actors {
         running,
         outbox_unpublished: unpublished,
         oldest_unpublished_at: oldest.map(time),
         data,
-    }))
+    })
+}
+
+/// Endpoint actors and the work waiting for them, most waiting first.
+#[utoipa::path(tag = "admin", params(ActorsQuery), security(("operator_key" = [])),
+    responses((status = 200, body = Actors), Errors))]
+#[get("/v1/admin/actors")]
+pub async fn actors(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, Problem> {
+    auth::operator(&req, &state).await?;
+    let q: ActorsQuery = body::query(req.query_string())?;
+    let limit = page::limit(q.limit, 100, 1000)?;
+    let overview = overview(&state, q.partner_id.as_deref(), limit).await?;
+    Ok(HttpResponse::Ok().json(overview))
 }
 
 /// Prometheus metrics (OpenMetrics text): counters of events, deliveries and

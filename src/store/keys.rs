@@ -92,6 +92,16 @@ pub async fn create(
     Ok(NewKey { id, key })
 }
 
+fn principal(row: api_key::Model) -> Result<Principal, StoreError> {
+    let role = Role::parse(&row.role)
+        .ok_or_else(|| StoreError::Corrupt(format!("key {} has role {}", row.id, row.role)))?;
+    Ok(Principal {
+        key_id: row.id,
+        role,
+        partner_id: row.partner_id,
+    })
+}
+
 /// The principal of a presented key, if it is known and not revoked.
 pub async fn authenticate(
     db: &impl ConnectionTrait,
@@ -111,13 +121,23 @@ pub async fn authenticate(
     if !bool::from(hash(presented).as_bytes().ct_eq(row.hash.as_bytes())) {
         return Ok(None);
     }
-    let role = Role::parse(&row.role)
-        .ok_or_else(|| StoreError::Corrupt(format!("key {} has role {}", row.id, row.role)))?;
-    Ok(Some(Principal {
-        key_id: row.id,
-        role,
-        partner_id: row.partner_id,
-    }))
+    principal(row).map(Some)
+}
+
+/// The principal of an unrevoked key found by its id (a dashboard session
+/// names its key by id; the key itself is never stored in the browser).
+pub async fn active_by_id(
+    db: &impl ConnectionTrait,
+    key_id: &str,
+) -> Result<Option<Principal>, StoreError> {
+    let Some(row) = api_key::Entity::find_by_id(key_id.to_string())
+        .filter(api_key::Column::RevokedAt.is_null())
+        .one(db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    principal(row).map(Some)
 }
 
 pub async fn revoke(

@@ -10,6 +10,7 @@ mod harness;
 
 mod cli;
 mod crash;
+mod dashboard;
 mod delivery;
 mod egress;
 mod ingest;

@@ -35,6 +35,21 @@ async fn scrape(app: &TestApp, key: &str) -> (u16, String, String) {
     )
 }
 
+/// Two endpoints and one event: `broken` answers 500 and keeps its delivery
+/// waiting to retry, `fine` took it. Returns (broken, fine) once both are recorded.
+pub async fn one_failing_one_fine(app: &TestApp) -> (String, String) {
+    let failing = Receiver::start().await;
+    failing.set_default(Reply::status(500));
+    let healthy = Receiver::start().await;
+    let (broken, _) = app.endpoint(&failing.url()).await;
+    let (fine, _) = app.endpoint(&healthy.url()).await;
+    let event = app.publish("usage.finalized", json!({"n": 1})).await;
+    app.wait_for_state(&event, &fine, "delivered", WAIT).await;
+    app.wait_for_state(&event, &broken, "failed", WAIT).await;
+    // The receivers may go: the deliveries are recorded and nothing is due.
+    (broken, fine)
+}
+
 fn entry<'a>(actors: &'a Value, endpoint: &str) -> Option<&'a Value> {
     actors["data"]
         .as_array()?
@@ -47,14 +62,7 @@ on_both_backends!(
     |backend: Backend| async move {
         let app = spawn_app_with(backend, &[("HOOKD_CIRCUIT__FAILURE_THRESHOLD", "1")]).await;
         let operator = app.operator_key().await;
-        let failing = Receiver::start().await;
-        failing.set_default(Reply::status(500));
-        let healthy = Receiver::start().await;
-        let (broken, _) = app.endpoint(&failing.url()).await;
-        let (fine, _) = app.endpoint(&healthy.url()).await;
-        let event = app.publish("usage.finalized", json!({"n": 1})).await;
-        app.wait_for_state(&event, &fine, "delivered", WAIT).await;
-        app.wait_for_state(&event, &broken, "failed", WAIT).await;
+        let (broken, fine) = one_failing_one_fine(&app).await;
 
         let actors = wait_until(WAIT, || async {
             let (status, body, _) = app

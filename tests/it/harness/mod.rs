@@ -2,6 +2,7 @@
 //! migrated database (SQLite in a temp dir, or a database on the private
 //! PostgreSQL cluster), a manual clock, a service key and a partner.
 
+pub mod browser;
 pub mod dns;
 pub mod pg;
 pub mod receiver;

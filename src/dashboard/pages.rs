@@ -1,0 +1,176 @@
+//! The dashboard's pages: pure functions from what is shown to HTML. maud
+//! escapes every interpolated value, so ids and names from the database
+//! cannot become markup.
+
+use maud::{DOCTYPE, Markup, html};
+
+use crate::http::observe::{Actors, EndpointHealth};
+
+/// Deliveries not yet finished, by state.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Waiting {
+    pub pending: i64,
+    pub failed: i64,
+    pub delivering: i64,
+}
+
+const STYLE: &str = "
+body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
+header{display:flex;justify-content:space-between;align-items:center;padding:12px 24px;background:#1b1f24;color:#fff}
+header h1{font-size:16px;margin:0}
+main{padding:16px 24px}
+.cards{display:flex;gap:12px;flex-wrap:wrap;margin-bottom:16px}
+.card{background:#fff;border:1px solid #d8dde3;border-radius:6px;padding:10px 14px;min-width:140px}
+.card b{display:block;font-size:22px}
+table{border-collapse:collapse;width:100%;background:#fff}
+th,td{border-bottom:1px solid #e3e7eb;padding:6px 8px;text-align:left;white-space:nowrap}
+th{background:#eef1f4;font-weight:600}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.circuit{padding:1px 8px;border-radius:10px;font-size:12px}
+.circuit.closed{background:#dff3e4}.circuit.open{background:#fbd9d9}.circuit.half_open{background:#fff1c7}
+.status.disabled,.status.paused{color:#9a3412}
+.error{color:#b91c1c}
+form.inline{display:inline}
+";
+
+fn layout(title: &str, refresh: bool, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                @if refresh { meta http-equiv="refresh" content="5"; }
+                title { (title) " · hookd" }
+                style { (maud::PreEscaped(STYLE)) }
+            }
+            body { (body) }
+        }
+    }
+}
+
+/// The login form, with an error when the last try failed.
+pub fn login(error: Option<&str>) -> Markup {
+    layout(
+        "Sign in",
+        false,
+        html! {
+            header { h1 { "hookd · operator dashboard" } }
+            main {
+                form method="post" action="/dashboard/login" {
+                    p { label for="key" { "Operator key" } }
+                    p { input id="key" name="key" type="password" autocomplete="off" size="60" required; }
+                    @if let Some(e) = error { p.error role="alert" { (e) } }
+                    p { button type="submit" { "Sign in" } }
+                }
+            }
+        },
+    )
+}
+
+fn circuit_cell(e: &EndpointHealth) -> Markup {
+    match &e.actor {
+        None => html! { td { "no actor" } },
+        Some(a) => {
+            let name = serde_json::to_value(a.report.circuit)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            html! {
+                td {
+                    span class={ "circuit " (name) } { (name.replace('_', " ")) }
+                    @if let Some(until) = &a.open_until { " until " (until) }
+                }
+            }
+        }
+    }
+}
+
+/// The overview: totals, then every endpoint with work or an actor.
+pub fn overview(actors: &Actors, waiting: Waiting, partner: Option<&str>) -> Markup {
+    layout(
+        "Actors",
+        true,
+        html! {
+            header {
+                h1 { "hookd · operator dashboard" }
+                form.inline method="post" action="/dashboard/logout" { button type="submit" { "Sign out" } }
+            }
+            main {
+                div.cards {
+                    div.card #actors-running { b { (actors.running) } "endpoint actors running" }
+                    div.card #outbox { b { (actors.outbox_unpublished) } "events waiting for fanout"
+                        @if let Some(t) = &actors.oldest_unpublished_at { br; small { "oldest " (t) } } }
+                    div.card #pending { b { (waiting.pending) } "deliveries pending" }
+                    div.card #failed { b { (waiting.failed) } "waiting to retry" }
+                    div.card #delivering { b { (waiting.delivering) } "being delivered" }
+                }
+                form method="get" action="/dashboard" {
+                    label for="partner_id" { "Partner " }
+                    input id="partner_id" name="partner_id" value=[partner];
+                    " " button type="submit" { "Filter" }
+                }
+                table #endpoints {
+                    thead { tr {
+                        th { "Endpoint" } th { "Partner" } th { "Status" } th { "Waiting" }
+                        th { "Next attempt" } th { "Circuit" } th { "Failures" }
+                        th { "In flight" } th { "Queued" } th { "Avg attempt" }
+                    } }
+                    tbody {
+                        @for e in &actors.data {
+                            tr data-endpoint=(e.endpoint_id) {
+                                td { code { (e.endpoint_id) } }
+                                td { code { (e.partner_id) } }
+                                td { span class={ "status " (e.status) } { (e.status) } }
+                                td.num.waiting { (e.waiting) }
+                                td { (e.next_attempt_at.as_deref().unwrap_or("–")) }
+                                (circuit_cell(e))
+                                @match &e.actor {
+                                    Some(a) => {
+                                        td.num.failures { (a.report.consecutive_failures) }
+                                        td.num { (a.report.in_flight) " / " (a.report.concurrency.map_or("–".to_string(), |c| c.to_string())) }
+                                        td.num { (a.report.queued) }
+                                        td.num { (format!("{:.0} ms", a.report.attempt_ms)) }
+                                    }
+                                    None => { td {} td {} td {} td {} }
+                                }
+                            }
+                        }
+                        @if actors.data.is_empty() { tr { td colspan="10" { "No endpoints." } } }
+                    }
+                }
+            }
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::observe::EndpointHealth;
+
+    #[test]
+    fn values_from_the_database_are_escaped() {
+        let actors = Actors {
+            running: 0,
+            outbox_unpublished: 0,
+            oldest_unpublished_at: None,
+            data: vec![EndpointHealth {
+                endpoint_id: "ep_<script>alert(1)</script>".into(),
+                partner_id: "ptn_\"onmouseover=x".into(),
+                status: "active".into(),
+                waiting: 0,
+                next_attempt_at: None,
+                actor: None,
+            }],
+        };
+        let page = overview(&actors, Waiting::default(), Some("\"><b>")).into_string();
+        assert!(!page.contains("<script>alert"), "{page}");
+        assert!(page.contains("ep_&lt;script&gt;"), "{page}");
+        assert!(!page.contains("\"onmouseover"), "{page}");
+        assert!(
+            page.contains(r#"value="&quot;&gt;&lt;b&gt;""#),
+            "the filter is echoed escaped: {page}"
+        );
+    }
+}

@@ -1,0 +1,122 @@
+//! The operator dashboard in a real browser (headless Chromium): signing in
+//! with an operator key, the overview of actors and backlog, refusals, the
+//! session cookie the page script cannot read, signing out, and revocation.
+
+use serde_json::{Value, json};
+
+use crate::harness::{
+    Backend,
+    browser::{Browser, skip_browser},
+    spawn_app_with,
+};
+use crate::on_both_backends;
+
+/// Reads the endpoints table as `{endpoint: {waiting, circuit, failures}}`.
+const READ_TABLE: &str = r#"
+Object.fromEntries([...document.querySelectorAll('#endpoints tr[data-endpoint]')].map(r => [
+  r.dataset.endpoint,
+  { waiting: r.querySelector('.waiting').textContent,
+    circuit: r.querySelector('.circuit') ? r.querySelector('.circuit').textContent : null,
+    failures: r.querySelector('.failures') ? r.querySelector('.failures').textContent : null }
+]))
+"#;
+
+fn sign_in_with(key: &str) -> String {
+    format!(
+        "document.querySelector('#key').value = {}; document.querySelector('form').submit()",
+        json!(key)
+    )
+}
+
+on_both_backends!(
+    an_operator_signs_in_and_sees_each_endpoints_circuit_and_backlog,
+    |backend: Backend| async move {
+        if skip_browser() {
+            return;
+        }
+        let app = spawn_app_with(backend, &[("HOOKD_CIRCUIT__FAILURE_THRESHOLD", "1")]).await;
+        let (broken, fine) = crate::observe::one_failing_one_fine(&app).await;
+        let operator = app.operator_key().await;
+        let partner_key = app.partner_key().await;
+
+        let browser = Browser::launch().await;
+        let mut page = browser.page().await;
+        page.goto(&format!("{}/dashboard", app.base_url)).await;
+        assert_eq!(
+            page.path().await,
+            "/dashboard/login",
+            "signed out, the dashboard sends you to sign in"
+        );
+
+        page.navigate_by(&sign_in_with(&partner_key)).await;
+        assert_eq!(page.path().await, "/dashboard/login");
+        let alert = page
+            .eval("document.querySelector('[role=alert]').textContent")
+            .await;
+        assert_eq!(
+            alert, "That is not an active operator key.",
+            "a partner key is refused"
+        );
+
+        page.navigate_by(&sign_in_with(&operator)).await;
+        assert_eq!(page.path().await, "/dashboard", "an operator key signs in");
+        assert_eq!(
+            page.eval("document.cookie").await,
+            "",
+            "the session cookie is HttpOnly: the page cannot read it"
+        );
+        let table = page.eval(READ_TABLE).await;
+        let row = |id: &str| -> &Value { &table[id] };
+        assert_eq!(row(&broken)["waiting"], "1", "{table}");
+        assert_eq!(row(&broken)["circuit"], "open", "{table}");
+        assert_eq!(row(&broken)["failures"], "1", "{table}");
+        assert_eq!(row(&fine)["waiting"], "0", "{table}");
+        assert_eq!(
+            page.eval("document.querySelector('#failed b').textContent")
+                .await,
+            "1",
+            "the totals count the delivery waiting to retry"
+        );
+
+        // A script-free page: the policy forbids any script, inline or loaded.
+        let scripts = page.eval("document.scripts.length").await;
+        assert_eq!(scripts, 0);
+
+        page.navigate_by("document.querySelector('header form').submit()")
+            .await;
+        assert_eq!(
+            page.path().await,
+            "/dashboard/login",
+            "signing out returns to the form"
+        );
+        page.goto(&format!("{}/dashboard", app.base_url)).await;
+        assert_eq!(
+            page.path().await,
+            "/dashboard/login",
+            "and the session is gone"
+        );
+
+        // Revoking the key ends a session at once.
+        let (key_id, key) = {
+            let k = app.key(hookd::store::keys::Role::Operator, None).await;
+            (k.id, k.key)
+        };
+        page.navigate_by(&sign_in_with(&key)).await;
+        assert_eq!(page.path().await, "/dashboard");
+        let (status, body, _) = app
+            .request(
+                "DELETE",
+                &format!("/v1/admin/keys/{key_id}"),
+                &operator,
+                None,
+            )
+            .await;
+        assert_eq!(status, 204, "{body}");
+        page.goto(&format!("{}/dashboard", app.base_url)).await;
+        assert_eq!(
+            page.path().await,
+            "/dashboard/login",
+            "a revoked key's session ends"
+        );
+    }
+);
