@@ -142,14 +142,7 @@ on_both_backends!(
     |backend: Backend| async move {
         let app = spawn_app(backend).await;
         let operator = app.operator_key().await;
-        let failing = Receiver::start().await;
-        failing.set_default(Reply::status(503));
-        let healthy = Receiver::start().await;
-        let (broken, _) = app.endpoint(&failing.url()).await;
-        let (fine, _) = app.endpoint(&healthy.url()).await;
-        let event = app.publish("usage.finalized", json!({"n": 1})).await;
-        app.wait_for_state(&event, &fine, "delivered", WAIT).await;
-        app.wait_for_state(&event, &broken, "failed", WAIT).await;
+        one_failing_one_fine(&app).await;
 
         let (status, content_type, text) = scrape(&app, &operator).await;
         assert_eq!(status, 200, "{text}");
