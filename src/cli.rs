@@ -54,6 +54,16 @@ pub enum Command {
     /// Manage endpoints.
     #[command(subcommand)]
     Endpoint(EndpointCommand),
+    /// Run hookd on a throwaway database with a local receiver, publish sample
+    /// events and show each signed delivery arrive (then keep running).
+    Demo {
+        /// How many events to publish (1 to 100).
+        #[arg(long, default_value_t = 5)]
+        events: usize,
+        /// Exit once every event is delivered (instead of running on).
+        #[arg(long)]
+        exit_when_delivered: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -132,6 +142,10 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
     let clock = SystemClock;
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => app::serve(config, Arc::new(SystemClock)).await,
+        Command::Demo {
+            events,
+            exit_when_delivered,
+        } => crate::demo::run(config, events, exit_when_delivered).await,
         Command::Migrate => {
             let db = store::connect(&config.database).await?;
             store::migrate(&db).await?;

@@ -21,13 +21,15 @@
 //! - [`http`]: the web API (ingest, problem+json errors, auth).
 //! - [`dashboard`]: the operator's pages (server-rendered, escaped, no script).
 //! - [`metrics`]: counters, histograms and gauges for `GET /metrics`.
-//! - [`app`]: wiring: database, engine and server; [`cli`]: the command line.
+//! - [`app`]: wiring: database, engine and server; [`cli`]: the command line;
+//!   [`demo`]: everything end to end on this machine in one command.
 
 pub mod app;
 pub mod cli;
 pub mod config;
 pub mod dashboard;
 pub mod delivery;
+pub mod demo;
 pub mod domain;
 pub mod egress;
 pub mod http;

@@ -79,6 +79,10 @@ pub struct EndpointActor {
     /// A wake arrived since the last claim started.
     woken: bool,
     next_due: Option<i64>,
+    /// The lease of the oldest claim whose deliveries this actor still holds
+    /// (queued or in flight). Rows leased from then on are this actor's own:
+    /// their lease end is not "due", since their attempts record the outcome.
+    held_lease: Option<i64>,
     timer: Option<SpawnHandle>,
     client: ClientSlot,
     seq: u64,
@@ -113,6 +117,7 @@ impl EndpointActor {
             idle_timer: None,
             woken: false,
             next_due: None,
+            held_lease: None,
             timer: None,
             client: ClientSlot::default(),
             seq: 0,
@@ -130,6 +135,9 @@ impl EndpointActor {
     /// The heart of the actor: reload if stale, send what the circuit and the
     /// cap allow, claim more when the queue runs low, sleep until the next due.
     fn pump(&mut self, ctx: &mut Context<Self>) {
+        if self.in_flight == 0 && self.queue.is_empty() && !self.claiming {
+            self.held_lease = None;
+        }
         if self.reloading {
             return;
         }
@@ -235,9 +243,11 @@ impl EndpointActor {
         self.woken = false;
         let shared = self.shared.clone();
         let id = self.id.clone();
+        let held = self.held_lease;
         let fut = async move {
             let now = shared.clock.now_ms();
             let lease_until = now + shared.config.delivery.lease.as_millis() as i64;
+            let own_from = held.map_or(lease_until, |h| h.min(lease_until));
             let turn = shared.write_turn().await;
             // Manual replays first: a partner is waiting for them.
             let mut claimed =
@@ -269,14 +279,18 @@ impl EndpointActor {
             let next_due = if full {
                 Some(now)
             } else {
-                store::deliveries::next_due(&shared.db, &id).await?
+                store::deliveries::next_due(&shared.db, &id, own_from).await?
             };
-            Ok::<_, store::StoreError>((claimed, events, next_due))
+            Ok::<_, store::StoreError>((claimed, events, next_due, lease_until))
         };
         ctx.spawn(fut.into_actor(self).map(|res, act, ctx| {
             act.claiming = false;
             match res {
-                Ok((claimed, events, next_due)) => {
+                Ok((claimed, events, next_due, lease_until)) => {
+                    if !claimed.is_empty() {
+                        act.held_lease =
+                            Some(act.held_lease.map_or(lease_until, |h| h.min(lease_until)));
+                    }
                     act.enqueue(claimed, events);
                     // A wake that arrived during the claim may announce rows
                     // the claim did not see: look again rather than sleep.

@@ -61,15 +61,27 @@ pub async fn claim_due(
 pub async fn next_due(
     db: &impl ConnectionTrait,
     endpoint_id: &str,
+    own_lease_until: i64,
 ) -> Result<Option<i64>, StoreError> {
+    // Rows leased until `own_lease_until` or later are in flight in the
+    // caller, which records their outcome (and any retry time) itself:
+    // counting their lease end as "due" would hold a retry due in 5 s back
+    // until the lease (60 s) ran out. A lease that ends earlier is someone
+    // else's (or stale) and is due when it ends.
     let row = db
         .query_one_raw(sql(
             db.get_database_backend(),
             "SELECT MIN(due) AS due FROM (\
                SELECT MIN(next_attempt_at) AS due FROM delivery WHERE endpoint_id = ? \
-               AND state IN ('pending', 'failed', 'delivering') \
-               UNION ALL SELECT MIN(next_attempt_at) AS due FROM replay WHERE endpoint_id = ?) AS t",
-            vec![endpoint_id.into(), endpoint_id.into()],
+               AND (state IN ('pending', 'failed') OR (state = 'delivering' AND next_attempt_at < ?)) \
+               UNION ALL SELECT MIN(next_attempt_at) AS due FROM replay WHERE endpoint_id = ? \
+               AND next_attempt_at < ?) AS t",
+            vec![
+                endpoint_id.into(),
+                own_lease_until.into(),
+                endpoint_id.into(),
+                own_lease_until.into(),
+            ],
         ))
         .await?;
     Ok(match row {

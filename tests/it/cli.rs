@@ -218,3 +218,28 @@ fn postgres_without_a_master_key_stops_the_start() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_demo_delivers_every_sample_event_with_a_verified_signature_and_shows_a_retry() {
+    let env = [
+        ("HOOKD_HTTP__LISTEN".to_string(), "127.0.0.1:0".to_string()),
+        ("HOOKD_LOG__FILTER".to_string(), "warn".to_string()),
+    ];
+    let out = hookd(&env, &["demo", "--events", "3", "--exit-when-delivered"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the demo failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout.matches("signature verified, accepted").count(),
+        3,
+        "each event is accepted once: {stdout}"
+    );
+    assert!(
+        stdout.contains("answering 503 once") && stdout.contains("accepted on attempt 2"),
+        "the refused event is retried: {stdout}"
+    );
+    assert!(stdout.contains("all 3 events delivered and verified"), "{stdout}");
+}

@@ -681,3 +681,44 @@ on_both_backends!(
         );
     }
 );
+
+on_both_backends!(
+    a_retry_goes_when_it_is_due_not_when_the_claims_lease_ends,
+    |backend: Backend| async move {
+        // The production lease (60 s) is far longer than the first retry delay
+        // (5 s, ±20 % jitter): the retry must not wait for the lease.
+        let app = spawn_app_with(backend, &[("HOOKD_DELIVERY__LEASE", "60s")]).await;
+        let receiver = Receiver::start().await;
+        // A slow delivery is still in flight when a second claim, a second
+        // later, takes the next event; that one is refused.
+        receiver.script([
+            Reply::Delay(Duration::from_millis(1_500), Box::new(Reply::status(200))),
+            Reply::status(503),
+        ]);
+        let (endpoint, _) = app.endpoint(&receiver.url()).await;
+        let slow = app.publish("usage.finalized", json!({"n": 1})).await;
+        receiver
+            .wait_for(1, WAIT)
+            .await
+            .expect("the slow attempt starts");
+        app.advance(Duration::from_secs(1));
+        let refused = app.publish("usage.finalized", json!({"n": 2})).await;
+        app.wait_for_state(&refused, &endpoint, "failed", WAIT)
+            .await;
+        app.wait_for_state(&slow, &endpoint, "delivered", WAIT)
+            .await;
+        stays_at(&receiver, 2).await;
+
+        app.advance(Duration::from_millis(6_100));
+        receiver
+            .wait_for(3, WAIT)
+            .await
+            .expect("the retry is sent once its 5 s (+20 %) are up");
+        assert_eq!(
+            app.wait_for_state(&refused, &endpoint, "delivered", WAIT)
+                .await,
+            2,
+            "delivered on the second attempt"
+        );
+    }
+);
