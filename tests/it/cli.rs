@@ -241,5 +241,8 @@ fn the_demo_delivers_every_sample_event_with_a_verified_signature_and_shows_a_re
         stdout.contains("answering 503 once") && stdout.contains("accepted on attempt 2"),
         "the refused event is retried: {stdout}"
     );
-    assert!(stdout.contains("all 3 events delivered and verified"), "{stdout}");
+    assert!(
+        stdout.contains("all 3 events delivered and verified"),
+        "{stdout}"
+    );
 }
