@@ -3,7 +3,12 @@
 //! timer for the next due delivery, and waits for each attempt's record to be
 //! durable before it takes the next one.
 
-use std::{collections::VecDeque, rc::Rc, sync::Arc, time::Duration};
+use std::{
+    collections::{HashSet, VecDeque},
+    rc::Rc,
+    sync::Arc,
+    time::Duration,
+};
 
 use actix::prelude::*;
 use rand::{SeedableRng, rngs::StdRng};
@@ -37,6 +42,10 @@ const MAX_CLAIM: usize = 256;
 const IDLE_GRACE: Duration = Duration::from_secs(30);
 /// How long endpoint settings and secrets are trusted before a reload.
 const RELOAD_AFTER_MS: i64 = 5_000;
+/// `next_due` when nothing outside this actor is known to become due: only a
+/// wake (new deliveries, a due row seen by the supervisor's poll) or the
+/// actor's own retries change it.
+const NEVER: i64 = i64::MAX;
 
 /// Look for due work. `new_work`: the fanout just created deliveries.
 #[derive(Message, Debug, Clone, Copy)]
@@ -78,11 +87,16 @@ pub struct EndpointActor {
     idle_timer: Option<SpawnHandle>,
     /// A wake arrived since the last claim started.
     woken: bool,
+    /// When the next claim is due: `None` means now (unknown), `NEVER` that
+    /// nothing is known to become due.
     next_due: Option<i64>,
-    /// The lease of the oldest claim whose deliveries this actor still holds
-    /// (queued or in flight). Rows leased from then on are this actor's own:
-    /// their lease end is not "due", since their attempts record the outcome.
-    held_lease: Option<i64>,
+    /// When the timer is set for, if it is.
+    timer_at: Option<i64>,
+    /// Deliveries (scheduled) and replays (manual) this actor holds, queued or
+    /// in flight: their leases are its own, so they are never "due" to it; it
+    /// records their outcome and knows any retry time itself.
+    held_deliveries: HashSet<String>,
+    held_replays: HashSet<String>,
     timer: Option<SpawnHandle>,
     client: ClientSlot,
     seq: u64,
@@ -117,7 +131,9 @@ impl EndpointActor {
             idle_timer: None,
             woken: false,
             next_due: None,
-            held_lease: None,
+            timer_at: None,
+            held_deliveries: HashSet::new(),
+            held_replays: HashSet::new(),
             timer: None,
             client: ClientSlot::default(),
             seq: 0,
@@ -135,9 +151,6 @@ impl EndpointActor {
     /// The heart of the actor: reload if stale, send what the circuit and the
     /// cap allow, claim more when the queue runs low, sleep until the next due.
     fn pump(&mut self, ctx: &mut Context<Self>) {
-        if self.in_flight == 0 && self.queue.is_empty() && !self.claiming {
-            self.held_lease = None;
-        }
         if self.reloading {
             return;
         }
@@ -191,6 +204,19 @@ impl EndpointActor {
                 want.saturating_sub(self.in_flight + self.queue.len()) as u32,
             );
         }
+        if !self.claiming {
+            self.rest(ctx, now);
+        }
+    }
+
+    /// Between claims: a timer for the next due time, or, with nothing held
+    /// and nothing known to become due, idling.
+    fn rest(&mut self, ctx: &mut Context<Self>, now: i64) {
+        match self.next_due {
+            Some(NEVER) if self.queue.is_empty() && self.in_flight == 0 => self.idle_soon(ctx),
+            Some(t) if t != NEVER && t > now => self.sleep_until(ctx, t),
+            _ => {}
+        }
     }
 
     fn reload(&mut self, ctx: &mut Context<Self>) {
@@ -243,11 +269,11 @@ impl EndpointActor {
         self.woken = false;
         let shared = self.shared.clone();
         let id = self.id.clone();
-        let held = self.held_lease;
+        let mut held_deliveries: Vec<String> = self.held_deliveries.iter().cloned().collect();
+        let mut held_replays: Vec<String> = self.held_replays.iter().cloned().collect();
         let fut = async move {
             let now = shared.clock.now_ms();
             let lease_until = now + shared.config.delivery.lease.as_millis() as i64;
-            let own_from = held.map_or(lease_until, |h| h.min(lease_until));
             let turn = shared.write_turn().await;
             // Manual replays first: a partner is waiting for them.
             let mut claimed =
@@ -277,36 +303,30 @@ impl EndpointActor {
                 store::outbox::find(&shared.db, &ids).await?
             };
             let next_due = if full {
-                Some(now)
+                None
             } else {
-                store::deliveries::next_due(&shared.db, &id, own_from).await?
+                for c in &claimed {
+                    match &c.replay_id {
+                        Some(r) => held_replays.push(r.clone()),
+                        None => held_deliveries.push(c.id.clone()),
+                    }
+                }
+                let due =
+                    store::deliveries::next_due(&shared.db, &id, &held_deliveries, &held_replays)
+                        .await?;
+                Some(due.unwrap_or(NEVER))
             };
-            Ok::<_, store::StoreError>((claimed, events, next_due, lease_until))
+            Ok::<_, store::StoreError>((claimed, events, next_due))
         };
         ctx.spawn(fut.into_actor(self).map(|res, act, ctx| {
             act.claiming = false;
             match res {
-                Ok((claimed, events, next_due, lease_until)) => {
-                    if !claimed.is_empty() {
-                        act.held_lease =
-                            Some(act.held_lease.map_or(lease_until, |h| h.min(lease_until)));
-                    }
+                Ok((claimed, events, next_due)) => {
                     act.enqueue(claimed, events);
                     // A wake that arrived during the claim may announce rows
-                    // the claim did not see: look again rather than sleep.
+                    // the claim did not see: look again rather than wait.
                     act.next_due = if act.woken { None } else { next_due };
-                    let now = act.shared.clock.now_ms();
-                    let idle = act.queue.is_empty() && act.in_flight == 0;
-                    match act.next_due {
-                        None if idle && !act.woken => return act.idle_soon(ctx),
-                        Some(t) if idle && t > now => return act.sleep_until(ctx, t),
-                        _ => {}
-                    }
-                    if !act.queue.is_empty() || act.woken {
-                        act.pump(ctx);
-                    } else if let Some(t) = act.next_due {
-                        act.sleep_until(ctx, t.max(now));
-                    }
+                    act.pump(ctx);
                 }
                 Err(e) => {
                     tracing::warn!(endpoint = %act.id, error = %e, "claiming deliveries failed; retrying");
@@ -327,7 +347,7 @@ impl EndpointActor {
             in_flight: self.in_flight,
             concurrency: self.loaded.as_ref().map(|l| l.endpoint.concurrency),
             queued: self.queue.len(),
-            next_due_ms: self.next_due,
+            next_due_ms: self.next_due.filter(|t| *t != NEVER),
             rate_limit: self.rate_limit,
             attempt_ms: self.attempt_ms,
         }
@@ -354,7 +374,7 @@ impl EndpointActor {
                 && act.in_flight == 0
                 && !act.reloading
                 && !act.claiming
-                && act.next_due.is_none()
+                && act.next_due == Some(NEVER)
             {
                 act.supervisor.do_send(Idle {
                     endpoint_id: act.id.clone(),
@@ -371,11 +391,14 @@ impl EndpointActor {
             .collect();
         for c in claimed {
             match bodies.get(c.event_id.as_str()) {
-                Some(body) => self.queue.push_back(Job {
-                    body: body.clone(),
-                    event_id: c.event_id.clone(),
-                    claimed: c,
-                }),
+                Some(body) => {
+                    let job = Job {
+                        body: body.clone(),
+                        event_id: c.event_id.clone(),
+                        claimed: self.hold(c),
+                    };
+                    self.queue.push_back(job);
+                }
                 None => {
                     tracing::error!(delivery = %c.id, event = %c.event_id, "a claimed delivery has no event")
                 }
@@ -383,24 +406,60 @@ impl EndpointActor {
         }
     }
 
+    /// Notes a claimed delivery (or replay) as this actor's own.
+    fn hold(&mut self, c: Claimed) -> Claimed {
+        match &c.replay_id {
+            Some(r) => self.held_replays.insert(r.clone()),
+            None => self.held_deliveries.insert(c.id.clone()),
+        };
+        c
+    }
+
+    /// The actor no longer holds it: recorded, released, or left to its lease.
+    fn unhold(&mut self, c: &Claimed) {
+        match &c.replay_id {
+            Some(r) => self.held_replays.remove(r),
+            None => self.held_deliveries.remove(&c.id),
+        };
+    }
+
+    /// Pumps again at `at_ms` (or earlier, if a timer is already set for
+    /// earlier), then claims whatever is due by then.
     fn sleep_until(&mut self, ctx: &mut Context<Self>, at_ms: i64) {
+        if self.timer.is_some() && self.timer_at.is_some_and(|t| t <= at_ms) {
+            return;
+        }
         if let Some(t) = self.timer.take() {
             ctx.cancel_future(t);
         }
+        self.timer_at = Some(at_ms);
         let delay = (at_ms - self.shared.clock.now_ms()).clamp(0, 60_000) as u64;
         self.timer = Some(ctx.run_later(Duration::from_millis(delay), |act, ctx| {
             act.timer = None;
+            act.timer_at = None;
             act.next_due = None;
             act.pump(ctx);
         }));
     }
 
+    /// Makes `at_ms` a time the actor claims again (the earlier of it and what
+    /// it already knew).
+    fn due_by(&mut self, at_ms: i64) {
+        if let Some(t) = self.next_due {
+            self.next_due = Some(t.min(at_ms));
+        }
+    }
+
     fn release_queue(&mut self, ctx: &mut Context<Self>, due_at: i64) {
-        let ids: Vec<String> = self.queue.drain(..).map(|j| j.claimed.id).collect();
-        if ids.is_empty() {
+        let jobs: Vec<Job> = self.queue.drain(..).collect();
+        if jobs.is_empty() {
             return;
         }
-        self.next_due = Some(due_at);
+        for job in &jobs {
+            self.unhold(&job.claimed);
+        }
+        let ids: Vec<String> = jobs.into_iter().map(|j| j.claimed.id).collect();
+        self.next_due = Some(self.next_due.map_or(due_at, |t| t.min(due_at)));
         let shared = self.shared.clone();
         ctx.spawn(
             async move {
@@ -507,10 +566,23 @@ impl EndpointActor {
             manual,
             matches!(record.next, store::deliveries::NextState::Dead),
         );
+        let retry_at = match record.next {
+            store::deliveries::NextState::RetryAt(t) => Some(t),
+            _ => None,
+        };
+        let claimed = job.claimed;
         Box::pin(self.recorder.send(Record { attempt: record, gone }).into_actor(self).map(move |res, act, ctx| {
             act.in_flight -= 1;
-            if !matches!(res, Ok(Ok(()))) {
+            act.unhold(&claimed);
+            if matches!(res, Ok(Ok(()))) {
+                if let Some(t) = retry_at {
+                    act.due_by(t);
+                }
+            } else {
+                // The row keeps its lease: look again, and the next claim
+                // counts the lease's end as due.
                 tracing::warn!(endpoint = %act.id, "an attempt was not recorded; its lease will retry it");
+                act.next_due = None;
             }
             if gone {
                 act.loaded = None;

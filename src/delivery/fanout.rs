@@ -156,10 +156,12 @@ impl FanoutActor {
         self.claim(ctx);
         let shared = self.shared.clone();
         ctx.spawn(
-            async move { store::endpoints::with_pending_work(&shared.db).await }
+            async move { store::endpoints::with_due_work(&shared.db, shared.clock.now_ms()).await }
                 .into_actor(self)
                 .map(|res, act, ctx| match res {
-                    Ok(ids) => ids.iter().for_each(|id| act.wake_child(ctx, id, false)),
+                    // Due work the actor may not know of (written by another
+                    // process, or a dead instance's lease): claim now.
+                    Ok(ids) => ids.iter().for_each(|id| act.wake_child(ctx, id, true)),
                     Err(e) => tracing::warn!(error = %e, "listing endpoints with work failed"),
                 }),
         );

@@ -61,28 +61,34 @@ pub async fn claim_due(
 pub async fn next_due(
     db: &impl ConnectionTrait,
     endpoint_id: &str,
-    own_lease_until: i64,
+    held_deliveries: &[String],
+    held_replays: &[String],
 ) -> Result<Option<i64>, StoreError> {
-    // Rows leased until `own_lease_until` or later are in flight in the
-    // caller, which records their outcome (and any retry time) itself:
-    // counting their lease end as "due" would hold a retry due in 5 s back
-    // until the lease (60 s) ran out. A lease that ends earlier is someone
-    // else's (or stale) and is due when it ends.
+    // What the caller holds (queued or in flight) is not due to it: it records
+    // those outcomes and knows any retry time itself. Counting their lease
+    // ends would hold a retry due in 5 s back until a 60 s lease ran out.
+    // Anyone else's lease (a crashed instance's) is due when it ends.
+    let not_held = |n: usize| {
+        if n == 0 {
+            String::new()
+        } else {
+            format!(" AND id NOT IN ({})", placeholders(n))
+        }
+    };
+    let text = format!(
+        "SELECT MIN(due) AS due FROM (\
+           SELECT MIN(next_attempt_at) AS due FROM delivery WHERE endpoint_id = ? \
+           AND state IN ('pending', 'failed', 'delivering'){} \
+           UNION ALL SELECT MIN(next_attempt_at) AS due FROM replay WHERE endpoint_id = ?{}) AS t",
+        not_held(held_deliveries.len()),
+        not_held(held_replays.len()),
+    );
+    let mut values: Vec<Value> = vec![endpoint_id.into()];
+    values.extend(held_deliveries.iter().map(|id| Value::from(id.clone())));
+    values.push(endpoint_id.into());
+    values.extend(held_replays.iter().map(|id| Value::from(id.clone())));
     let row = db
-        .query_one_raw(sql(
-            db.get_database_backend(),
-            "SELECT MIN(due) AS due FROM (\
-               SELECT MIN(next_attempt_at) AS due FROM delivery WHERE endpoint_id = ? \
-               AND (state IN ('pending', 'failed') OR (state = 'delivering' AND next_attempt_at < ?)) \
-               UNION ALL SELECT MIN(next_attempt_at) AS due FROM replay WHERE endpoint_id = ? \
-               AND next_attempt_at < ?) AS t",
-            vec![
-                endpoint_id.into(),
-                own_lease_until.into(),
-                endpoint_id.into(),
-                own_lease_until.into(),
-            ],
-        ))
+        .query_one_raw(sql(db.get_database_backend(), &text, values))
         .await?;
     Ok(match row {
         Some(r) => r.try_get::<Option<i64>>("", "due")?,

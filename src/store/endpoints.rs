@@ -202,16 +202,22 @@ pub async fn disable(
     Ok(res.rows_affected() == 1)
 }
 
-/// Active endpoints that have deliveries not yet finished: the endpoints that
-/// need an actor.
-pub async fn with_pending_work(db: &impl ConnectionTrait) -> Result<Vec<String>, StoreError> {
+/// Active endpoints with a delivery or replay due by `now_ms`: pending or
+/// failed rows whose time has come, and rows whose lease ran out (an
+/// instance died mid-attempt). The supervisor's poll wakes their actors.
+pub async fn with_due_work(
+    db: &impl ConnectionTrait,
+    now_ms: i64,
+) -> Result<Vec<String>, StoreError> {
     Ok(super::query_all(
         db,
         sql(
             db.get_database_backend(),
-            "SELECT e.id FROM endpoint e WHERE e.status = 'active' AND EXISTS (SELECT 1 FROM delivery d \
-             WHERE d.endpoint_id = e.id AND d.state IN ('pending', 'failed', 'delivering'))",
-            vec![],
+            "SELECT e.id FROM endpoint e WHERE e.status = 'active' AND (\
+               EXISTS (SELECT 1 FROM delivery d WHERE d.endpoint_id = e.id \
+                 AND d.state IN ('pending', 'failed', 'delivering') AND d.next_attempt_at <= ?) \
+               OR EXISTS (SELECT 1 FROM replay r WHERE r.endpoint_id = e.id AND r.next_attempt_at <= ?))",
+            vec![now_ms.into(), now_ms.into()],
         ),
         |r| r.try_get::<String>("", "id"),
     )

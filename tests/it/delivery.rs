@@ -722,3 +722,39 @@ on_both_backends!(
         );
     }
 );
+
+on_both_backends!(
+    a_retry_is_not_held_back_by_another_deliverys_later_retry,
+    |backend: Backend| async move {
+        let app = spawn_app_with(backend, &[("HOOKD_DELIVERY__LEASE", "60s")]).await;
+        let receiver = Receiver::start().await;
+        receiver.script([
+            Reply::status(503),
+            Reply::status(503),
+            Reply::status(503),
+            Reply::status(200),
+        ]);
+        let (endpoint, _) = app.endpoint(&receiver.url()).await;
+        // One delivery backs off to its third attempt, about 5 min away.
+        let later = app.publish("usage.finalized", json!({"n": 1})).await;
+        attempts_when(&app, &later, &endpoint, 1).await;
+        app.advance(Duration::from_millis(6_100));
+        attempts_when(&app, &later, &endpoint, 2).await;
+        app.wait_for_state(&later, &endpoint, "failed", WAIT).await;
+
+        // Another fails its first attempt: its retry is due in 5 s.
+        let soon = app.publish("usage.finalized", json!({"n": 2})).await;
+        attempts_when(&app, &soon, &endpoint, 1).await;
+        app.wait_for_state(&soon, &endpoint, "failed", WAIT).await;
+        stays_at(&receiver, 3).await;
+
+        app.advance(Duration::from_millis(6_100));
+        assert_eq!(
+            app.wait_for_state(&soon, &endpoint, "delivered", WAIT)
+                .await,
+            2,
+            "the 5 s retry goes in its time, not with the 5 min one"
+        );
+        assert_eq!(receiver.count(), 4, "the later delivery is not sent early");
+    }
+);
