@@ -129,8 +129,10 @@ pub async fn run(
         (1..=100).contains(&events),
         "--events must be between 1 and 100"
     );
-    let dir = std::env::temp_dir().join(format!("hookd-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // A fresh, unguessable directory: `create_dir` fails rather than reuse
+    // one someone else made.
+    let dir = std::env::temp_dir().join(format!("hookd-demo-{}", ulid::Ulid::new()));
+    std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let result = demo(&mut config, &dir, events, exit_when_delivered).await;
     let _ = std::fs::remove_dir_all(&dir);
     result
@@ -242,7 +244,18 @@ async fn demo(
         running.server.stop(true).await;
         running.engine.shutdown().await;
     } else {
-        all_in.await;
+        let (op, pk) = (operator.key, partner_key.key);
+        let stopped = running.wait();
+        tokio::pin!(stopped);
+        tokio::select! {
+            // Ctrl-C before every event is in (say, an egress rule blocks
+            // the receiver) still stops the demo and cleans up.
+            result = &mut stopped => {
+                receiver_handle.stop(true).await;
+                return result;
+            }
+            () = all_in => {}
+        }
         println!(
             "\nall {events} events delivered and verified. hookd keeps running; try:\n  \
              dashboard      {base}/dashboard   (operator key {op})\n  \
@@ -250,10 +263,8 @@ async fn demo(
              event feed     curl -H 'Authorization: Bearer {pk}' {base}/v1/events\n  \
              metrics        curl -H 'Authorization: Bearer {op}' {base}/metrics\n\
              Ctrl-C stops it and deletes the demo database.",
-            op = operator.key,
-            pk = partner_key.key,
         );
-        running.wait().await?;
+        stopped.await?;
     }
     receiver_handle.stop(true).await;
     Ok(())

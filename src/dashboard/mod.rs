@@ -33,7 +33,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// Headers every dashboard page carries: no script, no framing, no caching,
-/// no referrer leaving with ids in it.
+/// no referrer leaving the site with ids in it (`same-origin`, not
+/// `no-referrer`, which would make the browser send `Origin: null` on the
+/// dashboard's own form posts).
 fn page(status: StatusCode) -> HttpResponseBuilder {
     let mut res = HttpResponse::build(status);
     res.insert_header((
@@ -41,7 +43,7 @@ fn page(status: StatusCode) -> HttpResponseBuilder {
         "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     ))
     .insert_header((header::X_FRAME_OPTIONS, "DENY"))
-    .insert_header((header::REFERRER_POLICY, "no-referrer"))
+    .insert_header((header::REFERRER_POLICY, "same-origin"))
     .insert_header((header::CACHE_CONTROL, "no-store"))
     .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
     .content_type("text/html; charset=utf-8");
@@ -58,14 +60,35 @@ fn see_other(to: &str) -> HttpResponseBuilder {
     res
 }
 
-fn session_cookie(req: &HttpRequest, value: String, age: CookieAge) -> Cookie<'static> {
+/// Always `Secure`: behind a TLS proxy hookd may not know the scheme, and
+/// browsers keep Secure cookies on `http://localhost` and `127.0.0.1` anyway.
+fn session_cookie(value: String, age: CookieAge) -> Cookie<'static> {
     Cookie::build(session::COOKIE, value)
         .path("/dashboard")
         .http_only(true)
         .same_site(SameSite::Strict)
-        .secure(req.connection_info().scheme() == "https")
+        .secure(true)
         .max_age(age)
         .finish()
+}
+
+/// A form posted from another site is refused: its `Origin` names another
+/// host (or `null`). Browsers send `Origin` on every cross-site POST.
+fn same_origin(req: &HttpRequest) -> bool {
+    match req.headers().get(header::ORIGIN).map(|v| v.to_str()) {
+        None => true,
+        Some(Ok(origin)) => origin
+            .split_once("://")
+            .is_some_and(|(_, host)| host == req.connection_info().host()),
+        Some(Err(_)) => false,
+    }
+}
+
+fn cross_site() -> HttpResponse {
+    html(
+        StatusCode::FORBIDDEN,
+        pages::login(Some("This form was posted from another site.")),
+    )
 }
 
 /// The operator key behind the request's session, if it is genuine, current
@@ -97,6 +120,25 @@ async fn login(
     body: web::Bytes,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
+    if !same_origin(&req) {
+        return Ok(cross_site());
+    }
+    // Guessing keys is hopeless (30 random bytes), but each address still
+    // gets the API's per-key budget of tries.
+    let peer = req
+        .peer_addr()
+        .map(|a| a.ip().to_string())
+        .unwrap_or_default();
+    if let Err(wait) = state.limiter.take(
+        &format!("dashboard-login {peer}"),
+        std::time::Instant::now(),
+    ) {
+        let wait = format!("Too many tries; wait {} s.", wait.as_secs().max(1));
+        return Ok(html(
+            StatusCode::TOO_MANY_REQUESTS,
+            pages::login(Some(&wait)),
+        ));
+    }
     let refused = |why| html(StatusCode::UNAUTHORIZED, pages::login(Some(why)));
     let Ok(form) = serde_urlencoded::from_bytes::<LoginForm>(&body) else {
         return Ok(refused("Enter an operator key."));
@@ -114,13 +156,16 @@ async fn login(
     );
     let age = CookieAge::milliseconds(SESSION_MS);
     Ok(see_other("/dashboard")
-        .cookie(session_cookie(&req, token, age))
+        .cookie(session_cookie(token, age))
         .finish())
 }
 
 async fn logout(req: HttpRequest) -> HttpResponse {
+    if !same_origin(&req) {
+        return cross_site();
+    }
     see_other("/dashboard/login")
-        .cookie(session_cookie(&req, String::new(), CookieAge::ZERO))
+        .cookie(session_cookie(String::new(), CookieAge::ZERO))
         .finish()
 }
 

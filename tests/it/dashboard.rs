@@ -120,3 +120,59 @@ on_both_backends!(
         );
     }
 );
+
+/// POSTs a sign-in form with `key`, from `origin` if given: status and body.
+async fn post_login(
+    app: &crate::harness::TestApp,
+    key: &str,
+    origin: Option<&str>,
+) -> (u16, String) {
+    let mut req = app
+        .http
+        .post(format!("{}/dashboard/login", app.base_url))
+        .insert_header(("content-type", "application/x-www-form-urlencoded"));
+    if let Some(origin) = origin {
+        req = req.insert_header(("origin", origin));
+    }
+    let mut res = req
+        .send_body(format!("key={key}"))
+        .await
+        .expect("the sign-in completes");
+    let body = res.body().await.expect("a body");
+    (
+        res.status().as_u16(),
+        String::from_utf8_lossy(&body).into_owned(),
+    )
+}
+
+on_both_backends!(
+    a_sign_in_posted_from_another_site_is_refused_and_tries_are_limited,
+    |backend: Backend| async move {
+        let app = spawn_app_with(
+            backend,
+            &[
+                ("HOOKD_API__RATE_LIMIT_PER_SECOND", "1"),
+                ("HOOKD_API__RATE_LIMIT_BURST", "2"),
+            ],
+        )
+        .await;
+        let operator = app.operator_key().await;
+        let (status, body) = post_login(&app, &operator, Some("https://evil.example")).await;
+        assert_eq!(status, 403, "{body}");
+        assert!(body.contains("posted from another site"), "{body}");
+        let (status, _) = post_login(&app, &operator, Some("null")).await;
+        assert_eq!(status, 403, "an opaque origin is another site");
+
+        let own = app.base_url.clone();
+        let (status, body) = post_login(&app, "hkp_wrong", Some(&own)).await;
+        assert_eq!(status, 401, "{body}");
+        let (status, body) = post_login(&app, "hkp_wrong", None).await;
+        assert_eq!(status, 401, "{body}");
+        let (status, body) = post_login(&app, &operator, Some(&own)).await;
+        assert_eq!(
+            status, 429,
+            "the third try within a second is refused: {body}"
+        );
+        assert!(body.contains("Too many tries"), "{body}");
+    }
+);
