@@ -10,6 +10,7 @@ mod m20261130_000001_initial;
 mod m20261130_000002_replay;
 mod m20261130_000003_scheduled_attempts;
 mod m20261130_000004_due_index;
+mod m20261130_000005_outbox_notify;
 
 pub struct Migrator;
 
@@ -21,6 +22,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000002_replay::Migration),
             Box::new(m20261130_000003_scheduled_attempts::Migration),
             Box::new(m20261130_000004_due_index::Migration),
+            Box::new(m20261130_000005_outbox_notify::Migration),
         ]
     }
 }

@@ -197,6 +197,7 @@ impl Actor for FanoutActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.spawn(super::notify::listen(self.shared.db.clone(), ctx.address()).into_actor(self));
         self.poll(ctx);
         ctx.run_interval(self.shared.config.delivery.poll_interval, |act, ctx| {
             act.poll(ctx)

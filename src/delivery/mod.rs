@@ -7,6 +7,7 @@ pub mod client;
 pub mod endpoint;
 pub mod excerpt;
 pub mod fanout;
+pub mod notify;
 pub mod recorder;
 pub mod report;
 

@@ -7,7 +7,7 @@ use hookd::{domain::clock::Clock as _, store::entity::attempt};
 use serde_json::json;
 
 use crate::harness::{
-    Backend, TestApp,
+    Backend, TestApp, quiesce,
     receiver::{Receiver, Reply},
     spawn_app, spawn_app_with,
 };
@@ -758,3 +758,55 @@ on_both_backends!(
         assert_eq!(receiver.count(), 4, "the later delivery is not sent early");
     }
 );
+
+/// PostgreSQL only: an event another writer commits straight into the outbox
+/// (the host service's own transaction, no API call) is fanned out at once by
+/// LISTEN/NOTIFY, long before the (here one-minute) poll would find it.
+#[actix_rt::test]
+async fn an_event_committed_by_another_writer_is_delivered_at_once_on_postgres() {
+    if crate::harness::skip_postgres() {
+        return;
+    }
+    let app = spawn_app_with(
+        Backend::Postgres,
+        &[("HOOKD_DELIVERY__POLL_INTERVAL", "60s")],
+    )
+    .await;
+    let receiver = Receiver::start().await;
+    app.endpoint(&receiver.url()).await;
+    // The fanout's first poll ran at start; the listener may still be
+    // connecting, so commit until one event is in, then time the next.
+    let commit = |n: i32| {
+        let app = &app;
+        async move {
+            use sea_orm::TransactionTrait as _;
+            let txn = app.db().begin().await.expect("a transaction");
+            let event =
+                hookd::outbox::Event::new("usage.finalized", &app.partner_id, json!({"n": n}));
+            hookd::outbox::enqueue(&txn, event)
+                .await
+                .expect("the outbox row");
+            txn.commit().await.expect("commit");
+        }
+    };
+    let mut n = 0;
+    while receiver.count() == 0 {
+        n += 1;
+        assert!(n <= 50, "no event arrived in 10 s: is the LISTEN running?");
+        commit(n).await;
+        actix_rt::time::sleep(Duration::from_millis(200)).await;
+    }
+    let arrived = receiver
+        .wait_for(n as usize, WAIT)
+        .await
+        .expect("the first events")
+        .len();
+    let started = std::time::Instant::now();
+    commit(1000).await;
+    receiver
+        .wait_for(arrived + 1, Duration::from_secs(5))
+        .await
+        .expect("the NOTIFY woke the fanout well before the 60 s poll");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    quiesce().await;
+}

@@ -1,0 +1,47 @@
+//! PostgreSQL wakes the fanout the moment any process commits an event: a
+//! trigger on `outbox_event` NOTIFYs `hookd_outbox` at commit (migration 5),
+//! and this task LISTENs on its own connection. The poll stays the backstop
+//! for a notification lost while the connection was down, and for SQLite.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use sea_orm::{DatabaseConnection, DbBackend, sqlx::postgres::PgListener};
+
+use super::fanout::{FanoutActor, Wake};
+
+/// The channel the trigger notifies.
+pub const CHANNEL: &str = "hookd_outbox";
+
+/// Listens until the fanout stops (it owns this future); reconnects after a
+/// lost connection. Does nothing on SQLite.
+pub async fn listen(db: DatabaseConnection, fanout: Addr<FanoutActor>) {
+    if db.get_database_backend() != DbBackend::Postgres {
+        return;
+    }
+    loop {
+        match subscribe(&db).await {
+            Ok(mut listener) => loop {
+                match listener.recv().await {
+                    Ok(_) => fanout.do_send(Wake),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "LISTEN {CHANNEL} lost its connection; the poll covers until it is back");
+                        break;
+                    }
+                }
+            },
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot LISTEN {CHANNEL}; the poll covers until it can");
+            }
+        }
+        actix_rt::time::sleep(Duration::from_secs(1)).await;
+        // Anything committed while no one listened is found by this wake.
+        fanout.do_send(Wake);
+    }
+}
+
+async fn subscribe(db: &DatabaseConnection) -> Result<PgListener, sea_orm::sqlx::Error> {
+    let mut listener = PgListener::connect_with(db.get_postgres_connection_pool()).await?;
+    listener.listen(CHANNEL).await?;
+    Ok(listener)
+}
