@@ -284,6 +284,16 @@ impl Scoped<'_> {
         before: Option<&Position>,
         limit: u32,
     ) -> Result<Vec<DeliveryRow>, StoreError> {
+        self.deliveries_on(self.db, f, before, limit).await
+    }
+
+    async fn deliveries_on(
+        &self,
+        conn: &impl ConnectionTrait,
+        f: &DeliveryFilter,
+        before: Option<&Position>,
+        limit: u32,
+    ) -> Result<Vec<DeliveryRow>, StoreError> {
         let mut text = format!("SELECT {DELIVERY_COLUMNS} {DELIVERY_FROM}");
         let mut values: Vec<Value> = vec![self.partner_id.into()];
         let mut and = |clause: &str, v: Value| {
@@ -315,7 +325,7 @@ impl Scoped<'_> {
         }
         text.push_str(" ORDER BY d.created_at DESC, d.id DESC LIMIT ?");
         values.push(i64::from(limit).into());
-        Ok(query_all(self.db, sql(self.backend(), &text, values), delivery_row).await?)
+        Ok(query_all(conn, sql(self.backend(), &text, values), delivery_row).await?)
     }
 
     pub async fn delivery(&self, id: &str) -> Result<Option<DeliveryRow>, StoreError> {
@@ -442,9 +452,11 @@ impl Scoped<'_> {
     ) -> Result<Option<(NewEvent, Vec<DeliveryRow>)>, StoreError> {
         use super::entity::outbox_event;
         use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+        // One snapshot: the event and its deliveries' states agree.
+        let txn = super::snapshot(self.db).await?;
         let Some(row) = outbox_event::Entity::find_by_id(event_id.to_string())
             .filter(outbox_event::Column::PartnerId.eq(self.partner_id))
-            .one(self.db)
+            .one(&txn)
             .await?
         else {
             return Ok(None);
@@ -453,7 +465,8 @@ impl Scoped<'_> {
             event_id: Some(event_id.to_string()),
             ..DeliveryFilter::default()
         };
-        let deliveries = self.deliveries(&filter, None, 1000).await?;
+        let deliveries = self.deliveries_on(&txn, &filter, None, 1000).await?;
+        txn.commit().await?;
         Ok(Some((super::outbox::from_row(row)?, deliveries)))
     }
 
