@@ -42,6 +42,8 @@ const MAX_CLAIM: usize = 256;
 const IDLE_GRACE: Duration = Duration::from_secs(30);
 /// How long endpoint settings and secrets are trusted before a reload.
 const RELOAD_AFTER_MS: i64 = 5_000;
+/// The longest single timer (a day): beyond it the actor just looks again.
+const MAX_SLEEP_MS: i64 = 86_400_000;
 /// `next_due` when nothing outside this actor is known to become due: only a
 /// wake (new deliveries, a due row seen by the supervisor's poll) or the
 /// actor's own retries change it.
@@ -433,7 +435,11 @@ impl EndpointActor {
             ctx.cancel_future(t);
         }
         self.timer_at = Some(at_ms);
-        let delay = (at_ms - self.shared.clock.now_ms()).clamp(0, 60_000) as u64;
+        // One timer for the whole wait (a retry may be hours away): waking
+        // each minute to claim nothing would cost every backed-off endpoint
+        // a claim a minute. The supervisor's poll still wakes the actor for
+        // anything that becomes due meanwhile.
+        let delay = (at_ms - self.shared.clock.now_ms()).clamp(0, MAX_SLEEP_MS) as u64;
         self.timer = Some(ctx.run_later(Duration::from_millis(delay), |act, ctx| {
             act.timer = None;
             act.timer_at = None;
