@@ -3,12 +3,7 @@
 //! timer for the next due delivery, and waits for each attempt's record to be
 //! durable before it takes the next one.
 
-use std::{
-    collections::{HashSet, VecDeque},
-    rc::Rc,
-    sync::Arc,
-    time::Duration,
-};
+use std::{collections::VecDeque, rc::Rc, sync::Arc, time::Duration};
 
 use actix::prelude::*;
 use rand::{SeedableRng, rngs::StdRng};
@@ -17,6 +12,7 @@ use super::{
     Shared,
     attempt::{ClientSlot, Job, Loaded, attempt_once, next_state},
     client::Observed,
+    due::{Due, Rest},
     excerpt::redacted_excerpt,
     recorder::{Record, Recorder},
 };
@@ -44,10 +40,6 @@ const IDLE_GRACE: Duration = Duration::from_secs(30);
 const RELOAD_AFTER_MS: i64 = 5_000;
 /// The longest single timer (a day): beyond it the actor just looks again.
 const MAX_SLEEP_MS: i64 = 86_400_000;
-/// `next_due` when nothing outside this actor is known to become due: only a
-/// wake (new deliveries, a due row seen by the supervisor's poll) or the
-/// actor's own retries change it.
-const NEVER: i64 = i64::MAX;
 
 /// Look for due work. `new_work`: the fanout just created deliveries.
 #[derive(Message, Debug, Clone, Copy)]
@@ -89,16 +81,10 @@ pub struct EndpointActor {
     idle_timer: Option<SpawnHandle>,
     /// A wake arrived since the last claim started.
     woken: bool,
-    /// When the next claim is due: `None` means now (unknown), `NEVER` that
-    /// nothing is known to become due.
-    next_due: Option<i64>,
+    /// What it holds and when work it does not hold next becomes due.
+    due: Due,
     /// When the timer is set for, if it is.
     timer_at: Option<i64>,
-    /// Deliveries (scheduled) and replays (manual) this actor holds, queued or
-    /// in flight: their leases are its own, so they are never "due" to it; it
-    /// records their outcome and knows any retry time itself.
-    held_deliveries: HashSet<String>,
-    held_replays: HashSet<String>,
     timer: Option<SpawnHandle>,
     client: ClientSlot,
     seq: u64,
@@ -132,10 +118,8 @@ impl EndpointActor {
             claiming: false,
             idle_timer: None,
             woken: false,
-            next_due: None,
+            due: Due::default(),
             timer_at: None,
-            held_deliveries: HashSet::new(),
-            held_replays: HashSet::new(),
             timer: None,
             client: ClientSlot::default(),
             seq: 0,
@@ -199,7 +183,7 @@ impl EndpointActor {
         {
             return self.sleep_until(ctx, until_ms);
         }
-        if !self.claiming && self.queue.len() < cap && self.next_due.is_none_or(|t| t <= now) {
+        if !self.claiming && self.queue.len() < cap && self.due.rest(now) == Rest::Claim {
             let want = self.claim_size(cap);
             self.claim(
                 ctx,
@@ -214,9 +198,9 @@ impl EndpointActor {
     /// Between claims: a timer for the next due time, or, with nothing held
     /// and nothing known to become due, idling.
     fn rest(&mut self, ctx: &mut Context<Self>, now: i64) {
-        match self.next_due {
-            Some(NEVER) if self.queue.is_empty() && self.in_flight == 0 => self.idle_soon(ctx),
-            Some(t) if t != NEVER && t > now => self.sleep_until(ctx, t),
+        match self.due.rest(now) {
+            Rest::Nothing if self.queue.is_empty() && self.in_flight == 0 => self.idle_soon(ctx),
+            Rest::Until(t) => self.sleep_until(ctx, t),
             _ => {}
         }
     }
@@ -271,8 +255,7 @@ impl EndpointActor {
         self.woken = false;
         let shared = self.shared.clone();
         let id = self.id.clone();
-        let mut held_deliveries: Vec<String> = self.held_deliveries.iter().cloned().collect();
-        let mut held_replays: Vec<String> = self.held_replays.iter().cloned().collect();
+        let (mut held_deliveries, mut held_replays) = self.due.held();
         let fut = async move {
             let now = shared.clock.now_ms();
             let lease_until = now + shared.config.delivery.lease.as_millis() as i64;
@@ -304,7 +287,7 @@ impl EndpointActor {
             } else {
                 store::outbox::find(&shared.db, &ids).await?
             };
-            let next_due = if full {
+            let earliest = if full {
                 None
             } else {
                 for c in &claimed {
@@ -316,18 +299,22 @@ impl EndpointActor {
                 let due =
                     store::deliveries::next_due(&shared.db, &id, &held_deliveries, &held_replays)
                         .await?;
-                Some(due.unwrap_or(NEVER))
+                Some(due)
             };
-            Ok::<_, store::StoreError>((claimed, events, next_due))
+            Ok::<_, store::StoreError>((claimed, events, earliest))
         };
         ctx.spawn(fut.into_actor(self).map(|res, act, ctx| {
             act.claiming = false;
             match res {
-                Ok((claimed, events, next_due)) => {
+                Ok((claimed, events, earliest)) => {
                     act.enqueue(claimed, events);
-                    // A wake that arrived during the claim may announce rows
-                    // the claim did not see: look again rather than wait.
-                    act.next_due = if act.woken { None } else { next_due };
+                    // A full claim may have left due rows behind, and a wake
+                    // that arrived during it may announce rows it did not
+                    // see: look again rather than wait.
+                    match earliest {
+                        Some(earliest) if !act.woken => act.due.found(earliest),
+                        _ => act.due.unknown(),
+                    }
                     act.pump(ctx);
                 }
                 Err(e) => {
@@ -349,7 +336,7 @@ impl EndpointActor {
             in_flight: self.in_flight,
             concurrency: self.loaded.as_ref().map(|l| l.endpoint.concurrency),
             queued: self.queue.len(),
-            next_due_ms: self.next_due.filter(|t| *t != NEVER),
+            next_due_ms: self.due.next(),
             rate_limit: self.rate_limit,
             attempt_ms: self.attempt_ms,
         }
@@ -376,7 +363,7 @@ impl EndpointActor {
                 && act.in_flight == 0
                 && !act.reloading
                 && !act.claiming
-                && act.next_due == Some(NEVER)
+                && act.due.rest(act.shared.clock.now_ms()) == Rest::Nothing
             {
                 act.supervisor.do_send(Idle {
                     endpoint_id: act.id.clone(),
@@ -394,10 +381,11 @@ impl EndpointActor {
         for c in claimed {
             match bodies.get(c.event_id.as_str()) {
                 Some(body) => {
+                    self.due.hold(&c);
                     let job = Job {
                         body: body.clone(),
                         event_id: c.event_id.clone(),
-                        claimed: self.hold(c),
+                        claimed: c,
                     };
                     self.queue.push_back(job);
                 }
@@ -406,23 +394,6 @@ impl EndpointActor {
                 }
             }
         }
-    }
-
-    /// Notes a claimed delivery (or replay) as this actor's own.
-    fn hold(&mut self, c: Claimed) -> Claimed {
-        match &c.replay_id {
-            Some(r) => self.held_replays.insert(r.clone()),
-            None => self.held_deliveries.insert(c.id.clone()),
-        };
-        c
-    }
-
-    /// The actor no longer holds it: recorded, released, or left to its lease.
-    fn unhold(&mut self, c: &Claimed) {
-        match &c.replay_id {
-            Some(r) => self.held_replays.remove(r),
-            None => self.held_deliveries.remove(&c.id),
-        };
     }
 
     /// Pumps again at `at_ms` (or earlier, if a timer is already set for
@@ -443,17 +414,9 @@ impl EndpointActor {
         self.timer = Some(ctx.run_later(Duration::from_millis(delay), |act, ctx| {
             act.timer = None;
             act.timer_at = None;
-            act.next_due = None;
+            act.due.unknown();
             act.pump(ctx);
         }));
-    }
-
-    /// Makes `at_ms` a time the actor claims again (the earlier of it and what
-    /// it already knew).
-    fn due_by(&mut self, at_ms: i64) {
-        if let Some(t) = self.next_due {
-            self.next_due = Some(t.min(at_ms));
-        }
     }
 
     fn release_queue(&mut self, ctx: &mut Context<Self>, due_at: i64) {
@@ -462,10 +425,10 @@ impl EndpointActor {
             return;
         }
         for job in &jobs {
-            self.unhold(&job.claimed);
+            self.due.unhold(&job.claimed);
         }
         let ids: Vec<String> = jobs.into_iter().map(|j| j.claimed.id).collect();
-        self.next_due = Some(self.next_due.map_or(due_at, |t| t.min(due_at)));
+        self.due.at(due_at);
         let shared = self.shared.clone();
         ctx.spawn(
             async move {
@@ -579,16 +542,16 @@ impl EndpointActor {
         let claimed = job.claimed;
         Box::pin(self.recorder.send(Record { attempt: record, gone }).into_actor(self).map(move |res, act, ctx| {
             act.in_flight -= 1;
-            act.unhold(&claimed);
+            act.due.unhold(&claimed);
             if matches!(res, Ok(Ok(()))) {
                 if let Some(t) = retry_at {
-                    act.due_by(t);
+                    act.due.by(t);
                 }
             } else {
                 // The row keeps its lease: look again, and the next claim
                 // counts the lease's end as due.
                 tracing::warn!(endpoint = %act.id, "an attempt was not recorded; its lease will retry it");
-                act.next_due = None;
+                act.due.unknown();
             }
             if gone {
                 act.loaded = None;
@@ -612,7 +575,7 @@ impl Handler<Wake> for EndpointActor {
     fn handle(&mut self, msg: Wake, ctx: &mut Context<Self>) {
         self.seq = msg.seq;
         if msg.new_work {
-            self.next_due = None;
+            self.due.unknown();
             self.woken = true;
         }
         self.pump(ctx);

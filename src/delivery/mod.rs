@@ -4,6 +4,7 @@
 
 pub mod attempt;
 pub mod client;
+pub mod due;
 pub mod endpoint;
 pub mod excerpt;
 pub mod fanout;
