@@ -180,14 +180,7 @@ async fn overview(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpRe
         .map(|p| p.trim())
         .filter(|p| !p.is_empty());
     let actors = observe::overview(&state, partner, 200).await?;
-    let mut waiting = pages::Waiting::default();
-    for (s, n) in store::backlog::waiting_by_state(&state.shared.db).await? {
-        match s.as_str() {
-            "pending" => waiting.pending = n,
-            "failed" => waiting.failed = n,
-            _ => waiting.delivering = n,
-        }
-    }
+    let waiting = store::backlog::waiting(&state.shared.db).await?;
     Ok(html(
         StatusCode::OK,
         pages::overview(&actors, waiting, partner),

@@ -4,15 +4,10 @@
 
 use maud::{DOCTYPE, Markup, html};
 
-use crate::http::observe::{Actors, EndpointHealth};
-
-/// Deliveries not yet finished, by state.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Waiting {
-    pub pending: i64,
-    pub failed: i64,
-    pub delivering: i64,
-}
+use crate::{
+    http::observe::{Actors, EndpointHealth},
+    store::backlog::Waiting,
+};
 
 const STYLE: &str = "
 body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}

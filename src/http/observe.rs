@@ -146,15 +146,10 @@ pub async fn metrics(
     auth::operator(&req, &state).await?;
     let shared = &state.shared;
     let m = &shared.metrics;
-    let waiting: HashMap<String, i64> = store::backlog::waiting_by_state(&shared.db)
-        .await?
-        .into_iter()
-        .collect();
-    for state in ["pending", "failed", "delivering"] {
-        // A state with no rows is absent from the query and must read 0.
+    for (state, n) in store::backlog::waiting(&shared.db).await?.by_state() {
         m.backlog
             .get_or_create(&crate::metrics::StateLabels { state })
-            .set(waiting.get(state).copied().unwrap_or(0));
+            .set(n);
     }
     let (unpublished, oldest) = store::backlog::unpublished(&shared.db).await?;
     m.outbox_unpublished.set(unpublished);

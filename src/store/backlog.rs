@@ -17,9 +17,28 @@ pub struct EndpointBacklog {
     pub next_attempt_at: Option<i64>,
 }
 
-/// Unfinished deliveries by state: `pending`, `failed`, `delivering`.
-pub async fn waiting_by_state(db: &impl ConnectionTrait) -> Result<Vec<(String, i64)>, StoreError> {
-    Ok(query_all(
+/// Unfinished deliveries, by state.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Waiting {
+    pub pending: i64,
+    pub failed: i64,
+    pub delivering: i64,
+}
+
+impl Waiting {
+    /// Each state with its name, in a fixed order (states without rows read 0).
+    pub fn by_state(self) -> [(&'static str, i64); 3] {
+        [
+            ("pending", self.pending),
+            ("failed", self.failed),
+            ("delivering", self.delivering),
+        ]
+    }
+}
+
+/// How many deliveries are pending, failed (waiting to retry) or in flight.
+pub async fn waiting(db: &impl ConnectionTrait) -> Result<Waiting, StoreError> {
+    let rows: Vec<(String, i64)> = query_all(
         db,
         sql(
             db.get_database_backend(),
@@ -29,7 +48,16 @@ pub async fn waiting_by_state(db: &impl ConnectionTrait) -> Result<Vec<(String, 
         ),
         |r| Ok((r.try_get("", "state")?, r.try_get("", "n")?)),
     )
-    .await?)
+    .await?;
+    let mut w = Waiting::default();
+    for (state, n) in rows {
+        match state.as_str() {
+            "pending" => w.pending = n,
+            "failed" => w.failed = n,
+            _ => w.delivering = n,
+        }
+    }
+    Ok(w)
 }
 
 /// Committed events not yet fanned out, and when the oldest was created.
