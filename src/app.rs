@@ -2,7 +2,7 @@
 
 use std::{net::SocketAddr, sync::Arc};
 
-use actix_web::{App, HttpServer, web};
+use actix_web::{App, web};
 use anyhow::Context as _;
 
 use crate::{
@@ -57,8 +57,9 @@ pub async fn start(
     clock: SharedClock,
     handle_signals: bool,
 ) -> anyhow::Result<Running> {
-    let listen = config.http.listen;
     let shared = prepare(config, clock).await?;
+    // Bind before any actor starts: a taken port must stop a clean start.
+    let listener = http::door::bind(&shared.config.http)?;
     let engine = Engine::start(shared.clone())?;
     let api = &shared.config.api;
     let limiter = |rate, burst| Arc::new(http::rate_limit::RateLimiter::new(rate, burst));
@@ -70,9 +71,14 @@ pub async fn start(
             api.service_rate_limit_per_second,
             api.service_rate_limit_burst,
         ),
+        anonymous_limiter: limiter(
+            api.anonymous_rate_limit_per_second,
+            api.anonymous_rate_limit_burst,
+        ),
     };
     let document = web::Data::new(http::openapi::generate());
-    let server = HttpServer::new(move || {
+    let max_uri = shared.config.http.max_uri_bytes;
+    let door = http::door::open(listener, &shared.config.http, 2, handle_signals, move || {
         use utoipa_actix_web::AppExt as _;
         let (app, _) = App::new()
             .into_utoipa_app()
@@ -81,21 +87,12 @@ pub async fn start(
             .split_for_parts();
         app.app_data(document.clone())
             .configure(crate::dashboard::routes)
+            .app_data(http::guard::MaxUri(max_uri))
             .default_service(web::to(http::not_found))
-    })
-    .workers(2)
-    .bind(listen)
-    .with_context(|| format!("cannot listen on {listen} (http.listen)"))?;
-    let server = if handle_signals {
-        server
-    } else {
-        server.disable_signals()
-    };
-    let addr = *server
-        .addrs()
-        .first()
-        .context("the server bound no address")?;
-    let server = server.run();
+            .wrap(actix_web::middleware::from_fn(http::guard::limits))
+    })?;
+    let addr = door.addr;
+    let server = door.server();
     let handle = server.handle();
     let task = actix_rt::spawn(server);
     Ok(Running {

@@ -7,4 +7,5 @@ pub mod event;
 pub mod ids;
 pub mod outcome;
 pub mod retry;
+pub mod strict_json;
 pub mod token_bucket;

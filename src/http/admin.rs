@@ -65,11 +65,11 @@ pub struct ListQuery {
 #[post("/v1/admin/partners")]
 pub async fn create_partner(
     req: HttpRequest,
-    body: web::Bytes,
+    payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     auth::operator(&req, &state).await?;
-    let input: CreatePartner = body::json(&body)?;
+    let input: CreatePartner = state.read_json(&req, payload).await?;
     let name = input.name.trim();
     if name.is_empty() || name.chars().count() > 200 {
         return Err(Problem::out_of_range(

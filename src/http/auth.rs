@@ -1,12 +1,16 @@
 //! Bearer API keys: which principal is calling, whether its role may, and
 //! whether it is within its rate limit. An unknown, malformed or revoked key
-//! is a 401 that says no more than that.
+//! is a 401 that says no more than that. Everything here reads headers only:
+//! no route reads a body before its caller is known.
+//!
+//! Requests without a valid key are throttled per client address; once an
+//! address is over its budget it gets 429 before any database look-up.
 
 use std::time::Instant;
 
 use actix_web::HttpRequest;
 
-use super::{AppState, problem::Problem};
+use super::{AppState, client_ip, problem::Problem};
 use crate::store::keys::{self, Principal, Role};
 
 fn bearer(req: &HttpRequest) -> Option<&str> {
@@ -18,16 +22,44 @@ fn bearer(req: &HttpRequest) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
+/// The per-address budget's key for this request.
+fn address_key(req: &HttpRequest, state: &AppState) -> String {
+    client_ip::of(req, &state.shared.config.http.trust_proxy)
+        .map_or_else(|| "unknown".to_string(), |ip| ip.to_string())
+}
+
+/// A refusal that counts against the client address: 401 while the address
+/// is within its budget, 429 past it.
+pub fn refuse_anonymous(req: &HttpRequest, state: &AppState, refusal: Problem) -> Problem {
+    let key = address_key(req, state);
+    match state.anonymous_limiter.take(&key, Instant::now()) {
+        Ok(()) => refusal,
+        Err(wait) => Problem::too_many_failures(wait.as_secs().max(1)),
+    }
+}
+
+/// 429 if the client address has spent its budget of failed requests.
+pub fn within_anonymous_budget(req: &HttpRequest, state: &AppState) -> Result<(), Problem> {
+    let key = address_key(req, state);
+    match state.anonymous_limiter.empty_for(&key, Instant::now()) {
+        None => Ok(()),
+        Some(wait) => Err(Problem::too_many_failures(wait.as_secs().max(1))),
+    }
+}
+
 /// The caller, if its key is valid, has `role` and is within its rate limit.
 pub async fn require(
     req: &HttpRequest,
     state: &AppState,
     role: Role,
 ) -> Result<Principal, Problem> {
-    let token = bearer(req).ok_or_else(Problem::unauthorized)?;
-    let principal = keys::authenticate(&state.shared.db, token)
-        .await?
-        .ok_or_else(Problem::unauthorized)?;
+    within_anonymous_budget(req, state)?;
+    let Some(token) = bearer(req) else {
+        return Err(refuse_anonymous(req, state, Problem::unauthorized()));
+    };
+    let Some(principal) = keys::authenticate(&state.shared.db, token).await? else {
+        return Err(refuse_anonymous(req, state, Problem::unauthorized()));
+    };
     if principal.role != role {
         return Err(Problem::forbidden(format!(
             "this route needs {} {} key",

@@ -4,56 +4,18 @@
 use std::collections::HashMap;
 
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use futures_util::StreamExt;
 use serde_json::Value;
 
-use super::{AppState, auth, problem::Problem};
+use super::{AppState, auth, body, problem::Problem};
 use crate::{
     domain::event::{EventInput, NewEvent, envelope},
     store::{self, keys::Role},
 };
 
-/// Reads the body up to `limit` bytes.
-pub async fn read_body(mut payload: web::Payload, limit: usize) -> Result<web::BytesMut, Problem> {
-    let mut body = web::BytesMut::new();
-    while let Some(chunk) = payload.next().await {
-        let chunk =
-            chunk.map_err(|e| Problem::malformed_json(format!("reading the request body: {e}")))?;
-        if body.len() + chunk.len() > limit {
-            return Err(Problem::too_large(
-                None,
-                format!("the request body is larger than {limit} bytes"),
-            ));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-fn require_json(req: &HttpRequest) -> Result<(), Problem> {
-    match req
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-    {
-        None => Ok(()),
-        Some(ct)
-            if ct
-                .split(';')
-                .next()
-                .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json")) =>
-        {
-            Ok(())
-        }
-        Some(ct) => Err(Problem::unsupported_media_type(format!(
-            "send application/json, not {ct}"
-        ))),
-    }
-}
-
 /// Parses and validates the request into events, deduplicating repeats of
 /// the same event within the batch.
 fn parse(body: &[u8], now_ms: i64, state: &AppState) -> Result<(Vec<NewEvent>, bool), Problem> {
+    body::strict(body)?;
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| Problem::malformed_json(format!("the body is not JSON: {e}")))?;
     let (items, batch) = match value {
@@ -214,8 +176,8 @@ pub async fn ingest(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     auth::require(&req, &state, Role::Service).await?;
-    require_json(&req)?;
-    let body = read_body(payload, state.shared.config.http.max_body_bytes).await?;
+    let http = &state.shared.config.http;
+    let body = body::read(&req, payload, http.max_body_bytes, http.body_timeout).await?;
     let now_ms = state.shared.clock.now_ms();
     let (events, batch) = parse(&body, now_ms, &state)?;
     // A concurrent request may insert one of these ids between our read and

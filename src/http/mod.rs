@@ -7,6 +7,9 @@
 pub mod admin;
 pub mod auth;
 pub mod body;
+pub mod client_ip;
+pub mod door;
+pub mod guard;
 pub mod health;
 pub mod ingest;
 pub mod links;
@@ -33,6 +36,19 @@ pub struct AppState {
     pub limiter: Arc<rate_limit::RateLimiter>,
     /// Per service key.
     pub service_limiter: Arc<rate_limit::RateLimiter>,
+    /// Per client address, for requests without a valid key.
+    pub anonymous_limiter: Arc<rate_limit::RateLimiter>,
+}
+
+impl AppState {
+    /// The JSON body of a request whose caller is already authenticated.
+    pub async fn read_json<T: serde::de::DeserializeOwned>(
+        &self,
+        req: &actix_web::HttpRequest,
+        payload: actix_web::web::Payload,
+    ) -> Result<T, problem::Problem> {
+        body::read_json(req, payload, self.shared.config.http.body_timeout).await
+    }
 }
 
 /// Every documented route. Registering a handler here is what puts it in

@@ -25,6 +25,17 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// A problem of any status and type, for the few answers made outside
+    /// the routes (the door's and the router's).
+    pub fn new_public(
+        status: StatusCode,
+        slug: &str,
+        title: &'static str,
+        detail: impl Into<String>,
+    ) -> Problem {
+        Problem::new(status, slug, title, detail)
+    }
+
     fn new(
         status: StatusCode,
         slug: &str,
@@ -70,6 +81,26 @@ impl Problem {
             "malformed-json",
             "Malformed JSON",
             detail,
+        )
+    }
+    pub fn duplicate_key(path: String) -> Problem {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            "duplicate-key",
+            "Duplicate key",
+            format!("the key `{path}` appears more than once; send each key once"),
+        )
+        .with_field(path)
+    }
+    pub fn body_timeout(timeout: std::time::Duration) -> Problem {
+        Problem::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request-timeout",
+            "Request timeout",
+            format!(
+                "the request body did not arrive within {} ms (http.body_timeout)",
+                timeout.as_millis()
+            ),
         )
     }
     pub fn invalid(field: impl Into<String>, detail: impl Into<String>) -> Problem {
@@ -162,6 +193,14 @@ impl Problem {
         p.retry_after = Some(retry_after);
         p
     }
+    /// An address over its budget of requests without a valid key.
+    pub fn too_many_failures(retry_after: u64) -> Problem {
+        let mut p = Problem::too_many_requests(retry_after);
+        p.detail = format!(
+            "too many requests without a valid key from this address; retry in {retry_after} s"
+        );
+        p
+    }
     pub fn conflict(detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::CONFLICT, "conflict", "Conflict", detail)
     }
@@ -238,15 +277,17 @@ impl utoipa::IntoResponses for Errors {
                 .into()
         };
         [
-            ("400", "Malformed JSON, query or cursor"),
+            ("400", "Malformed JSON (or a repeated key), query or cursor"),
             ("401", "Missing, unknown or revoked API key"),
             ("403", "The key's role may not use this route"),
+            ("408", "The body did not arrive within http.body_timeout"),
             (
                 "404",
                 "Not found (another partner's object is not found either)",
             ),
             ("409", "Conflict"),
             ("413", "Too large"),
+            ("414", "The request target is longer than http.max_uri_bytes"),
             ("415", "Not application/json"),
             (
                 "422",

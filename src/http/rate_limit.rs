@@ -27,10 +27,22 @@ impl RateLimiter {
         }
     }
 
+    /// How long until `key` has a token again, if it has none now; takes
+    /// nothing (a check that costs no more than a map look-up).
+    pub fn empty_for(&self, key: &str, now: Instant) -> Option<Duration> {
+        let now_ms = self.ms(now);
+        let buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let wait = buckets.get(key)?.clone().take(now_ms).err()?;
+        Some(Duration::from_millis(wait.max(0) as u64))
+    }
+
+    fn ms(&self, now: Instant) -> i64 {
+        i64::try_from(now.saturating_duration_since(self.started).as_millis()).unwrap_or(i64::MAX)
+    }
+
     /// Takes a token for `key`, or says how long until one is there.
     pub fn take(&self, key: &str, now: Instant) -> Result<(), Duration> {
-        let now_ms = i64::try_from(now.saturating_duration_since(self.started).as_millis())
-            .unwrap_or(i64::MAX);
+        let now_ms = self.ms(now);
         let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
         if buckets.len() > 100_000 {
             // Forget keys whose buckets are full again rather than grow without bound.
@@ -56,5 +68,16 @@ mod tests {
         let wait = limiter.take("k", t0).expect_err("over the burst");
         assert!(wait <= Duration::from_millis(100), "{wait:?}");
         assert!(limiter.take("other", t0).is_ok());
+    }
+
+    #[test]
+    fn looking_at_an_empty_bucket_takes_nothing() {
+        let limiter = RateLimiter::new(10, 1);
+        let t0 = Instant::now();
+        assert_eq!(limiter.empty_for("k", t0), None, "an unseen key is not empty");
+        limiter.take("k", t0).expect("the burst");
+        assert!(limiter.empty_for("k", t0).is_some());
+        assert!(limiter.empty_for("k", t0 + Duration::from_millis(100)).is_none());
+        limiter.take("k", t0 + Duration::from_millis(100)).expect("refilled, not taken by looking");
     }
 }

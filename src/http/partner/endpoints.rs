@@ -254,11 +254,11 @@ async fn checked_url(state: &AppState, url: &str) -> Result<String, Problem> {
 #[post("/v1/endpoints")]
 pub async fn create_endpoint(
     req: HttpRequest,
-    body: web::Bytes,
+    payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
-    let input: CreateEndpoint = body::json(&body)?;
+    let input: CreateEndpoint = state.read_json(&req, payload).await?;
     let types = input.event_types.unwrap_or_default();
     check_types(&types)?;
     let description = input.description.unwrap_or_default();
@@ -345,13 +345,13 @@ pub async fn get_endpoint(
 pub async fn update_endpoint(
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
     let scoped = for_partner(&state.shared.db, &partner);
     scoped.endpoint(&id).await?.ok_or_else(not_found)?;
-    let input: UpdateEndpoint = body::json(&body)?;
+    let input: UpdateEndpoint = state.read_json(&req, payload).await?;
     if let Some(t) = &input.event_types {
         check_types(t)?;
     }
@@ -460,13 +460,13 @@ pub async fn disable_endpoint(
 pub async fn rotate_secret(
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
     let scoped = for_partner(&state.shared.db, &partner);
     scoped.endpoint(&id).await?.ok_or_else(not_found)?;
-    let input: RotateSecret = body::json(&body)?;
+    let input: RotateSecret = state.read_json(&req, payload).await?;
     let max = state.shared.config.api.max_secret_overlap.as_secs();
     let overlap = input.overlap_seconds.unwrap_or(86_400);
     if overlap > max {
@@ -560,13 +560,13 @@ pub async fn send_test(
 pub async fn recover(
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
     let scoped = for_partner(&state.shared.db, &partner);
     scoped.endpoint(&id).await?.ok_or_else(not_found)?;
-    let input: Recover = body::json(&body)?;
+    let input: Recover = state.read_json(&req, payload).await?;
     let now = state.shared.clock.now_ms();
     let since = body::time("since", &input.since)?;
     let until = input

@@ -10,8 +10,12 @@ use figment::{
 use ipnet::IpNet;
 use serde::Deserialize;
 
+mod http;
+pub use http::{HttpConfig, Origin};
+use http::RawHttp;
+
 /// The documented defaults, compiled in so a bare binary runs without files.
-pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+pub const DEFAULT_TOML: &str = include_str!("../../config/default.toml");
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -46,13 +50,6 @@ struct Raw {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawHttp {
-    listen: String,
-    max_body_bytes: usize,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawDatabase {
     url: String,
     max_connections: u32,
@@ -74,6 +71,8 @@ struct RawApi {
     rate_limit_burst: u32,
     service_rate_limit_per_second: u32,
     service_rate_limit_burst: u32,
+    anonymous_rate_limit_per_second: u32,
+    anonymous_rate_limit_burst: u32,
     replay_window: String,
     max_secret_overlap: String,
 }
@@ -160,12 +159,6 @@ pub struct Config {
 }
 
 #[derive(Debug, Clone)]
-pub struct HttpConfig {
-    pub listen: SocketAddr,
-    pub max_body_bytes: usize,
-}
-
-#[derive(Debug, Clone)]
 pub struct DatabaseConfig {
     pub url: String,
     pub max_connections: u32,
@@ -195,6 +188,9 @@ pub struct ApiConfig {
     /// Per service key (producers).
     pub service_rate_limit_per_second: u32,
     pub service_rate_limit_burst: u32,
+    /// Per client address, for requests without a valid key (and sign-ins).
+    pub anonymous_rate_limit_per_second: u32,
+    pub anonymous_rate_limit_burst: u32,
     pub replay_window: Duration,
     pub max_secret_overlap: Duration,
 }
@@ -373,13 +369,7 @@ fn cidrs(key: &'static str, list: &[String]) -> Result<Vec<IpNet>, ConfigError> 
 
 impl Raw {
     fn validate(self) -> Result<Config, ConfigError> {
-        let listen = self.http.listen.parse().map_err(|_| {
-            invalid(
-                "http.listen",
-                format!("`{}` is not an ip:port", self.http.listen),
-            )
-        })?;
-        positive("http.max_body_bytes", self.http.max_body_bytes as u64)?;
+        let http = self.http.validate()?;
 
         let url = self.database.url.trim().to_string();
         if !(url.starts_with("sqlite:")
@@ -434,6 +424,12 @@ impl Raw {
             "api.service_rate_limit_burst",
             a.service_rate_limit_burst,
         )?;
+        rate_limit(
+            "api.anonymous_rate_limit_per_second",
+            a.anonymous_rate_limit_per_second,
+            "api.anonymous_rate_limit_burst",
+            a.anonymous_rate_limit_burst,
+        )?;
         let api = ApiConfig {
             page_size_default: a.page_size_default,
             page_size_max: a.page_size_max,
@@ -441,6 +437,8 @@ impl Raw {
             rate_limit_burst: a.rate_limit_burst,
             service_rate_limit_per_second: a.service_rate_limit_per_second,
             service_rate_limit_burst: a.service_rate_limit_burst,
+            anonymous_rate_limit_per_second: a.anonymous_rate_limit_per_second,
+            anonymous_rate_limit_burst: a.anonymous_rate_limit_burst,
             replay_window: duration("api.replay_window", &a.replay_window)?,
             max_secret_overlap: duration("api.max_secret_overlap", &a.max_secret_overlap)?,
         };
@@ -550,10 +548,7 @@ impl Raw {
         };
 
         Ok(Config {
-            http: HttpConfig {
-                listen,
-                max_body_bytes: self.http.max_body_bytes,
-            },
+            http,
             database: DatabaseConfig {
                 url,
                 max_connections: self.database.max_connections,
@@ -582,98 +577,4 @@ impl Raw {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn the_documented_defaults_are_valid() {
-        let c = Config::defaults();
-        assert_eq!(c.http.listen.to_string(), "127.0.0.1:8080");
-        assert!(c.database.is_sqlite());
-        assert_eq!(c.delivery.schedule.len(), 10);
-        assert_eq!(c.delivery.schedule[2], Duration::from_secs(300));
-    }
-
-    #[test]
-    fn environment_variables_override_keys_and_parse_toml_lists() {
-        let c = Config::load(
-            None,
-            env(&[
-                ("HOOKD_DATABASE__URL", "postgres://u@h/db"),
-                ("HOOKD_EGRESS__ALLOW_HTTP", "true"),
-                ("HOOKD_EGRESS__ALLOW_CIDRS", r#"["127.0.0.0/8", "::1"]"#),
-                ("HOOKD_TEST_PG", "skip"),
-                ("PATH", "/bin"),
-            ]),
-        )
-        .expect("valid overrides should load");
-        assert_eq!(c.database.url, "postgres://u@h/db");
-        assert!(c.egress.allow_http);
-        assert_eq!(c.egress.allow_cidrs.len(), 2);
-    }
-
-    #[test]
-    fn an_unknown_key_stops_the_start_and_names_it() {
-        let err = Config::load(None, env(&[("HOOKD_EGRESS__ALLOW_HTTPS", "true")])).unwrap_err();
-        assert!(
-            err.to_string().contains("allow_https"),
-            "message should name the key: {err}"
-        );
-    }
-
-    #[test]
-    fn an_invalid_value_names_its_key() {
-        let err = Config::load(None, env(&[("HOOKD_DELIVERY__MAX_AGE", "four days")])).unwrap_err();
-        assert!(err.to_string().contains("delivery.max_age"), "{err}");
-        let err = Config::load(None, env(&[("HOOKD_SECRETS__MASTER_KEY", "short")])).unwrap_err();
-        assert!(err.to_string().contains("secrets.master_key"), "{err}");
-        let err = Config::load(
-            None,
-            env(&[("HOOKD_EGRESS__ALLOW_CIDRS", r#"["10.0.0.0/33"]"#)]),
-        )
-        .unwrap_err();
-        assert!(err.to_string().contains("egress.allow_cidrs"), "{err}");
-        let err = Config::load(None, env(&[("HOOKD_HTTP__LISTEN", "nowhere")])).unwrap_err();
-        assert!(err.to_string().contains("http.listen"), "{err}");
-        let err =
-            Config::load(None, env(&[("HOOKD_API__SERVICE_RATE_LIMIT_BURST", "10")])).unwrap_err();
-        assert!(
-            err.to_string().contains("api.service_rate_limit_burst"),
-            "a burst below the rate names its key: {err}"
-        );
-    }
-
-    #[test]
-    fn durations_read_like_people_write_them() {
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("3d"), Ok(Duration::from_secs(259_200)));
-        assert!(parse_duration("5 parsecs").is_err());
-        assert!(parse_duration("").is_err());
-    }
-
-    #[test]
-    fn the_sqlite_file_is_found_in_the_url() {
-        let db = |url: &str| DatabaseConfig {
-            url: url.into(),
-            max_connections: 1,
-            acquire_timeout: Duration::from_secs(1),
-        };
-        assert_eq!(
-            db("sqlite://hookd.db").sqlite_path(),
-            Some(PathBuf::from("hookd.db"))
-        );
-        assert_eq!(
-            db("sqlite:///tmp/x.db?mode=rwc").sqlite_path(),
-            Some(PathBuf::from("/tmp/x.db"))
-        );
-        assert_eq!(db("postgres://x/y").sqlite_path(), None);
-    }
-}
+mod tests;

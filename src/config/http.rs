@@ -1,0 +1,143 @@
+//! The `[http]` section: where the web API listens and the limits it holds
+//! every client to (deadlines, connection caps, sizes, which proxies to trust).
+
+use std::{net::SocketAddr, time::Duration};
+
+use ipnet::IpNet;
+use serde::Deserialize;
+
+use super::{ConfigError, cidrs, duration, invalid, positive};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHttp {
+    listen: String,
+    max_body_bytes: usize,
+    header_timeout: String,
+    body_timeout: String,
+    max_connections: usize,
+    max_connections_per_ip: usize,
+    max_uri_bytes: usize,
+    public_url: String,
+    trust_proxy: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    pub listen: SocketAddr,
+    /// Largest body of `POST /v1/events`; other routes take far less.
+    pub max_body_bytes: usize,
+    /// The request head (line and headers) must arrive within this.
+    pub header_timeout: Duration,
+    /// A request body must arrive within this, from the end of its head.
+    pub body_timeout: Duration,
+    /// Open client connections at once; the start lowers it to half the
+    /// process's file limit so delivery and the database keep the other half.
+    pub max_connections: usize,
+    /// Open connections from one client address.
+    pub max_connections_per_ip: usize,
+    /// Longest request target (path and query); longer is 414.
+    pub max_uri_bytes: usize,
+    /// The origin browsers see (`https://hooks.example.com`), for the
+    /// dashboard's cross-site check; `None`: the request's `Host` header.
+    pub public_url: Option<Origin>,
+    /// Proxies whose `Forwarded` / `X-Forwarded-*` headers are believed.
+    pub trust_proxy: Vec<IpNet>,
+}
+
+/// A web origin: scheme, host and port (RFC 6454), compared as a whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin(String);
+
+impl Origin {
+    /// `scheme://host[:port]` with the default port left out, lowercase, as
+    /// browsers serialise the `Origin` header.
+    pub fn parse(text: &str) -> Option<Origin> {
+        let url = url::Url::parse(text.trim()).ok()?;
+        if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+            return None;
+        }
+        match url.origin() {
+            origin @ url::Origin::Tuple(..) => Some(Origin(origin.ascii_serialization())),
+            url::Origin::Opaque(_) => None,
+        }
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl RawHttp {
+    pub(super) fn validate(self) -> Result<HttpConfig, ConfigError> {
+        let listen = self.listen.parse().map_err(|_| {
+            invalid(
+                "http.listen",
+                format!("`{}` is not an ip:port", self.listen),
+            )
+        })?;
+        positive("http.max_body_bytes", self.max_body_bytes as u64)?;
+        positive("http.max_connections", self.max_connections as u64)?;
+        positive(
+            "http.max_connections_per_ip",
+            self.max_connections_per_ip as u64,
+        )?;
+        if self.max_uri_bytes < 1024 {
+            return Err(invalid("http.max_uri_bytes", "must be at least 1024"));
+        }
+        let header_timeout = duration("http.header_timeout", &self.header_timeout)?;
+        let body_timeout = duration("http.body_timeout", &self.body_timeout)?;
+        for (key, d) in [
+            ("http.header_timeout", header_timeout),
+            ("http.body_timeout", body_timeout),
+        ] {
+            if d < Duration::from_millis(100) {
+                return Err(invalid(key, "must be at least 100ms"));
+            }
+        }
+        let public_url = match self.public_url.trim() {
+            "" => None,
+            text => Some(Origin::parse(text).ok_or_else(|| {
+                invalid(
+                    "http.public_url",
+                    format!("`{text}` is not an http(s) origin like \"https://hooks.example.com\""),
+                )
+            })?),
+        };
+        Ok(HttpConfig {
+            listen,
+            max_body_bytes: self.max_body_bytes,
+            header_timeout,
+            body_timeout,
+            max_connections: self.max_connections,
+            max_connections_per_ip: self.max_connections_per_ip,
+            max_uri_bytes: self.max_uri_bytes,
+            public_url,
+            trust_proxy: cidrs("http.trust_proxy", &self.trust_proxy)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Origin;
+
+    #[test]
+    fn an_origin_is_scheme_host_and_port_as_a_browser_writes_it() {
+        let o = |t: &str| Origin::parse(t).map(|o| o.as_str().to_string());
+        assert_eq!(
+            o("https://Hooks.Example.com/dashboard").as_deref(),
+            Some("https://hooks.example.com")
+        );
+        assert_eq!(
+            o("https://hooks.example.com:443").as_deref(),
+            Some("https://hooks.example.com"),
+            "the default port is left out"
+        );
+        assert_eq!(
+            o("http://127.0.0.1:8080").as_deref(),
+            Some("http://127.0.0.1:8080")
+        );
+        assert_eq!(o("ftp://x"), None);
+        assert_eq!(o("not a url"), None);
+    }
+}
