@@ -78,19 +78,25 @@ pub async fn start(
     };
     let document = web::Data::new(http::openapi::generate());
     let max_uri = shared.config.http.max_uri_bytes;
-    let door = http::door::open(listener, &shared.config.http, 2, handle_signals, move || {
-        use utoipa_actix_web::AppExt as _;
-        let (app, _) = App::new()
-            .into_utoipa_app()
-            .app_data(web::Data::new(state.clone()))
-            .configure(http::routes)
-            .split_for_parts();
-        app.app_data(document.clone())
-            .configure(crate::dashboard::routes)
-            .app_data(http::guard::MaxUri(max_uri))
-            .default_service(web::to(http::not_found))
-            .wrap(actix_web::middleware::from_fn(http::guard::limits))
-    })?;
+    let door = http::door::open(
+        listener,
+        &shared.config.http,
+        2,
+        handle_signals,
+        move || {
+            use utoipa_actix_web::AppExt as _;
+            let (app, _) = App::new()
+                .into_utoipa_app()
+                .app_data(web::Data::new(state.clone()))
+                .configure(http::routes)
+                .split_for_parts();
+            app.app_data(document.clone())
+                .configure(crate::dashboard::routes)
+                .app_data(http::guard::MaxUri(max_uri))
+                .default_service(web::to(http::not_found))
+                .wrap(actix_web::middleware::from_fn(http::guard::limits))
+        },
+    )?;
     let addr = door.addr;
     let server = door.server();
     let handle = server.handle();

@@ -11,6 +11,7 @@ mod m20261130_000002_replay;
 mod m20261130_000003_scheduled_attempts;
 mod m20261130_000004_due_index;
 mod m20261130_000005_outbox_notify;
+mod m20261201_000006_dashboard_sessions;
 
 pub struct Migrator;
 
@@ -23,6 +24,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000003_scheduled_attempts::Migration),
             Box::new(m20261130_000004_due_index::Migration),
             Box::new(m20261130_000005_outbox_notify::Migration),
+            Box::new(m20261201_000006_dashboard_sessions::Migration),
         ]
     }
 }

@@ -11,8 +11,8 @@ use ipnet::IpNet;
 use serde::Deserialize;
 
 mod http;
-pub use http::{HttpConfig, Origin};
 use http::RawHttp;
+pub use http::{HttpConfig, Origin};
 
 /// The documented defaults, compiled in so a bare binary runs without files.
 pub const DEFAULT_TOML: &str = include_str!("../../config/default.toml");

@@ -3,6 +3,7 @@
 //! the browser then holds a signed session cookie (HttpOnly, SameSite=Strict)
 //! that names the key by id, never the key itself. No script runs on the page.
 
+pub mod origin;
 pub mod pages;
 pub mod session;
 
@@ -18,7 +19,7 @@ use maud::Markup;
 use serde::Deserialize;
 
 use crate::{
-    http::{AppState, observe, problem::Problem},
+    http::{AppState, auth, body, observe, problem::Problem},
     store::{self, keys::Role},
 };
 
@@ -72,18 +73,6 @@ fn session_cookie(value: String, age: CookieAge) -> Cookie<'static> {
         .finish()
 }
 
-/// A form posted from another site is refused: its `Origin` names another
-/// host (or `null`). Browsers send `Origin` on every cross-site POST.
-fn same_origin(req: &HttpRequest) -> bool {
-    match req.headers().get(header::ORIGIN).map(|v| v.to_str()) {
-        None => true,
-        Some(Ok(origin)) => origin
-            .split_once("://")
-            .is_some_and(|(_, host)| host == req.connection_info().host()),
-        Some(Err(_)) => false,
-    }
-}
-
 fn cross_site() -> HttpResponse {
     html(
         StatusCode::FORBIDDEN,
@@ -91,18 +80,25 @@ fn cross_site() -> HttpResponse {
     )
 }
 
-/// The operator key behind the request's session, if it is genuine, current
-/// and the key is still an unrevoked operator key.
-async fn signed_in(req: &HttpRequest, state: &AppState) -> Result<bool, Problem> {
-    let Some(cookie) = req.cookie(session::COOKIE) else {
-        return Ok(false);
-    };
+/// The request's session claim, if its cookie is genuine and unexpired.
+fn claim(req: &HttpRequest, state: &AppState) -> Option<session::Claim> {
+    let cookie = req.cookie(session::COOKIE)?;
     let now = state.shared.clock.now_ms();
-    let Some(key_id) = session::verify(state.shared.secrets.session_key(), cookie.value(), now)
-    else {
+    session::verify(state.shared.secrets.session_key(), cookie.value(), now)
+}
+
+/// Whether the request's session lives (not signed out, not expired) and
+/// its key is still an unrevoked operator key.
+async fn signed_in(req: &HttpRequest, state: &AppState) -> Result<bool, Problem> {
+    let Some(claim) = claim(req, state) else {
         return Ok(false);
     };
-    let principal = store::keys::active_by_id(&state.shared.db, &key_id).await?;
+    let db = &state.shared.db;
+    let now = state.shared.clock.now_ms();
+    if !store::sessions::is_live(db, &claim.session_id, &claim.key_id, now).await? {
+        return Ok(false);
+    }
+    let principal = store::keys::active_by_id(db, &claim.key_id).await?;
     Ok(principal.is_some_and(|p| p.role == Role::Operator))
 }
 
@@ -115,42 +111,64 @@ struct LoginForm {
     key: String,
 }
 
+/// A sign-in form is a key and little else.
+const LOGIN_BODY_LIMIT: usize = 4096;
+
+fn too_many_tries(wait: u64) -> HttpResponse {
+    let wait = format!("Too many tries; wait {wait} s.");
+    let mut res = page(StatusCode::TOO_MANY_REQUESTS);
+    res.insert_header((header::RETRY_AFTER, wait.clone()));
+    res.body(pages::login(Some(&wait)).into_string())
+}
+
 async fn login(
     req: HttpRequest,
-    body: web::Bytes,
+    payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
-    if !same_origin(&req) {
+    let config = &state.shared.config.http;
+    if !origin::same_origin(&req, config) {
         return Ok(cross_site());
     }
-    // Guessing keys is hopeless (30 random bytes), but each address still
-    // gets the API's per-key budget of tries.
-    let peer = req
-        .peer_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_default();
-    if let Err(wait) = state.limiter.take(
-        &format!("dashboard-login {peer}"),
-        std::time::Instant::now(),
-    ) {
-        let wait = format!("Too many tries; wait {} s.", wait.as_secs().max(1));
-        return Ok(html(
-            StatusCode::TOO_MANY_REQUESTS,
-            pages::login(Some(&wait)),
+    // Failed sign-ins spend the address's budget for requests without a
+    // valid key; past it, nothing is read or looked up.
+    if let Err(p) = auth::within_anonymous_budget(&req, &state) {
+        return Ok(too_many_tries(p.retry_after.unwrap_or(1)));
+    }
+    let form_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/x-www-form-urlencoded"));
+    if !form_type {
+        return Err(Problem::unsupported_media_type(
+            "send the sign-in form as application/x-www-form-urlencoded",
         ));
     }
-    let refused = |why| html(StatusCode::UNAUTHORIZED, pages::login(Some(why)));
+    let body = body::read_bytes(&req, payload, LOGIN_BODY_LIMIT, config.body_timeout).await?;
+    let refused = |why| {
+        let p = auth::refuse_anonymous(&req, &state, Problem::unauthorized());
+        match p.retry_after {
+            Some(wait) => too_many_tries(wait),
+            None => html(StatusCode::UNAUTHORIZED, pages::login(Some(why))),
+        }
+    };
     let Ok(form) = serde_urlencoded::from_bytes::<LoginForm>(&body) else {
         return Ok(refused("Enter an operator key."));
     };
-    let principal = store::keys::authenticate(&state.shared.db, form.key.trim()).await?;
+    let db = &state.shared.db;
+    let principal = store::keys::authenticate(db, form.key.trim()).await?;
     let Some(principal) = principal.filter(|p| p.role == Role::Operator) else {
         // Unknown, revoked and non-operator keys read the same.
         return Ok(refused("That is not an active operator key."));
     };
-    let expires = state.shared.clock.now_ms() + SESSION_MS;
+    let now = state.shared.clock.now_ms();
+    let expires = now + SESSION_MS;
+    let session_id = session::new_session_id();
+    store::sessions::create(db, &session_id, &principal.key_id, now, expires).await?;
     let token = session::issue(
         state.shared.secrets.session_key(),
+        &session_id,
         &principal.key_id,
         expires,
     );
@@ -160,13 +178,18 @@ async fn login(
         .finish())
 }
 
-async fn logout(req: HttpRequest) -> HttpResponse {
-    if !same_origin(&req) {
-        return cross_site();
+/// Signing out ends the session on the server: a copy of the cookie kept
+/// elsewhere stops working too.
+async fn logout(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, Problem> {
+    if !origin::same_origin(&req, &state.shared.config.http) {
+        return Ok(cross_site());
     }
-    see_other("/dashboard/login")
+    if let Some(claim) = claim(&req, &state) {
+        store::sessions::end(&state.shared.db, &claim.session_id).await?;
+    }
+    Ok(see_other("/dashboard/login")
         .cookie(session_cookie(String::new(), CookieAge::ZERO))
-        .finish()
+        .finish())
 }
 
 async fn overview(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, Problem> {

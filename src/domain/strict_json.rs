@@ -92,7 +92,10 @@ impl<'de> Visitor<'de> for Walk<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut i = 0;
-        while seq.next_element_seed(Walk(Path::Index(&self.0, i)))?.is_some() {
+        while seq
+            .next_element_seed(Walk(Path::Index(&self.0, i)))?
+            .is_some()
+        {
             i += 1;
         }
         Ok(())
@@ -192,7 +195,10 @@ mod tests {
 
     #[test]
     fn escaped_spellings_of_one_key_are_the_same_key() {
-        assert_eq!(duplicate(r#"{"url":1,"u\u0072l":2}"#).as_deref(), Some("url"));
+        assert_eq!(
+            duplicate(r#"{"url":1,"u\u0072l":2}"#).as_deref(),
+            Some("url")
+        );
     }
 
     #[test]

@@ -53,12 +53,27 @@ pub fn require_json(req: &HttpRequest) -> Result<(), Problem> {
 /// within `timeout` (408).
 pub async fn read(
     req: &HttpRequest,
-    mut payload: web::Payload,
+    payload: web::Payload,
     limit: usize,
     timeout: Duration,
 ) -> Result<web::BytesMut, Problem> {
     require_json(req)?;
-    let too_large = || Problem::too_large(None, format!("the request body is larger than {limit} bytes"));
+    read_bytes(req, payload, limit, timeout).await
+}
+
+/// Reads a body of any type: at most `limit` bytes, within `timeout`.
+pub async fn read_bytes(
+    req: &HttpRequest,
+    mut payload: web::Payload,
+    limit: usize,
+    timeout: Duration,
+) -> Result<web::BytesMut, Problem> {
+    let too_large = || {
+        Problem::too_large(
+            None,
+            format!("the request body is larger than {limit} bytes"),
+        )
+    };
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)

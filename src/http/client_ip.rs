@@ -48,7 +48,9 @@ fn hops(req: &HttpRequest) -> Vec<Option<IpAddr>> {
         .filter_map(|element| {
             element.split(';').find_map(|pair| {
                 let (name, value) = pair.split_once('=')?;
-                name.trim().eq_ignore_ascii_case("for").then(|| parse_hop(value))
+                name.trim()
+                    .eq_ignore_ascii_case("for")
+                    .then(|| parse_hop(value))
             })
         })
         .collect()
@@ -111,7 +113,11 @@ mod tests {
     fn behind_a_trusted_proxy_the_nearest_untrusted_hop_is_the_client() {
         let proxies = nets(&["10.0.0.0/8"]);
         // The client forged the first entry; the proxy appended the real one.
-        let hops = [Some(ip("1.2.3.4")), Some(ip("203.0.113.9")), Some(ip("10.0.0.2"))];
+        let hops = [
+            Some(ip("1.2.3.4")),
+            Some(ip("203.0.113.9")),
+            Some(ip("10.0.0.2")),
+        ];
         assert_eq!(resolve(ip("10.0.0.1"), &hops, &proxies), ip("203.0.113.9"));
     }
 

@@ -49,10 +49,7 @@ pub async fn limits(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, Error> {
     let max = req.app_data::<MaxUri>().map_or(usize::MAX, |m| m.0);
-    let target = req
-        .uri()
-        .path_and_query()
-        .map_or(0, |p| p.as_str().len());
+    let target = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
     if target > max {
         let response = uri_too_long(max).error_response();
         return Ok(req.into_response(response).map_into_right_body());

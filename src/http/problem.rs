@@ -287,7 +287,10 @@ impl utoipa::IntoResponses for Errors {
             ),
             ("409", "Conflict"),
             ("413", "Too large"),
-            ("414", "The request target is longer than http.max_uri_bytes"),
+            (
+                "414",
+                "The request target is longer than http.max_uri_bytes",
+            ),
             ("415", "Not application/json"),
             (
                 "422",

@@ -74,10 +74,20 @@ mod tests {
     fn looking_at_an_empty_bucket_takes_nothing() {
         let limiter = RateLimiter::new(10, 1);
         let t0 = Instant::now();
-        assert_eq!(limiter.empty_for("k", t0), None, "an unseen key is not empty");
+        assert_eq!(
+            limiter.empty_for("k", t0),
+            None,
+            "an unseen key is not empty"
+        );
         limiter.take("k", t0).expect("the burst");
         assert!(limiter.empty_for("k", t0).is_some());
-        assert!(limiter.empty_for("k", t0 + Duration::from_millis(100)).is_none());
-        limiter.take("k", t0 + Duration::from_millis(100)).expect("refilled, not taken by looking");
+        assert!(
+            limiter
+                .empty_for("k", t0 + Duration::from_millis(100))
+                .is_none()
+        );
+        limiter
+            .take("k", t0 + Duration::from_millis(100))
+            .expect("refilled, not taken by looking");
     }
 }

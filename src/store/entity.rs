@@ -40,6 +40,21 @@ pub mod api_key {
     no_relations!();
 }
 
+pub mod dashboard_session {
+    use sea_orm::entity::prelude::*;
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "dashboard_session")]
+    pub struct Model {
+        /// The session id (random, 128 bits), as in the signed cookie.
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub key_id: String,
+        pub created_at: i64,
+        pub expires_at: i64,
+    }
+    no_relations!();
+}
+
 pub mod endpoint {
     use sea_orm::entity::prelude::*;
     #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]

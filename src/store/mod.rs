@@ -13,6 +13,7 @@ pub mod outbox;
 pub mod partners;
 pub mod retention;
 pub mod scoped;
+pub mod sessions;
 
 use std::time::Duration;
 

@@ -1,6 +1,7 @@
 //! Retention: finished deliveries (with their attempts and replays) and
 //! published events past their age are deleted, in bounded batches.
 //! Unfinished deliveries, and events that still have deliveries, are kept.
+//! Expired dashboard sessions go in the same sweep.
 
 use sea_orm::{ConnectionTrait, Value};
 
@@ -35,5 +36,6 @@ pub async fn sweep(
         ))
         .await?
         .rows_affected();
+    super::sessions::sweep(db, now_ms).await?;
     Ok((deliveries, events))
 }

@@ -151,8 +151,8 @@ on_both_backends!(
         let app = spawn_app_with(
             backend,
             &[
-                ("HOOKD_API__RATE_LIMIT_PER_SECOND", "1"),
-                ("HOOKD_API__RATE_LIMIT_BURST", "2"),
+                ("HOOKD_API__ANONYMOUS_RATE_LIMIT_PER_SECOND", "1"),
+                ("HOOKD_API__ANONYMOUS_RATE_LIMIT_BURST", "2"),
             ],
         )
         .await;

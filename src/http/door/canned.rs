@@ -110,7 +110,11 @@ fn reason(status: u16) -> &'static str {
 /// parser's own answers), how many bytes that head is and the problem+json
 /// response to send in its place. The `connection` and `date` headers are
 /// kept, so the connection's fate and framing stay the parser's.
-pub fn rewrite(out: &[u8], long_line: Option<LongLine>, max_uri: usize) -> Option<(usize, Vec<u8>)> {
+pub fn rewrite(
+    out: &[u8],
+    long_line: Option<LongLine>,
+    max_uri: usize,
+) -> Option<(usize, Vec<u8>)> {
     let status = out.strip_prefix(b"HTTP/1.1 ")?.get(..3)?;
     let status: u16 = std::str::from_utf8(status).ok()?.parse().ok()?;
     if !(400..=599).contains(&status) {
@@ -228,7 +232,10 @@ mod tests {
         let body = body_of(&out);
         assert_eq!(body["type"], "https://hookd.dev/problems/bad-request");
         let length = format!("content-length: {}\r\n", body.to_string().len());
-        assert!(text.contains(&length), "framing must match the body: {text}");
+        assert!(
+            text.contains(&length),
+            "framing must match the body: {text}"
+        );
     }
 
     #[test]
@@ -239,17 +246,27 @@ mod tests {
         let (_, out) = rewrite(BARE_400, Some(LongLine::Header(100_000)), 8192).expect("431");
         assert!(out.starts_with(b"HTTP/1.1 431 "));
         let (_, out) = rewrite(BARE_400, Some(LongLine::RequestLine(20)), 8192).expect("400");
-        assert!(out.starts_with(b"HTTP/1.1 400 "), "a short line is no reason");
+        assert!(
+            out.starts_with(b"HTTP/1.1 400 "),
+            "a short line is no reason"
+        );
     }
 
     #[test]
     fn the_parsers_431_and_408_get_their_own_problems() {
         let bare = b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n\r\n";
         let (_, out) = rewrite(bare, None, 8192).expect("rewritten");
-        assert_eq!(body_of(&out)["type"], "https://hookd.dev/problems/headers-too-large");
-        let bare = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+        assert_eq!(
+            body_of(&out)["type"],
+            "https://hookd.dev/problems/headers-too-large"
+        );
+        let bare =
+            b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
         let (_, out) = rewrite(bare, None, 8192).expect("rewritten");
-        assert_eq!(body_of(&out)["type"], "https://hookd.dev/problems/request-timeout");
+        assert_eq!(
+            body_of(&out)["type"],
+            "https://hookd.dev/problems/request-timeout"
+        );
     }
 
     #[test]
@@ -260,7 +277,11 @@ mod tests {
         assert_eq!(rewrite(ok, None, 8192), None, "not an error");
         let no_content = b"HTTP/1.1 204 No Content\r\n\r\n";
         assert_eq!(rewrite(no_content, None, 8192), None);
-        assert_eq!(rewrite(b"HTTP/1.1 400 Bad", None, 8192), None, "no whole head");
+        assert_eq!(
+            rewrite(b"HTTP/1.1 400 Bad", None, 8192),
+            None,
+            "no whole head"
+        );
     }
 
     #[test]
@@ -269,7 +290,10 @@ mod tests {
         let text = String::from_utf8(out.clone()).expect("utf-8");
         assert!(text.starts_with("HTTP/1.1 503 Service Unavailable\r\n"));
         assert!(text.contains("connection: close\r\n") && text.contains("retry-after: 1\r\n"));
-        assert_eq!(body_of(&out)["type"], "https://hookd.dev/problems/too-many-connections");
+        assert_eq!(
+            body_of(&out)["type"],
+            "https://hookd.dev/problems/too-many-connections"
+        );
     }
 
     #[test]

@@ -106,9 +106,7 @@ impl Drop for Ticket {
 /// it is the same client as `a.b.c.d`.
 pub fn canonical(address: IpAddr) -> IpAddr {
     match address {
-        IpAddr::V6(v6) => v6
-            .to_ipv4_mapped()
-            .map_or(IpAddr::V6(v6), IpAddr::V4),
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
         v4 => v4,
     }
 }
@@ -131,10 +129,7 @@ mod tests {
         let gate = Gate::new(CAPS);
         let _a = gate.admit(ip("10.0.0.1")).expect("first");
         let _b = gate.admit(ip("10.0.0.1")).expect("second");
-        assert_eq!(
-            gate.admit(ip("10.0.0.1")).err(),
-            Some(Refusal::AddressFull)
-        );
+        assert_eq!(gate.admit(ip("10.0.0.1")).err(), Some(Refusal::AddressFull));
         assert!(
             gate.admit(ip("10.0.0.2")).is_ok(),
             "another address still gets in"

@@ -16,7 +16,9 @@ use std::{fmt, net::SocketAddr, time::Duration};
 use actix_http::{HttpService, Request, Response, body::MessageBody};
 use actix_rt::net::TcpStream;
 use actix_server::Server;
-use actix_service::{IntoServiceFactory, Service, ServiceFactory, ServiceFactoryExt as _, map_config};
+use actix_service::{
+    IntoServiceFactory, Service, ServiceFactory, ServiceFactoryExt as _, map_config,
+};
 use actix_web::dev::AppConfig;
 use anyhow::Context as _;
 
@@ -38,7 +40,9 @@ pub fn connection_cap(configured: usize) -> usize {
     use rlimit::Resource;
     let _ = rlimit::increase_nofile_limit(u64::MAX);
     match Resource::NOFILE.get() {
-        Ok((soft, _)) => configured.min(usize::try_from(soft / 2).unwrap_or(usize::MAX)).max(1),
+        Ok((soft, _)) => configured
+            .min(usize::try_from(soft / 2).unwrap_or(usize::MAX))
+            .max(1),
         Err(_) => configured,
     }
 }
