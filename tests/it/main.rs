@@ -13,6 +13,8 @@ mod crash;
 mod dashboard;
 mod delivery;
 mod egress;
+mod exact;
+mod hostile;
 mod ingest;
 mod isolation;
 mod observe;

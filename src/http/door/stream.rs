@@ -26,7 +26,7 @@ struct Pending {
 #[derive(Debug)]
 pub struct DoorStream {
     io: TcpStream,
-    _ticket: Ticket,
+    ticket: Ticket,
     lines: LineWatch,
     pending: Option<Pending>,
     max_uri: usize,
@@ -36,7 +36,7 @@ impl DoorStream {
     pub fn new(io: TcpStream, ticket: Ticket, max_uri: usize) -> DoorStream {
         DoorStream {
             io,
-            _ticket: ticket,
+            ticket: ticket,
             lines: LineWatch::default(),
             pending: None,
             max_uri,
@@ -67,6 +67,12 @@ impl AsyncRead for DoorStream {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        // Closed by the gate to make room: the dispatcher drops us.
+        let slot = this.ticket.slot();
+        slot.register(cx.waker());
+        if slot.is_evicted() {
+            return Poll::Ready(Err(io::ErrorKind::ConnectionAborted.into()));
+        }
         let before = buf.filled().len();
         ready!(Pin::new(&mut this.io).poll_read(cx, buf))?;
         this.lines.feed(&buf.filled()[before..]);
@@ -82,6 +88,7 @@ impl AsyncWrite for DoorStream {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         ready!(this.drain(cx))?;
+        this.ticket.slot().answered(this.ticket.now_ms());
         let rewritten = canned::rewrite(data, this.lines.longest(), this.max_uri);
         this.lines.reset();
         let Some((consumed, replacement)) = rewritten else {
