@@ -9,9 +9,7 @@
 use std::{
     cell::RefCell,
     collections::{HashMap, HashSet},
-    fs::File,
-    path::{Path, PathBuf},
-    process::{Child, Command, ExitStatus, Stdio},
+    process::ExitStatus,
     rc::Rc,
     time::{Duration, Instant},
 };
@@ -31,108 +29,11 @@ use serde_json::{Value, json};
 use crate::{
     harness::{
         self, Backend, MASTER_KEY,
+        process::{Hookd, free_port, healthy},
         receiver::{Receiver, Reply},
     },
     on_both_backends,
 };
-
-// ---------------------------------------------------------------------------------------------
-// Helpers: the hookd binary as a child process
-
-/// A free TCP port on 127.0.0.1 (bound, read, released).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port on 127.0.0.1")
-        .port()
-}
-
-/// A `hookd` child process; dropping it kills it, so no test leaves one behind.
-struct Hookd {
-    child: Child,
-    stderr_path: PathBuf,
-}
-
-impl Hookd {
-    /// Starts `hookd <args>` with only `env` as its environment; its stderr goes
-    /// to `<dir>/<name>.stderr`.
-    fn start(args: &[&str], env: &[(String, String)], dir: &Path, name: &str) -> Hookd {
-        let stderr_path = dir.join(format!("{name}.stderr"));
-        let stderr = File::create(&stderr_path).expect("a file for hookd's stderr");
-        let child = Command::new(env!("CARGO_BIN_EXE_hookd"))
-            .args(args)
-            .env_clear()
-            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .expect("the hookd binary starts");
-        Hookd { child, stderr_path }
-    }
-
-    /// SIGKILL, and reap the process.
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
-    }
-
-    /// Waits until the process exits (polling, at most `timeout`).
-    fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
-            }
-            if Instant::now() > deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Waits until `GET /healthz` answers 200; panics if the process exits or
-    /// `timeout` passes first.
-    async fn wait_healthy(&mut self, http: &awc::Client, base_url: &str, timeout: Duration) {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!(
-                    "hookd exited ({status}) before it was healthy; stderr:\n{}",
-                    self.stderr()
-                );
-            }
-            if healthy(http, base_url).await {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "hookd did not answer /healthz within {timeout:?}; stderr:\n{}",
-                self.stderr()
-            );
-            actix_rt::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
-
-impl Drop for Hookd {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-async fn healthy(http: &awc::Client, base_url: &str) -> bool {
-    let request = http
-        .get(format!("{base_url}/healthz"))
-        .timeout(Duration::from_secs(1))
-        .send();
-    matches!(request.await, Ok(res) if res.status().as_u16() == 200)
-}
 
 /// The last part of a long log, for assertion messages.
 fn tail(text: &str) -> &str {

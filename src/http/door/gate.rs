@@ -16,7 +16,7 @@ use std::{
     net::IpAddr,
     sync::{
         Arc, Mutex,
-        atomic::{AtomicBool, AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     },
     time::{Duration, Instant},
 };
@@ -104,12 +104,29 @@ pub fn victim(
         .map(|(id, _)| id)
 }
 
+/// Most refused connections lingering at once for a cap of `total`: an
+/// eighth of it, so refusals never eat the file budget.
+pub fn max_lingering(total: usize) -> usize {
+    (total / 8).clamp(1, 256)
+}
+
 /// Shared by every worker thread: connections are counted across them.
 #[derive(Debug, Clone)]
 pub struct Gate {
     caps: Caps,
     started: Instant,
     counts: Arc<Mutex<Counts>>,
+    lingering: Arc<AtomicUsize>,
+}
+
+/// A refused connection lingering to drain; released on drop.
+#[derive(Debug)]
+pub struct Lingering(Arc<AtomicUsize>);
+
+impl Drop for Lingering {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// One admitted connection's place; released on drop.
@@ -138,7 +155,15 @@ impl Gate {
             caps,
             started: Instant::now(),
             counts: Arc::default(),
+            lingering: Arc::default(),
         }
+    }
+
+    /// A place for a refused connection to linger, if one is free.
+    pub fn linger(&self) -> Option<Lingering> {
+        let before = self.lingering.fetch_add(1, Ordering::AcqRel);
+        let place = Lingering(self.lingering.clone());
+        (before < max_lingering(self.caps.total)).then_some(place)
     }
 
     pub fn caps(&self) -> Caps {
@@ -154,7 +179,11 @@ impl Gate {
         let from_address = counts.by_address.get(&address).copied().unwrap_or(0);
         // Connections being closed still hold their sockets until they go.
         let open = counts.slots.len();
-        match admits(self.caps, open.saturating_sub(counts.evicting), from_address) {
+        match admits(
+            self.caps,
+            open.saturating_sub(counts.evicting),
+            from_address,
+        ) {
             Ok(()) => {}
             Err(Refusal::ServerFull) if counts.evicting < self.caps.total / 4 + 1 => {
                 let waiting = counts

@@ -30,6 +30,9 @@ use stream::DoorStream;
 /// body) may linger to take the client's unread bytes before it is closed.
 const LINGER: Duration = Duration::from_secs(1);
 
+/// How long a refused connection may linger to drain (see `refuse`).
+const LINGER_REFUSED: Duration = Duration::from_millis(500);
+
 /// Backlog of the listening socket, as actix-web's own.
 const BACKLOG: i32 = 1024;
 
@@ -45,6 +48,16 @@ pub fn connection_cap(configured: usize) -> usize {
             .max(1),
         Err(_) => configured,
     }
+}
+
+/// Sockets the server may hold at once for `cap` admitted connections:
+/// those, the ones being closed to make room, the refused ones lingering,
+/// and a few being refused. The acceptor stops taking sockets past this
+/// (spread over `workers`), so a flood can never run the process out of
+/// files between accept and refusal.
+pub fn sockets_per_worker(cap: usize, workers: usize) -> usize {
+    let in_flight = cap + cap / 4 + 1 + gate::max_lingering(cap) + 32;
+    in_flight.div_ceil(workers.max(1))
 }
 
 /// The listening socket, bound before anything else starts, so a taken
@@ -81,13 +94,32 @@ fn admit(gate: &Gate, io: TcpStream, max_uri: usize) -> Option<(DoorStream, Opti
             Some((DoorStream::new(io, ticket, max_uri), Some(peer)))
         }
         Err(refusal) => {
-            // The send buffer of a fresh socket takes this whole; if not,
-            // the client gets the close alone.
-            let _ = io.try_write(&canned::refused(refusal == Refusal::AddressFull));
             tracing::debug!(peer = %peer.ip(), ?refusal, "connection refused at the door");
+            refuse(gate, io, refusal);
             None
         }
     }
+}
+
+/// Answers a refused connection with a 503 and closes it. Closing a socket
+/// with unread bytes resets it, and a reset can destroy the 503 before the
+/// client reads it; so the socket lingers briefly, reading and dropping what
+/// the client sends, as long as few others linger (`Gate::linger`).
+fn refuse(gate: &Gate, io: TcpStream, refusal: Refusal) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    // A fresh socket's send buffer takes this whole. Straight to the socket:
+    // tokio's `try_write` refuses until the reactor has seen it writable.
+    let _ = socket2::SockRef::from(&io).send(&canned::refused(refusal == Refusal::AddressFull));
+    let Some(lingering) = gate.linger() else {
+        return;
+    };
+    actix_rt::spawn(async move {
+        let (_lingering, mut io) = (lingering, io);
+        let _ = io.shutdown().await;
+        let mut sink = [0u8; 1024];
+        let drain = async { while matches!(io.read(&mut sink).await, Ok(n) if n > 0) {} };
+        let _ = tokio::time::timeout(LINGER_REFUSED, drain).await;
+    });
 }
 
 /// A bound, not yet running front door.
@@ -135,8 +167,7 @@ where
     let door_gate = gate.clone();
     let mut builder = Server::build()
         .workers(workers)
-        // Never the one to stop accepting: the gate refuses past its cap.
-        .max_concurrent_connections(caps.total.saturating_mul(2).max(1024))
+        .max_concurrent_connections(sockets_per_worker(caps.total, workers))
         .listen("hookd-http", listener, move || {
             let gate = door_gate.clone();
             let app = factory()

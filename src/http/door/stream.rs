@@ -36,7 +36,7 @@ impl DoorStream {
     pub fn new(io: TcpStream, ticket: Ticket, max_uri: usize) -> DoorStream {
         DoorStream {
             io,
-            ticket: ticket,
+            ticket,
             lines: LineWatch::default(),
             pending: None,
             max_uri,

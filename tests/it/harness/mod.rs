@@ -5,6 +5,7 @@
 pub mod browser;
 pub mod dns;
 pub mod pg;
+pub mod process;
 pub mod receiver;
 pub mod tls;
 

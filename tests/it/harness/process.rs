@@ -1,0 +1,144 @@
+//! The `hookd` binary as a child process: started with only the environment
+//! a test gives it (and, if asked, a lowered file limit), killed when dropped.
+
+use std::{
+    fs::File,
+    path::{Path, PathBuf},
+    process::{Child, Command, ExitStatus, Stdio},
+    time::{Duration, Instant},
+};
+
+/// A free TCP port on 127.0.0.1 (bound, read, released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port on 127.0.0.1")
+        .port()
+}
+
+/// A `hookd` child process; dropping it kills it, so no test leaves one behind.
+pub struct Hookd {
+    child: Child,
+    stderr_path: PathBuf,
+}
+
+impl Hookd {
+    /// Starts `hookd <args>` with only `env` as its environment; its stderr goes
+    /// to `<dir>/<name>.stderr`.
+    pub fn start(args: &[&str], env: &[(String, String)], dir: &Path, name: &str) -> Hookd {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_hookd"));
+        command.args(args);
+        Hookd::spawn(command, env, dir, name)
+    }
+
+    /// Like `start`, with the file limit (soft and hard) lowered to `files`.
+    pub fn start_with_file_limit(
+        files: u64,
+        args: &[&str],
+        env: &[(String, String)],
+        dir: &Path,
+        name: &str,
+    ) -> Hookd {
+        let mut command = Command::new("/bin/sh");
+        command
+            .arg("-c")
+            .arg(format!("ulimit -n {files} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_hookd"))
+            .args(args);
+        Hookd::spawn(command, env, dir, name)
+    }
+
+    fn spawn(mut command: Command, env: &[(String, String)], dir: &Path, name: &str) -> Hookd {
+        let stderr_path = dir.join(format!("{name}.stderr"));
+        let stderr = File::create(&stderr_path).expect("a file for hookd's stderr");
+        let child = command
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .expect("the hookd binary starts");
+        Hookd { child, stderr_path }
+    }
+
+    /// SIGKILL, and reap the process.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Resident memory of the process, in KiB (Linux).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Open file descriptors of the process (Linux).
+    pub fn open_files(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    }
+
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    /// Waits until the process exits (polling, at most `timeout`).
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until `GET /healthz` answers 200; panics if the process exits or
+    /// `timeout` passes first.
+    pub async fn wait_healthy(&mut self, http: &awc::Client, base_url: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!(
+                    "hookd exited ({status}) before it was healthy; stderr:\n{}",
+                    self.stderr()
+                );
+            }
+            if healthy(http, base_url).await {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "hookd did not answer /healthz within {timeout:?}; stderr:\n{}",
+                self.stderr()
+            );
+            actix_rt::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Hookd {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+pub async fn healthy(http: &awc::Client, base_url: &str) -> bool {
+    let request = http
+        .get(format!("{base_url}/healthz"))
+        .timeout(Duration::from_secs(1))
+        .send();
+    matches!(request.await, Ok(res) if res.status().as_u16() == 200)
+}

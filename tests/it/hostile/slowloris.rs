@@ -1,0 +1,213 @@
+//! Slowloris against the real `hookd` binary under a file limit of 1024:
+//! 1,500 connections from twelve addresses and 200 from one more, each
+//! stalled in its head or its body. Health checks and an authenticated
+//! ingest still answer within a second, the event is delivered on its first
+//! attempt, no file runs out, and the places come back when the crowd goes.
+
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use hookd::{
+    config::Config,
+    secret::SecretBox,
+    store::{
+        self,
+        endpoints::{EndpointStatus, NewEndpoint},
+        keys::Role,
+    },
+};
+use tokio::{io::AsyncWriteExt, net::TcpStream};
+
+use super::{connect_from, exchange, read_answer};
+use crate::harness::{
+    self, Backend, MASTER_KEY,
+    process::{Hookd, free_port},
+    receiver::{Receiver, Reply},
+};
+
+const FILE_LIMIT: u64 = 1024;
+const CROWD: usize = 1500;
+const CROWD_ADDRESSES: usize = 12;
+const ONE_ADDRESS: usize = 200;
+const PER_ADDRESS_CAP: usize = 128;
+
+/// A partner, a service key and one endpoint at `receiver`, in the store.
+async fn prepare(url: &str, receiver: &Receiver) -> (String, String) {
+    let config = Config::load(None, harness::test_env(url, &[])).expect("a valid configuration");
+    let db = store::connect(&config.database)
+        .await
+        .expect("the database");
+    store::migrate(&db).await.expect("migrated");
+    let now = chrono::Utc::now().timestamp_millis();
+    let partner = store::partners::create(&db, None, "Acme", now)
+        .await
+        .expect("a partner");
+    let key = store::keys::create(&db, Role::Service, None, now)
+        .await
+        .expect("a service key");
+    let secrets = SecretBox::from_passphrase(MASTER_KEY).expect("the test master key");
+    let endpoint = NewEndpoint {
+        partner_id: partner.id.clone(),
+        url: format!("{}/hooks", receiver.url()),
+        description: String::new(),
+        event_types: Vec::new(),
+        concurrency: 4,
+        rate_limit: None,
+        schema_version: None,
+        status: EndpointStatus::Active,
+    };
+    store::endpoints::create(&db, &secrets, endpoint, now)
+        .await
+        .expect("an endpoint");
+    db.close().await.expect("the preparing pool closes");
+    (partner.id, key.key)
+}
+
+/// Opens a stalled connection: half a head, or a whole head and a sliver of
+/// a body that promises 1 kB.
+async fn stall(source: [u8; 4], server: std::net::SocketAddr, in_body: bool) -> Option<TcpStream> {
+    let mut stream = connect_from(source, server).await.ok()?;
+    let bytes: &[u8] = if in_body {
+        b"POST /dashboard/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nkey="
+    } else {
+        b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Le"
+    };
+    let _ = stream.write_all(bytes).await;
+    Some(stream)
+}
+
+async fn answers_within_a_second(server: std::net::SocketAddr, request: &[u8]) -> u16 {
+    let started = Instant::now();
+    let answer = exchange(server, request, Duration::from_secs(1))
+        .await
+        .expect("an answer within 1 s while the crowd stalls");
+    assert!(started.elapsed() < Duration::from_secs(1));
+    answer.status
+}
+
+#[actix_rt::test]
+async fn stalled_crowds_never_starve_health_ingest_or_delivery() {
+    // This process holds the crowd's sockets.
+    rlimit::increase_nofile_limit(16_384).expect("a higher file limit for the test");
+    let (url, _db_dir) = harness::database(Backend::Sqlite).await;
+    let receiver = Receiver::start().await;
+    receiver.set_default(Reply::status(204));
+    let (partner, service_key) = prepare(&url, &receiver).await;
+    let work = tempfile::tempdir().expect("a working folder");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let env = harness::test_env(
+        &url,
+        &[
+            ("HOOKD_HTTP__LISTEN", &listen),
+            // Deadlines far beyond the test: the caps must do the work.
+            ("HOOKD_HTTP__HEADER_TIMEOUT", "60s"),
+            ("HOOKD_HTTP__BODY_TIMEOUT", "60s"),
+            ("HOOKD_LOG__FILTER", "warn"),
+        ],
+    );
+    let mut hookd =
+        Hookd::start_with_file_limit(FILE_LIMIT, &["serve"], &env, work.path(), "hookd");
+    let http = awc::Client::default();
+    let base_url = format!("http://{listen}");
+    hookd
+        .wait_healthy(&http, &base_url, Duration::from_secs(30))
+        .await;
+    let server = listen.parse().expect("an address");
+    let rss_before = hookd.rss_kib();
+
+    let mut crowd = Vec::new();
+    for i in 0..CROWD {
+        let source = [127, 0, 0, 2 + (i % CROWD_ADDRESSES) as u8];
+        crowd.extend(stall(source, server, i % 2 == 0).await);
+    }
+    let mut one_address = Vec::new();
+    for i in 0..ONE_ADDRESS {
+        one_address.extend(stall([127, 0, 0, 30], server, i % 2 == 0).await);
+    }
+    assert!(
+        crowd.len() + one_address.len() > 1500,
+        "the crowd connected"
+    );
+
+    // Past its cap, one address is refused at once with a 503.
+    let late = one_address.split_off(PER_ADDRESS_CAP + 8);
+    let answers = join_all(
+        late.into_iter()
+            .map(|mut s| async move { read_answer(&mut s, Duration::from_secs(2)).await }),
+    )
+    .await;
+    for answer in &answers {
+        let answer = answer.as_ref().expect("a refused connection is told so");
+        assert_eq!(answer.status, 503, "{answer:?}");
+        assert_eq!(answer.problem_type(), "too-many-connections");
+    }
+
+    // Room is made for health checks and producers: the stalled go first.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    for _ in 0..5 {
+        let status =
+            answers_within_a_second(server, b"GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n").await;
+        assert_eq!(status, 200);
+    }
+    let body = format!(
+        r#"{{"type":"balance.updated","partner_id":"{partner}","data":{{"balance":"1.00"}}}}"#
+    );
+    let ingest = format!(
+        "POST /v1/events HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer {service_key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    assert_eq!(
+        answers_within_a_second(server, ingest.as_bytes()).await,
+        201
+    );
+    receiver
+        .wait_for(1, Duration::from_secs(10))
+        .await
+        .expect("the event is delivered while the crowd stalls");
+    let files = hookd.open_files();
+    // Half the file limit holds connections; the rest of the crowd was told.
+    let probe = join_all(crowd.iter_mut().map(|s| async move {
+        read_answer(s, Duration::from_millis(300))
+            .await
+            .map(|a| a.status)
+    }))
+    .await;
+    let held = probe.iter().filter(|p| p.is_none()).count();
+    let refused = probe.iter().filter(|p| **p == Some(503)).count();
+    assert!(
+        held <= FILE_LIMIT as usize / 2,
+        "{held} stalled connections held"
+    );
+    assert_eq!(
+        held + refused,
+        CROWD,
+        "every other answer is a 503: {probe:?}"
+    );
+    let rss_during = hookd.rss_kib();
+    let log = hookd.stderr();
+    assert!(
+        !log.contains("Too many open files"),
+        "hookd ran out of files: {log}"
+    );
+    assert!(files < FILE_LIMIT as usize * 3 / 4, "{files} files open");
+    assert!(
+        rss_during < rss_before + 96 * 1024,
+        "RSS grew from {rss_before} KiB to {rss_during} KiB"
+    );
+
+    drop(crowd);
+    drop(one_address);
+    let drained = harness::wait_until(Duration::from_secs(10), || async {
+        (hookd.open_files() < 64).then_some(())
+    })
+    .await;
+    assert!(
+        drained.is_some(),
+        "the crowd's places come back: {} files still open",
+        hookd.open_files()
+    );
+    println!(
+        "slowloris: {held} held, {refused} refused; {files} files open under attack; \
+         RSS {rss_before} KiB before, {rss_during} KiB during"
+    );
+}
