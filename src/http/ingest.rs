@@ -8,13 +8,19 @@ use serde_json::Value;
 
 use super::{AppState, auth, body, problem::Problem};
 use crate::{
+    config::IngestConfig,
     domain::event::{EventInput, NewEvent, envelope},
     store::{self, keys::Role},
 };
 
 /// Parses and validates the request into events, deduplicating repeats of
-/// the same event within the batch.
-fn parse(body: &[u8], now_ms: i64, state: &AppState) -> Result<(Vec<NewEvent>, bool), Problem> {
+/// the same event within the batch; `true` with them if it was a batch.
+/// Pure: the fuzz example drives it with arbitrary bodies.
+pub fn parse(
+    body: &[u8],
+    now_ms: i64,
+    limits: &IngestConfig,
+) -> Result<(Vec<NewEvent>, bool), Problem> {
     body::strict(body)?;
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| Problem::malformed_json(format!("the body is not JSON: {e}")))?;
@@ -27,7 +33,7 @@ fn parse(body: &[u8], now_ms: i64, state: &AppState) -> Result<(Vec<NewEvent>, b
             ));
         }
     };
-    let max = state.shared.config.ingest.max_batch;
+    let max = limits.max_batch;
     if items.is_empty() {
         return Err(Problem::invalid("events", "the batch is empty"));
     }
@@ -57,7 +63,7 @@ fn parse(body: &[u8], now_ms: i64, state: &AppState) -> Result<(Vec<NewEvent>, b
             )
         })?;
         let event = input
-            .validate(now_ms, state.shared.config.ingest.max_payload_bytes)
+            .validate(now_ms, limits.max_payload_bytes)
             .map_err(|e| {
                 let field = format!("{}{}", prefix(i), e.field);
                 if e.too_large {
@@ -179,7 +185,7 @@ pub async fn ingest(
     let http = &state.shared.config.http;
     let body = body::read(&req, payload, http.max_body_bytes, http.body_timeout).await?;
     let now_ms = state.shared.clock.now_ms();
-    let (events, batch) = parse(&body, now_ms, &state)?;
+    let (events, batch) = parse(&body, now_ms, &state.shared.config.ingest)?;
     // A concurrent request may insert one of these ids between our read and
     // our insert; reading again then answers it as a repeat (or a conflict).
     let mut tries = 0;
