@@ -154,20 +154,9 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
         }
         Command::Partner(PartnerCommand::Create { name, id, json }) => {
             let db = connect(&config).await?;
-            let name = name.trim();
-            anyhow::ensure!(
-                !name.is_empty() && name.len() <= 200,
-                "--name must be 1 to 200 characters"
-            );
+            let name = crate::domain::partner::name(&name).map_err(|e| anyhow::anyhow!("--{e}"))?;
             if let Some(id) = &id {
-                anyhow::ensure!(
-                    !id.is_empty()
-                        && id.len() <= 128
-                        && id
-                            .bytes()
-                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
-                    "--id must be 1 to 128 letters, digits, '_' or '-'"
-                );
+                crate::domain::partner::id(id).map_err(|e| anyhow::anyhow!("--{e}"))?;
                 anyhow::ensure!(
                     store::partners::find(&db, id).await?.is_none(),
                     "partner {id} already exists"

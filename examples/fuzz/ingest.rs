@@ -29,7 +29,8 @@ fn value() -> impl Strategy<Value = String> {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..6).prop_map(|v| format!("[{}]", v.join(","))),
             (prop::collection::vec(("[a-d]{1,2}", inner), 0..6)).prop_map(|fields| {
-                let body: Vec<String> = fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+                let body: Vec<String> =
+                    fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
                 format!("{{{}}}", body.join(","))
             }),
         ]
@@ -68,7 +69,12 @@ fn as_sent(stored: &str, sent: &str) -> String {
     let digits = exponent.trim_start_matches('+');
     ["e", "E"]
         .iter()
-        .flat_map(|e| [format!("{mantissa}{e}{exponent}"), format!("{mantissa}{e}{digits}")])
+        .flat_map(|e| {
+            [
+                format!("{mantissa}{e}{exponent}"),
+                format!("{mantissa}{e}{digits}"),
+            ]
+        })
         .find(|candidate| sent.contains(&format!("\"n\":{candidate},")))
         .unwrap_or_else(|| stored.to_string())
 }
@@ -79,12 +85,18 @@ pub fn run(runner: &mut TestRunner) -> Result<(), String> {
         if let Ok((events, _)) = parse(&bytes, 0, &limits) {
             let text = String::from_utf8_lossy(&bytes);
             for e in &events {
-                hookd::domain::strict_json::check(e.payload.as_bytes())
-                    .map_err(|e| TestCaseError::fail(format!("a stored payload is not strict: {e}")))?;
+                hookd::domain::strict_json::check(e.payload.as_bytes()).map_err(|e| {
+                    TestCaseError::fail(format!("a stored payload is not strict: {e}"))
+                })?;
                 // The generated `n`, if the mutation left it: same digits.
-                let data: serde_json::Value = serde_json::from_str(&e.payload)
-                    .map_err(|e| TestCaseError::fail(format!("a stored payload is not JSON: {e}")))?;
-                let Some(n) = data.get("n").filter(|n| n.is_number()).map(|n| n.to_string()) else {
+                let data: serde_json::Value = serde_json::from_str(&e.payload).map_err(|e| {
+                    TestCaseError::fail(format!("a stored payload is not JSON: {e}"))
+                })?;
+                let Some(n) = data
+                    .get("n")
+                    .filter(|n| n.is_number())
+                    .map(|n| n.to_string())
+                else {
                     continue;
                 };
                 prop_assert!(

@@ -44,21 +44,26 @@ pub fn run(runner: &mut TestRunner) -> Result<(), String> {
         prop::collection::vec(any::<u8>(), 0..64),
         "[a-zA-Z0-9_]{0,30}",
     );
-    crate::outcome(runner.run(&strategy, |((entries, sep, add_true), timestamp, body, id)| {
-        let truth = sign(&secret, &id, NOW, &body);
-        let mut entries = entries;
-        if add_true {
-            entries.push(truth.clone());
-        }
-        let header = entries.join(&sep);
-        let verified = verify(&secret, &id, &timestamp, &header, &body, NOW, 300);
-        if verified.is_ok() {
-            let true_sig = truth.trim_start_matches("v1,");
-            prop_assert!(
-                header.split_ascii_whitespace().any(|e| e == truth || e.ends_with(true_sig)),
-                "a header without the true signature verified: {header:?}"
-            );
-        }
-        Ok(())
-    }))
+    crate::outcome(runner.run(
+        &strategy,
+        |((entries, sep, add_true), timestamp, body, id)| {
+            let truth = sign(&secret, &id, NOW, &body);
+            let mut entries = entries;
+            if add_true {
+                entries.push(truth.clone());
+            }
+            let header = entries.join(&sep);
+            let verified = verify(&secret, &id, &timestamp, &header, &body, NOW, 300);
+            if verified.is_ok() {
+                let true_sig = truth.trim_start_matches("v1,");
+                prop_assert!(
+                    header
+                        .split_ascii_whitespace()
+                        .any(|e| e == truth || e.ends_with(true_sig)),
+                    "a header without the true signature verified: {header:?}"
+                );
+            }
+            Ok(())
+        },
+    ))
 }

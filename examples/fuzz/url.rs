@@ -76,7 +76,11 @@ fn inet_aton(host: &str) -> Option<Ipv4Addr> {
         if digits.is_empty() && radix != 16 {
             return None;
         }
-        let value = if digits.is_empty() { 0 } else { u64::from_str_radix(digits, radix).ok()? };
+        let value = if digits.is_empty() {
+            0
+        } else {
+            u64::from_str_radix(digits, radix).ok()?
+        };
         values.push(value);
     }
     let (last, head) = values.split_last()?;
@@ -130,7 +134,8 @@ fn forbidden_url() -> impl Strategy<Value = String> {
         any::<u64>().prop_map(|x| Ipv6Addr::from((0xfe80u128 << 112) | u128::from(x))),
     ]
     .prop_map(|ip| format!("[{ip}]"));
-    let v4 = (forbidden_v4(), any::<u8>(), any::<bool>()).prop_map(|(ip, how, up)| spell(ip, how, up));
+    let v4 =
+        (forbidden_v4(), any::<u8>(), any::<bool>()).prop_map(|(ip, how, up)| spell(ip, how, up));
     (
         prop_oneof![Just("https"), Just("http"), Just("HTTPS")],
         prop_oneof![v4, v6],
@@ -153,11 +158,17 @@ pub fn run(runner: &mut TestRunner) -> Result<(), String> {
     config.allow_http = true;
     config.allowed_ports = Vec::new();
     let rules = EgressRules::from_config(&config);
-    let strategy = prop_oneof![forbidden_url().prop_map(|u| (u, true)), any_url().prop_map(|u| (u, false))];
+    let strategy = prop_oneof![
+        forbidden_url().prop_map(|u| (u, true)),
+        any_url().prop_map(|u| (u, false))
+    ];
     crate::outcome(runner.run(&strategy, |(text, must_refuse)| {
         let checked = check_url(&text, &rules);
         if must_refuse {
-            prop_assert!(checked.is_err(), "a forbidden address was accepted: {checked:?}");
+            prop_assert!(
+                checked.is_err(),
+                "a forbidden address was accepted: {checked:?}"
+            );
         }
         if let Ok(url) = checked {
             match url.host {

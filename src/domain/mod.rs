@@ -6,6 +6,7 @@ pub mod clock;
 pub mod event;
 pub mod ids;
 pub mod outcome;
+pub mod partner;
 pub mod retry;
 pub mod strict_json;
 pub mod token_bucket;

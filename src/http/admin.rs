@@ -10,7 +10,10 @@ use super::{
     partner::time,
     problem::{Errors, Problem},
 };
-use crate::store::{self, keys::Role};
+use crate::{
+    domain::partner::{self, PartnerFieldError},
+    store::{self, keys::Role},
+};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PartnerOut {
@@ -70,25 +73,12 @@ pub async fn create_partner(
 ) -> Result<HttpResponse, Problem> {
     auth::operator(&req, &state).await?;
     let input: CreatePartner = state.read_json(&req, payload).await?;
-    let name = input.name.trim();
-    if name.is_empty() || name.chars().count() > 200 {
-        return Err(Problem::out_of_range(
-            "name",
-            "name must be 1 to 200 characters",
-        ));
-    }
+    let name = partner::name(&input.name).map_err(|e| match e {
+        PartnerFieldError::NameLength => Problem::out_of_range("name", e.to_string()),
+        _ => Problem::invalid("name", e.to_string()),
+    })?;
     if let Some(id) = &input.id {
-        let valid = !id.is_empty()
-            && id.len() <= 128
-            && id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if !valid {
-            return Err(Problem::invalid(
-                "id",
-                "id must be 1 to 128 letters, digits, '_' or '-'",
-            ));
-        }
+        partner::id(id).map_err(|e| Problem::invalid("id", e.to_string()))?;
         if store::partners::find(&state.shared.db, id).await?.is_some() {
             return Err(Problem::conflict(format!("partner {id} already exists")));
         }
