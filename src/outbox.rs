@@ -38,7 +38,8 @@ impl Event {
             event_id: None,
             event_type: Some(event_type.into()),
             partner_id: Some(partner_id.into()),
-            data: Some(data),
+            // A Value always serialises to JSON text.
+            data: serde_json::value::RawValue::from_string(data.to_string()).ok(),
             subject: None,
             occurred_at: None,
             correlation_id: None,

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, value::RawValue};
 
 use super::ids::EventId;
 
@@ -15,7 +15,8 @@ pub struct EventInput {
     #[serde(rename = "type")]
     pub event_type: Option<String>,
     pub partner_id: Option<String>,
-    pub data: Option<Value>,
+    /// As sent, byte for byte: delivered verbatim.
+    pub data: Option<Box<RawValue>>,
     pub subject: Option<SubjectInput>,
     pub occurred_at: Option<String>,
     pub correlation_id: Option<String>,
@@ -53,7 +54,8 @@ pub struct NewEvent {
     /// must not conflict only because the clock moved).
     pub occurred_at_given: bool,
     pub schema_version: String,
-    /// `data` as canonical JSON (keys sorted), so equal content is equal text.
+    /// `data` exactly as the producer sent it (every number, exponent and
+    /// escape as written): the receiver gets these bytes.
     pub payload: String,
     pub correlation_id: Option<String>,
 }
@@ -121,10 +123,10 @@ impl EventInput {
         let data = self
             .data
             .ok_or_else(|| field_error("data", "is required"))?;
-        if !data.is_object() {
+        if !data.get().starts_with('{') {
             return Err(field_error("data", "must be a JSON object"));
         }
-        let payload = data.to_string();
+        let payload = data.get().to_string();
         if payload.len() > max_payload_bytes {
             return Err(FieldError {
                 field: "data".into(),
@@ -190,10 +192,20 @@ impl NewEvent {
             && self.partner_id == stored.partner_id
             && self.subject == stored.subject
             && self.schema_version == stored.schema_version
-            && self.payload == stored.payload
+            && same_json(&self.payload, &stored.payload)
             && self.correlation_id == stored.correlation_id
             && (!self.occurred_at_given || self.occurred_at_ms == stored.occurred_at_ms)
     }
+}
+
+/// Whether two JSON texts hold the same value (key order and white space
+/// aside; numbers compared as written), for idempotent retries.
+fn same_json(a: &str, b: &str) -> bool {
+    a == b
+        || matches!(
+            (serde_json::from_str::<Value>(a), serde_json::from_str::<Value>(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
 }
 
 #[derive(Serialize)]
@@ -215,6 +227,14 @@ pub fn format_time(ms: i64) -> String {
     super::clock::from_ms(ms).to_rfc3339_opts(SecondsFormat::AutoSi, true)
 }
 
+/// The envelope as JSON held verbatim, for API answers that must show
+/// exactly what deliveries carry (a parsed value would respell numbers).
+pub fn envelope_json(e: &NewEvent) -> Box<RawValue> {
+    let text = String::from_utf8(envelope(e)).unwrap_or_else(|_| "{}".into());
+    RawValue::from_string(text)
+        .unwrap_or_else(|_| RawValue::from_string("{}".into()).expect("{} is JSON"))
+}
+
 /// The envelope of DESIGN §4 as the exact bytes sent and signed.
 pub fn envelope(e: &NewEvent) -> Vec<u8> {
     let head = EnvelopeHead {
@@ -227,7 +247,7 @@ pub fn envelope(e: &NewEvent) -> Vec<u8> {
         correlation_id: e.correlation_id.as_deref(),
     };
     // The head serializes as an object; splice `data` in verbatim, so the
-    // stored canonical text is what goes on the wire.
+    // producer's own bytes are what goes on the wire.
     let mut out = serde_json::to_vec(&head).unwrap_or_else(|_| b"{}".to_vec());
     out.pop();
     out.extend_from_slice(b",\"data\":");
@@ -242,7 +262,7 @@ mod tests {
     use serde_json::json;
 
     fn input(v: Value) -> EventInput {
-        serde_json::from_value(v).expect("test input should deserialize")
+        serde_json::from_str(&v.to_string()).expect("test input should deserialize")
     }
 
     fn usage_event() -> Value {

@@ -4,12 +4,12 @@
 use std::collections::HashMap;
 
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::{AppState, auth, body, problem::Problem};
 use crate::{
     config::IngestConfig,
-    domain::event::{EventInput, NewEvent, envelope},
+    domain::event::{EventInput, NewEvent, envelope_json},
     store::{self, keys::Role},
 };
 
@@ -21,18 +21,29 @@ pub fn parse(
     now_ms: i64,
     limits: &IngestConfig,
 ) -> Result<(Vec<NewEvent>, bool), Problem> {
-    body::strict(body)?;
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| Problem::malformed_json(format!("the body is not JSON: {e}")))?;
-    let (items, batch) = match value {
-        Value::Array(items) => (items, true),
-        obj @ Value::Object(_) => (vec![obj], false),
-        _ => {
-            return Err(Problem::malformed_json(
-                "send one event (an object) or a batch (an array of events)",
-            ));
+    let batch = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+    body::strict(body).map_err(|mut p| {
+        // A batch names its events as `events[i]`, like every other field.
+        if let Some(field) = p.field.as_mut().filter(|f| batch && f.starts_with('[')) {
+            *field = format!("events{field}");
+            p.detail = format!("the key `{field}` appears more than once; send each key once");
         }
+        p
+    })?;
+    let not_json =
+        |e: serde_json::Error| Problem::malformed_json(format!("the body is not JSON: {e}"));
+    // Each event stays raw text until it is read into an `EventInput`, so
+    // its `data` keeps the producer's exact bytes.
+    let items: Vec<&RawValue> = if batch {
+        serde_json::from_slice(body).map_err(not_json)?
+    } else {
+        vec![serde_json::from_slice(body).map_err(not_json)?]
     };
+    if items.iter().any(|item| !item.get().starts_with('{')) {
+        return Err(Problem::malformed_json(
+            "send one event (an object) or a batch (an array of events)",
+        ));
+    }
     let max = limits.max_batch;
     if items.is_empty() {
         return Err(Problem::invalid("events", "the batch is empty"));
@@ -56,7 +67,7 @@ pub fn parse(
     let mut events: Vec<NewEvent> = Vec::with_capacity(items.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, item) in items.into_iter().enumerate() {
-        let input: EventInput = serde_json::from_value(item).map_err(|e| {
+        let input: EventInput = serde_json::from_str(item.get()).map_err(|e| {
             Problem::invalid(
                 prefix(i).trim_end_matches('.').to_string(),
                 format!("{}{e}", prefix(i)),
@@ -164,8 +175,11 @@ fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
     )
 }
 
-fn event_json(e: &NewEvent) -> Value {
-    serde_json::from_slice(&envelope(e)).unwrap_or(Value::Null)
+/// A batch's answer: every event as delivered, and how many were new.
+#[derive(serde::Serialize)]
+struct BatchOut {
+    data: Vec<Box<RawValue>>,
+    created: usize,
 }
 
 /// Publish one event (an object) or a batch (an array of up to 500), all or
@@ -209,8 +223,11 @@ pub async fn ingest(
         HttpResponse::Ok()
     };
     Ok(if batch {
-        response.json(serde_json::json!({"data": stored.iter().map(event_json).collect::<Vec<_>>(), "created": created}))
+        response.json(BatchOut {
+            data: stored.iter().map(envelope_json).collect(),
+            created,
+        })
     } else {
-        response.json(event_json(&stored[0]))
+        response.json(envelope_json(&stored[0]))
     })
 }

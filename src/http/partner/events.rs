@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use super::deliveries::DeliveryOut;
 use crate::{
-    domain::event::{NewEvent, envelope},
+    domain::event::{NewEvent, envelope_json},
     http::{
         AppState, auth, body, page,
         problem::{Errors, Problem},
@@ -18,11 +18,11 @@ use crate::{
 /// An event, exactly as its deliveries carry it.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(value_type = Object)]
-pub struct EventOut(serde_json::Value);
+pub struct EventOut(Box<serde_json::value::RawValue>);
 
 impl From<&NewEvent> for EventOut {
     fn from(e: &NewEvent) -> Self {
-        EventOut(serde_json::from_slice(&envelope(e)).unwrap_or_default())
+        EventOut(envelope_json(e))
     }
 }
 
