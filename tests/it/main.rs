@@ -17,4 +17,5 @@ mod ingest;
 mod isolation;
 mod observe;
 mod partner_api;
+mod records;
 mod store;
