@@ -9,6 +9,9 @@ use std::{
 };
 
 use actix_tls::connect::{Connector as TcpConnector, Resolve, Resolver};
+// awc does not re-export actix-http's ParseError; actix-web re-exports the
+// same type, so no extra dependency is needed to name it.
+use actix_web::error::ParseError;
 use awc::error::{ConnectError, SendRequestError};
 use futures_util::{StreamExt, future::LocalBoxFuture};
 use rustls::ClientConfig;
@@ -152,6 +155,9 @@ impl Observed {
     }
 }
 
+/// The detail recorded when a receiver's response head is over awc's limit.
+const HEAD_TOO_LARGE: &str = "response head too large";
+
 fn connect_category(e: &ConnectError) -> (ErrorCategory, String) {
     match e {
         ConnectError::Timeout => (ErrorCategory::Timeout, "connecting timed out".into()),
@@ -175,6 +181,14 @@ fn send_category(e: &SendRequestError) -> (ErrorCategory, String) {
             "no response before the request timeout".into(),
         ),
         SendRequestError::Url(u) => (ErrorCategory::Internal, format!("invalid URL: {u}")),
+        // More than 96 headers, or 128 KiB without the end of the head: the
+        // receiver did answer, with a head awc refuses to parse. That is the
+        // receiver's fault like a 5xx, not a network failure, so it counts as
+        // `http_status` (retried on the schedule) with no status code, since
+        // none could be read.
+        SendRequestError::Response(ParseError::TooLarge) => {
+            (ErrorCategory::HttpStatus, HEAD_TOO_LARGE.into())
+        }
         other => (
             ErrorCategory::Connect,
             format!("connection failed: {other}"),
@@ -274,5 +288,33 @@ pub async fn send(
         body,
         remote: Some(remote),
         detail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_response_head_over_the_limit_is_the_receivers_answer_not_a_connect_failure() {
+        let (category, detail) = send_category(&SendRequestError::Response(ParseError::TooLarge));
+        assert_eq!(category, ErrorCategory::HttpStatus);
+        assert_eq!(detail, "response head too large");
+    }
+
+    #[test]
+    fn other_unparsable_heads_stay_connect_failures() {
+        for e in [
+            ParseError::Header,
+            ParseError::Status,
+            ParseError::Incomplete,
+        ] {
+            let (category, _) = send_category(&SendRequestError::Response(e));
+            assert_eq!(
+                category,
+                ErrorCategory::Connect,
+                "only an oversized head is reclassified"
+            );
+        }
     }
 }

@@ -19,4 +19,5 @@ mod ingest;
 mod isolation;
 mod observe;
 mod partner_api;
+mod records;
 mod store;

@@ -76,6 +76,8 @@ pub struct AttemptOut {
     pub trigger: String,
     pub started_at: String,
     pub latency_ms: Option<i32>,
+    /// Null when no status was read, including an `http_status` failure whose
+    /// response head was too large to parse.
     pub status_code: Option<i32>,
     /// `dns`, `connect`, `tls`, `timeout`, `http_status`, `redirect`, `blocked`, `body_too_large` or `internal`.
     pub error_category: Option<String>,
