@@ -189,6 +189,19 @@ fn send_category(e: &SendRequestError) -> (ErrorCategory, String) {
         SendRequestError::Response(ParseError::TooLarge) => {
             (ErrorCategory::HttpStatus, HEAD_TOO_LARGE.into())
         }
+        // A head that is not HTTP (a bad status line, version or header): the
+        // receiver answered, wrongly. A head cut short is a dropped
+        // connection and stays `connect`.
+        SendRequestError::Response(
+            e @ (ParseError::Status
+            | ParseError::Version
+            | ParseError::Header
+            | ParseError::Method
+            | ParseError::Uri(_)),
+        ) => (
+            ErrorCategory::HttpStatus,
+            format!("malformed response head: {e}"),
+        ),
         other => (
             ErrorCategory::Connect,
             format!("connection failed: {other}"),
@@ -303,18 +316,13 @@ mod tests {
     }
 
     #[test]
-    fn other_unparsable_heads_stay_connect_failures() {
-        for e in [
-            ParseError::Header,
-            ParseError::Status,
-            ParseError::Incomplete,
-        ] {
-            let (category, _) = send_category(&SendRequestError::Response(e));
-            assert_eq!(
-                category,
-                ErrorCategory::Connect,
-                "only an oversized head is reclassified"
-            );
+    fn a_head_that_is_not_http_is_the_receivers_answer_and_a_cut_one_a_dropped_connection() {
+        for e in [ParseError::Header, ParseError::Status, ParseError::Version] {
+            let (category, detail) = send_category(&SendRequestError::Response(e));
+            assert_eq!(category, ErrorCategory::HttpStatus, "{detail}");
+            assert!(detail.starts_with("malformed response head"), "{detail}");
         }
+        let (category, _) = send_category(&SendRequestError::Response(ParseError::Incomplete));
+        assert_eq!(category, ErrorCategory::Connect, "a head cut short");
     }
 }
