@@ -42,12 +42,18 @@ pub struct Running {
 }
 
 impl Running {
-    /// Waits until the server stops (a signal, or `server.stop`).
+    /// Waits until the server stops (a signal, or `server.stop`), then stops
+    /// the engine and closes the database pool while the runtime still runs:
+    /// a pool or a LISTEN connection dropped after it would panic on exit.
     pub async fn wait(self) -> anyhow::Result<()> {
-        self.task
+        let served = self
+            .task
             .await
-            .context("the web server task failed")?
-            .context("the web server failed")
+            .context("the web server task failed")
+            .and_then(|r| r.context("the web server failed"));
+        self.engine.shutdown().await;
+        self.shared.db.clone().close().await.ok();
+        served
     }
 }
 

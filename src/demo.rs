@@ -242,7 +242,7 @@ async fn demo(
             .context("not every event arrived within 60 s")?;
         println!("all {events} events delivered and verified");
         running.server.stop(true).await;
-        running.engine.shutdown().await;
+        running.wait().await?;
     } else {
         let (op, pk) = (operator.key, partner_key.key);
         let stopped = running.wait();

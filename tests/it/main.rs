@@ -20,4 +20,5 @@ mod isolation;
 mod observe;
 mod partner_api;
 mod records;
+mod stop;
 mod store;

@@ -69,6 +69,10 @@ impl Hookd {
         let _ = self.child.wait();
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Resident memory of the process, in KiB (Linux).
     pub fn rss_kib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
