@@ -41,7 +41,49 @@ pub struct Running {
     task: actix_rt::task::JoinHandle<std::io::Result<()>>,
 }
 
+/// Resolves at the first SIGTERM or SIGINT.
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot watch SIGTERM; only SIGINT stops hookd");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
 impl Running {
+    /// Serves until SIGTERM or SIGINT, then stops gracefully: the engine
+    /// drains (ingest answers 503 meanwhile; see `Engine::drain`) while the
+    /// web server still answers, then the server stops and the pool closes.
+    pub async fn serve_until_stopped(mut self) -> anyhow::Result<()> {
+        tokio::select! {
+            served = &mut self.task => {
+                // The server ended by itself: stop the rest and report why.
+                self.engine.shutdown().await;
+                self.shared.db.clone().close().await.ok();
+                return served
+                    .context("the web server task failed")?
+                    .context("the web server failed");
+            }
+            () = stop_signal() => {}
+        }
+        let grace = self.shared.config.shutdown.grace;
+        tracing::info!(
+            grace_ms = grace.as_millis() as u64,
+            "stopping: finishing the attempts in flight"
+        );
+        self.engine.drain(grace).await;
+        self.server.stop(true).await;
+        self.wait().await
+    }
+
     /// Waits until the server stops (a signal, or `server.stop`), then stops
     /// the engine and closes the database pool while the runtime still runs:
     /// a pool or a LISTEN connection dropped after it would panic on exit.
@@ -119,7 +161,7 @@ pub async fn start(
 /// `hookd serve`: runs until SIGINT or SIGTERM.
 pub async fn serve(config: Config, clock: SharedClock) -> anyhow::Result<()> {
     let database = store::redact_url(&config.database.url);
-    let running = start(config, clock, true).await?;
+    let running = start(config, clock, false).await?;
     tracing::info!(address = %running.addr, %database, "hookd is serving");
     println!(
         "\nhookd is listening on http://{addr} (database {database}).\n\
@@ -132,7 +174,7 @@ pub async fn serve(config: Config, clock: SharedClock) -> anyhow::Result<()> {
          http://{addr}/v1/events\n",
         addr = running.addr
     );
-    running.wait().await?;
+    running.serve_until_stopped().await?;
     tracing::info!("hookd stopped");
     Ok(())
 }

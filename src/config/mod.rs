@@ -46,6 +46,13 @@ struct Raw {
     endpoints: RawEndpoints,
     egress: RawEgress,
     log: RawLog,
+    shutdown: RawShutdown,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawShutdown {
+    grace: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -156,6 +163,13 @@ pub struct Config {
     pub endpoints: EndpointsConfig,
     pub egress: EgressConfig,
     pub log: LogConfig,
+    pub shutdown: ShutdownConfig,
+}
+
+#[derive(Debug, Clone)]
+pub struct ShutdownConfig {
+    /// How long a stop waits for attempts in flight to finish and be recorded.
+    pub grace: std::time::Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -571,6 +585,9 @@ impl Raw {
             log: LogConfig {
                 filter: self.log.filter,
                 json,
+            },
+            shutdown: ShutdownConfig {
+                grace: duration("shutdown.grace", &self.shutdown.grace)?,
             },
         })
     }

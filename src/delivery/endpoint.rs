@@ -137,6 +137,9 @@ impl EndpointActor {
     /// The heart of the actor: reload if stale, send what the circuit and the
     /// cap allow, claim more when the queue runs low, sleep until the next due.
     fn pump(&mut self, ctx: &mut Context<Self>) {
+        if self.shared.is_draining() {
+            return self.wind_down(ctx);
+        }
         if self.reloading {
             return;
         }
@@ -578,6 +581,19 @@ impl Handler<Wake> for EndpointActor {
             self.due.unknown();
             self.woken = true;
         }
+        self.pump(ctx);
+    }
+}
+
+/// Stop gracefully (the engine is stopping): claim nothing more, hand queued
+/// work back, and stop once the attempts in flight are recorded.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct Drain;
+
+impl Handler<Drain> for EndpointActor {
+    type Result = ();
+    fn handle(&mut self, _: Drain, ctx: &mut Context<Self>) {
         self.pump(ctx);
     }
 }

@@ -9,7 +9,7 @@ use actix::prelude::*;
 
 use super::{
     Shared,
-    endpoint::{self, EndpointActor, Idle},
+    endpoint::{self, Drain, EndpointActor, Idle},
     recorder::{EndpointsDisabled, Recorder},
 };
 use crate::{egress::resolver::ResolverActor, store};
@@ -63,6 +63,9 @@ impl FanoutActor {
 
     /// Wakes the endpoint's actor, starting (or restarting) it if needed.
     fn wake_child(&mut self, ctx: &mut Context<Self>, endpoint_id: &str, new_work: bool) {
+        if self.shared.is_draining() {
+            return;
+        }
         let alive = self
             .children
             .get(endpoint_id)
@@ -95,6 +98,9 @@ impl FanoutActor {
     /// Claims batches until the outbox is drained, then wakes the endpoints
     /// that got deliveries.
     fn claim(&mut self, ctx: &mut Context<Self>) {
+        if self.shared.is_draining() {
+            return;
+        }
         if self.claiming {
             self.again = true;
             return;
@@ -212,6 +218,15 @@ impl Actor for FanoutActor {
             child.addr.do_send(StopNow);
         }
         self.recorder.do_send(StopNow);
+    }
+}
+
+impl Handler<Drain> for FanoutActor {
+    type Result = ();
+    fn handle(&mut self, _: Drain, _: &mut Context<Self>) {
+        for child in self.children() {
+            child.do_send(Drain);
+        }
     }
 }
 

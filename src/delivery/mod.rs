@@ -39,6 +39,8 @@ pub struct Shared {
     /// sleeping in SQLite's busy handler (which backs off in steps of up to
     /// 100 ms and made latency jump).
     sqlite_writes: Option<tokio::sync::Mutex<()>>,
+    /// A stop has begun: nothing new is claimed or ingested.
+    draining: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -68,12 +70,18 @@ impl Shared {
                 .database
                 .is_sqlite()
                 .then(|| tokio::sync::Mutex::new(())),
+            draining: std::sync::atomic::AtomicBool::new(false),
             db,
             clock,
             config,
             secrets,
             tls,
         }
+    }
+
+    /// Whether this instance is stopping (see `Engine::drain`).
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Waits for this process's turn to write on the hot path (SQLite only;
@@ -89,6 +97,7 @@ impl Shared {
 /// The running engine's actors.
 #[derive(Clone)]
 pub struct Engine {
+    shared: Arc<Shared>,
     pub fanout: Addr<fanout::FanoutActor>,
     pub recorder: Addr<recorder::Recorder>,
     pub resolver: Addr<ResolverActor>,
@@ -114,10 +123,40 @@ impl Engine {
         });
         let recorder = recorder.ok_or_else(|| anyhow::anyhow!("the recorder did not start"))?;
         Ok(Engine {
+            shared,
             fanout,
             recorder,
             resolver,
         })
+    }
+
+    /// The first half of a graceful stop: claim nothing more, hand queued
+    /// deliveries back at once (another instance takes them), and wait up to
+    /// `grace` for attempts in flight to finish and be recorded. Ingest
+    /// answers 503 from now on.
+    pub async fn drain(&self, grace: std::time::Duration) {
+        self.shared_draining()
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.fanout.do_send(endpoint::Drain);
+        let deadline = std::time::Instant::now() + grace;
+        loop {
+            let busy = self.fanout.send(fanout::RunningActors).await.unwrap_or(0);
+            if busy == 0 {
+                break;
+            }
+            if std::time::Instant::now() >= deadline {
+                tracing::warn!(
+                    actors = busy,
+                    "the shutdown grace ran out with attempts in flight; their leases bring them back"
+                );
+                break;
+            }
+            actix_rt::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
+    fn shared_draining(&self) -> &std::sync::atomic::AtomicBool {
+        &self.shared.draining
     }
 
     /// Stops the actors and waits (up to two seconds) until they are gone, so

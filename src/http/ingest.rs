@@ -196,6 +196,9 @@ pub async fn ingest(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     auth::require(&req, &state, Role::Service).await?;
+    if state.shared.is_draining() {
+        return Err(Problem::stopping());
+    }
     let http = &state.shared.config.http;
     let body = body::read(&req, payload, http.max_body_bytes, http.body_timeout).await?;
     let now_ms = state.shared.clock.now_ms();

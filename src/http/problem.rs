@@ -212,6 +212,17 @@ impl Problem {
             detail,
         )
     }
+    /// This instance is stopping: the producer should retry (elsewhere).
+    pub fn stopping() -> Problem {
+        let mut p = Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "stopping",
+            "Service unavailable",
+            "this hookd instance is stopping; retry in 1 s (another instance may answer)",
+        );
+        p.retry_after = Some(1);
+        p
+    }
     /// An unexpected failure: logged in full, answered without detail.
     pub fn internal(error: &dyn std::fmt::Display) -> Problem {
         tracing::error!(error = %error, "request failed");

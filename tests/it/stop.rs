@@ -1,13 +1,15 @@
 //! Stopping the real `hookd` binary: SIGTERM and SIGINT end `serve` with exit
-//! status 0 and no panic, on both backends, and a taken port stops the start
-//! with an error that names it, and no panic.
+//! status 0 and no panic, on both backends, after the attempts in flight
+//! finish and are recorded once (ingest answers 503 meanwhile); a taken port
+//! stops the start with an error that names it, and no panic.
 
 use std::{process::ExitStatus, time::Duration};
 
 use crate::{
     harness::{
         self, Backend,
-        process::{Hookd, free_port},
+        process::{Hookd, free_port, prepare_store},
+        receiver::{Receiver, Reply},
     },
     on_both_backends,
 };
@@ -46,7 +48,7 @@ on_both_backends!(
                 .wait_healthy(&http, &format!("http://{listen}"), Duration::from_secs(30))
                 .await;
             signal(&hookd, signal_name);
-            let status = hookd.wait_exit(Duration::from_secs(10));
+            let status = hookd.exited(Duration::from_secs(10)).await;
             assert_clean_exit(&mut hookd, status, &format!("SIG{signal_name}"));
         }
     }
@@ -71,5 +73,115 @@ on_both_backends!(
             log.contains("cannot listen on") && log.contains("http.listen"),
             "the error names the address and the setting:\n{log}"
         );
+    }
+);
+
+/// One POST /v1/events on a fresh connection: status and `Retry-After`.
+async fn ingest(listen: &str, key: &str, body: String) -> (u16, Option<String>) {
+    let res = awc::Client::default()
+        .post(format!("http://{listen}/v1/events"))
+        .insert_header(("authorization", format!("Bearer {key}")))
+        .insert_header(("content-type", "application/json"))
+        .send_body(body)
+        .await
+        .expect("ingest answers");
+    let retry_after = res
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    (res.status().as_u16(), retry_after)
+}
+
+const IN_FLIGHT: usize = 8;
+
+on_both_backends!(
+    a_stop_lets_attempts_in_flight_finish_and_records_each_once,
+    |backend: Backend| async move {
+        let (url, _db) = harness::database(backend).await;
+        let receiver = Receiver::start().await;
+        receiver.set_default(Reply::Delay(
+            Duration::from_secs(2),
+            Box::new(Reply::status(200)),
+        ));
+        let (partner, key) = prepare_store(&url, &receiver.url(), IN_FLIGHT as u32).await;
+        let work = tempfile::tempdir().expect("a working folder");
+        let listen = format!("127.0.0.1:{}", free_port());
+        // A long lease: anything cut off would come back only long after the test.
+        let env = harness::test_env(
+            &url,
+            &[
+                ("HOOKD_HTTP__LISTEN", &listen),
+                ("HOOKD_DELIVERY__LEASE", "60s"),
+                ("HOOKD_DELIVERY__REQUEST_TIMEOUT", "10s"),
+            ],
+        );
+        let mut hookd = Hookd::start(&["serve"], &env, work.path(), "hookd");
+        hookd
+            .wait_healthy(
+                &awc::Client::default(),
+                &format!("http://{listen}"),
+                Duration::from_secs(30),
+            )
+            .await;
+        let events: Vec<String> = (0..IN_FLIGHT)
+            .map(|i| {
+                format!(
+                    r#"{{"type":"balance.updated","partner_id":"{partner}","data":{{"n":{i}}}}}"#
+                )
+            })
+            .collect();
+        let (status, _) = ingest(&listen, &key, format!("[{}]", events.join(","))).await;
+        assert_eq!(status, 201);
+        receiver
+            .wait_for(IN_FLIGHT, Duration::from_secs(10))
+            .await
+            .expect("every attempt is in flight");
+
+        signal(&hookd, "TERM");
+        // While the attempts finish, producers are told to go elsewhere.
+        let one = format!(r#"{{"type":"balance.updated","partner_id":"{partner}","data":{{}}}}"#);
+        let (status, retry_after) = ingest(&listen, &key, one).await;
+        assert_eq!(status, 503, "ingest while stopping");
+        assert!(retry_after.is_some(), "a 503 says when to retry");
+
+        let status = hookd.exited(Duration::from_secs(20)).await;
+        assert_clean_exit(&mut hookd, status, "SIGTERM with attempts in flight");
+        assert_eq!(receiver.count(), IN_FLIGHT, "nothing was sent twice");
+        let app_db = hookd::store::connect(
+            &hookd::config::Config::load(None, harness::test_env(&url, &[]))
+                .expect("a valid configuration")
+                .database,
+        )
+        .await
+        .expect("the database after the stop");
+        let count = |sql: &'static str| {
+            let db = app_db.clone();
+            async move {
+                use sea_orm::ConnectionTrait;
+                let backend = db.get_database_backend();
+                let row = db
+                    .query_one_raw(sea_orm::Statement::from_string(backend, sql))
+                    .await
+                    .expect("the count runs")
+                    .expect("a row");
+                row.try_get::<i64>("", "n").expect("an n column")
+            }
+        };
+        assert_eq!(
+            count(
+                "SELECT COUNT(*) AS n FROM delivery WHERE state = 'delivered' AND attempt_count = 1"
+            )
+            .await,
+            IN_FLIGHT as i64,
+            "every attempt that started was recorded as delivered:\n{}",
+            hookd.stderr()
+        );
+        assert_eq!(
+            count("SELECT COUNT(*) AS n FROM attempt").await,
+            IN_FLIGHT as i64,
+            "each attempt recorded once"
+        );
+        app_db.close().await.expect("closed");
     }
 );

@@ -187,6 +187,8 @@ where
     if !handle_signals {
         builder = builder.disable_signals();
     }
+    // A stop waits this long for open connections (idle keep-alives too).
+    builder = builder.shutdown_timeout(5);
     Ok(Door {
         addr,
         gate,

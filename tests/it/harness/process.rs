@@ -109,6 +109,21 @@ impl Hookd {
         }
     }
 
+    /// Like `wait_exit`, without blocking the test's runtime (a receiver in
+    /// this process keeps answering meanwhile).
+    pub async fn exited(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            actix_rt::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Waits until `GET /healthz` answers 200; panics if the process exits or
     /// `timeout` passes first.
     pub async fn wait_healthy(&mut self, http: &awc::Client, base_url: &str, timeout: Duration) {
@@ -145,4 +160,47 @@ pub async fn healthy(http: &awc::Client, base_url: &str) -> bool {
         .timeout(Duration::from_secs(1))
         .send();
     matches!(request.await, Ok(res) if res.status().as_u16() == 200)
+}
+
+/// For a hookd child on `url`: the database migrated, with a partner, a
+/// service key and one endpoint at `receiver_url` (`/hooks`) taking
+/// `concurrency` requests at once. Returns (partner id, service key).
+pub async fn prepare_store(url: &str, receiver_url: &str, concurrency: u32) -> (String, String) {
+    use hookd::{
+        config::Config,
+        secret::SecretBox,
+        store::{
+            self,
+            endpoints::{EndpointStatus, NewEndpoint},
+            keys::Role,
+        },
+    };
+    let config = Config::load(None, super::test_env(url, &[])).expect("a valid configuration");
+    let db = store::connect(&config.database)
+        .await
+        .expect("the database");
+    store::migrate(&db).await.expect("migrated");
+    let now = chrono::Utc::now().timestamp_millis();
+    let partner = store::partners::create(&db, None, "Acme", now)
+        .await
+        .expect("a partner");
+    let key = store::keys::create(&db, Role::Service, None, now)
+        .await
+        .expect("a service key");
+    let secrets = SecretBox::from_passphrase(super::MASTER_KEY).expect("the test master key");
+    let endpoint = NewEndpoint {
+        partner_id: partner.id.clone(),
+        url: format!("{receiver_url}/hooks"),
+        description: String::new(),
+        event_types: Vec::new(),
+        concurrency,
+        rate_limit: None,
+        schema_version: None,
+        status: EndpointStatus::Active,
+    };
+    store::endpoints::create(&db, &secrets, endpoint, now)
+        .await
+        .expect("an endpoint");
+    db.close().await.expect("the preparing pool closes");
+    (partner.id, key.key)
 }

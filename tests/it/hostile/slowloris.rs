@@ -7,21 +7,12 @@
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use hookd::{
-    config::Config,
-    secret::SecretBox,
-    store::{
-        self,
-        endpoints::{EndpointStatus, NewEndpoint},
-        keys::Role,
-    },
-};
 use tokio::{io::AsyncWriteExt, net::TcpStream};
 
 use super::{connect_from, exchange, read_answer};
 use crate::harness::{
-    self, Backend, MASTER_KEY,
-    process::{Hookd, free_port},
+    self, Backend,
+    process::{Hookd, free_port, prepare_store},
     receiver::{Receiver, Reply},
 };
 
@@ -30,38 +21,6 @@ const CROWD: usize = 1500;
 const CROWD_ADDRESSES: usize = 12;
 const ONE_ADDRESS: usize = 200;
 const PER_ADDRESS_CAP: usize = 128;
-
-/// A partner, a service key and one endpoint at `receiver`, in the store.
-async fn prepare(url: &str, receiver: &Receiver) -> (String, String) {
-    let config = Config::load(None, harness::test_env(url, &[])).expect("a valid configuration");
-    let db = store::connect(&config.database)
-        .await
-        .expect("the database");
-    store::migrate(&db).await.expect("migrated");
-    let now = chrono::Utc::now().timestamp_millis();
-    let partner = store::partners::create(&db, None, "Acme", now)
-        .await
-        .expect("a partner");
-    let key = store::keys::create(&db, Role::Service, None, now)
-        .await
-        .expect("a service key");
-    let secrets = SecretBox::from_passphrase(MASTER_KEY).expect("the test master key");
-    let endpoint = NewEndpoint {
-        partner_id: partner.id.clone(),
-        url: format!("{}/hooks", receiver.url()),
-        description: String::new(),
-        event_types: Vec::new(),
-        concurrency: 4,
-        rate_limit: None,
-        schema_version: None,
-        status: EndpointStatus::Active,
-    };
-    store::endpoints::create(&db, &secrets, endpoint, now)
-        .await
-        .expect("an endpoint");
-    db.close().await.expect("the preparing pool closes");
-    (partner.id, key.key)
-}
 
 /// Opens a stalled connection: half a head, or a whole head and a sliver of
 /// a body that promises 1 kB.
@@ -92,7 +51,7 @@ async fn stalled_crowds_never_starve_health_ingest_or_delivery() {
     let (url, _db_dir) = harness::database(Backend::Sqlite).await;
     let receiver = Receiver::start().await;
     receiver.set_default(Reply::status(204));
-    let (partner, service_key) = prepare(&url, &receiver).await;
+    let (partner, service_key) = prepare_store(&url, &receiver.url(), 4).await;
     let work = tempfile::tempdir().expect("a working folder");
     let listen = format!("127.0.0.1:{}", free_port());
     let env = harness::test_env(
