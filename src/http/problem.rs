@@ -212,6 +212,18 @@ impl Problem {
             detail,
         )
     }
+    /// The database cannot be reached: logged, answered 503 with a retry.
+    pub fn database_unavailable(error: &dyn std::fmt::Display) -> Problem {
+        tracing::warn!(error = %error, "the database is unavailable");
+        let mut p = Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "database-unavailable",
+            "Service unavailable",
+            "the database cannot be reached; nothing was written; retry in 2 s",
+        );
+        p.retry_after = Some(2);
+        p
+    }
     /// This instance is stopping: the producer should retry (elsewhere).
     pub fn stopping() -> Problem {
         let mut p = Problem::new(
@@ -254,15 +266,33 @@ impl ResponseError for Problem {
     }
 }
 
+/// Whether the database could not be reached at all (as opposed to a query
+/// that failed): the caller may retry, here or on another instance.
+fn unreachable(e: &sea_orm::DbErr) -> bool {
+    matches!(
+        e,
+        sea_orm::DbErr::ConnectionAcquire(_) | sea_orm::DbErr::Conn(_)
+    )
+}
+
 impl From<crate::store::StoreError> for Problem {
     fn from(e: crate::store::StoreError) -> Problem {
-        Problem::internal(&e)
+        match &e {
+            crate::store::StoreError::Db(db) if unreachable(db) => {
+                Problem::database_unavailable(&e)
+            }
+            _ => Problem::internal(&e),
+        }
     }
 }
 
 impl From<sea_orm::DbErr> for Problem {
     fn from(e: sea_orm::DbErr) -> Problem {
-        Problem::internal(&e)
+        if unreachable(&e) {
+            Problem::database_unavailable(&e)
+        } else {
+            Problem::internal(&e)
+        }
     }
 }
 

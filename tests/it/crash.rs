@@ -587,8 +587,9 @@ async fn a_database_outage_while_running_loses_no_work() {
         .await
         .expect("hookd's connections can be terminated");
 
-    // While it is down, ingest says so instead of hanging.
+    // While it is down, ingest says so at once, and so does readiness.
     let (_, body) = event_batch(&app.partner_id, 1);
+    let asked = Instant::now();
     let (status, answer, content_type) = actix_rt::time::timeout(
         Duration::from_secs(15),
         app.post_events_with(Some(&app.service_key), &body.to_string()),
@@ -596,16 +597,36 @@ async fn a_database_outage_while_running_loses_no_work() {
     .await
     .expect("ingest should answer within 15 s while the database is down, not hang");
     assert!(
-        (500..600).contains(&status),
-        "ingest without a database should answer 5xx, got {status}: {answer}"
+        asked.elapsed() < Duration::from_millis(2500),
+        "ingest answered after {:?}, not within about 2 s",
+        asked.elapsed()
+    );
+    assert_eq!(status, 503, "ingest without a database: {answer}");
+    assert_eq!(
+        answer["type"], "https://hookd.dev/problems/database-unavailable",
+        "{answer}"
     );
     assert!(
         content_type.starts_with("application/problem+json"),
         "the outage answer should be problem+json, got `{content_type}`: {answer}"
     );
+    let asked = Instant::now();
+    let ready = app
+        .http
+        .get(format!("{}/readyz", app.base_url))
+        .send()
+        .await
+        .expect("readyz answers during the outage");
+    assert_eq!(ready.status().as_u16(), 503, "not ready without a database");
+    assert!(ready.headers().contains_key("retry-after"));
+    assert!(
+        asked.elapsed() < Duration::from_secs(1),
+        "readyz answered after {:?}, not within 1 s",
+        asked.elapsed()
+    );
 
-    // About two seconds of outage, then the database comes back.
-    actix_rt::time::sleep(Duration::from_secs(2).saturating_sub(outage_start.elapsed())).await;
+    // About four seconds of outage, then the database comes back.
+    actix_rt::time::sleep(Duration::from_secs(4).saturating_sub(outage_start.elapsed())).await;
     admin
         .execute_unprepared(&format!(
             "ALTER DATABASE \"{name}\" WITH ALLOW_CONNECTIONS true"
