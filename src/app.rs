@@ -39,6 +39,7 @@ pub struct Running {
     pub shared: Arc<Shared>,
     pub server: actix_web::dev::ServerHandle,
     task: actix_rt::task::JoinHandle<std::io::Result<()>>,
+    _lock: Option<crate::instance_lock::InstanceLock>,
 }
 
 /// Resolves at the first SIGTERM or SIGINT.
@@ -106,6 +107,9 @@ pub async fn start(
     handle_signals: bool,
 ) -> anyhow::Result<Running> {
     let shared = prepare(config, clock).await?;
+    // After the database opened (so its own errors come first), before
+    // anything claims work.
+    let lock = crate::instance_lock::acquire(&shared.config.database)?;
     // Bind before any actor starts: a taken port must stop a clean start.
     let listener = http::door::bind(&shared.config.http)?;
     let engine = Engine::start(shared.clone())?;
@@ -155,6 +159,7 @@ pub async fn start(
         shared,
         server: handle,
         task,
+        _lock: lock,
     })
 }
 

@@ -33,6 +33,7 @@ pub mod demo;
 pub mod domain;
 pub mod egress;
 pub mod http;
+pub mod instance_lock;
 pub mod keyfile;
 pub mod metrics;
 pub mod outbox;

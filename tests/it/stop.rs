@@ -185,3 +185,52 @@ on_both_backends!(
         app_db.close().await.expect("closed");
     }
 );
+
+#[actix_rt::test]
+async fn a_second_serve_on_one_sqlite_file_is_refused_and_says_why() {
+    let (url, _db) = harness::database(Backend::Sqlite).await;
+    let work = tempfile::tempdir().expect("a working folder");
+    let http = awc::Client::default();
+    let first_listen = format!("127.0.0.1:{}", free_port());
+    let env = harness::test_env(&url, &[("HOOKD_HTTP__LISTEN", &first_listen)]);
+    let mut first = Hookd::start(&["serve"], &env, work.path(), "first");
+    first
+        .wait_healthy(
+            &http,
+            &format!("http://{first_listen}"),
+            Duration::from_secs(30),
+        )
+        .await;
+
+    let second_listen = format!("127.0.0.1:{}", free_port());
+    let env2 = harness::test_env(&url, &[("HOOKD_HTTP__LISTEN", &second_listen)]);
+    let mut second = Hookd::start(&["serve"], &env2, work.path(), "second");
+    let status = second
+        .exited(Duration::from_secs(20))
+        .await
+        .expect("the second serve gives up");
+    let log = second.stderr();
+    assert_eq!(status.code(), Some(1), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
+    assert!(
+        log.contains("already running on this SQLite database") && log.contains("PostgreSQL"),
+        "the refusal says why and what to do:\n{log}"
+    );
+
+    // One-shot commands still work beside the running serve.
+    let mut cli = Hookd::start(
+        &["partner", "create", "--name", "Beside"],
+        &env,
+        work.path(),
+        "cli",
+    );
+    let status = cli
+        .exited(Duration::from_secs(20))
+        .await
+        .expect("the CLI ends");
+    assert_eq!(status.code(), Some(0), "{}", cli.stderr());
+
+    signal(&first, "TERM");
+    let status = first.exited(Duration::from_secs(10)).await;
+    assert_clean_exit(&mut first, status, "the first serve");
+}
