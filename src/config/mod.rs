@@ -1,18 +1,23 @@
 //! Configuration: the raw file and environment (serde, unknown keys refused),
 //! validated into typed values before anything starts.
 
-use std::{net::SocketAddr, path::PathBuf, time::Duration};
+use std::{path::PathBuf, time::Duration};
 
 use figment::{
     Figment,
     providers::{Format, Serialized, Toml},
 };
-use ipnet::IpNet;
 use serde::Deserialize;
 
+mod egress;
 mod http;
+mod values;
+pub use egress::EgressConfig;
+use egress::RawEgress;
 use http::RawHttp;
 pub use http::{HttpConfig, Origin};
+pub use values::parse_duration;
+use values::{cidrs, duration, positive, rate_limit};
 
 /// The documented defaults, compiled in so a bare binary runs without files.
 pub const DEFAULT_TOML: &str = include_str!("../../config/default.toml");
@@ -133,17 +138,6 @@ struct RawEndpoints {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawEgress {
-    allow_http: bool,
-    allowed_ports: Vec<u16>,
-    allow_cidrs: Vec<String>,
-    deny_cidrs: Vec<String>,
-    nameservers: Vec<String>,
-    extra_ca_file: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawLog {
     filter: String,
     format: String,
@@ -252,16 +246,6 @@ pub struct EndpointsConfig {
 }
 
 #[derive(Debug, Clone)]
-pub struct EgressConfig {
-    pub allow_http: bool,
-    pub allowed_ports: Vec<u16>,
-    pub allow_cidrs: Vec<IpNet>,
-    pub deny_cidrs: Vec<IpNet>,
-    pub nameservers: Vec<SocketAddr>,
-    pub extra_ca_file: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone)]
 pub struct LogConfig {
     pub filter: String,
     pub json: bool,
@@ -306,79 +290,6 @@ impl Config {
             Err(e) => panic!("the compiled-in defaults are invalid: {e}"),
         }
     }
-}
-
-/// Parses "500ms", "5s", "5m", "2h", "3d" (and sums like "1h30m").
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Err("empty duration".into());
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let unit_len = rest[digits..]
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len() - digits);
-        let (number, unit) = (&rest[..digits], &rest[digits..digits + unit_len]);
-        let n: u64 = number.parse().map_err(|_| {
-            format!("`{text}` is not a duration like \"5s\", \"5m\", \"2h\" or \"3d\"")
-        })?;
-        let unit = match unit.trim() {
-            "ms" => Duration::from_millis(1),
-            "s" => Duration::from_secs(1),
-            "m" => Duration::from_secs(60),
-            "h" => Duration::from_secs(3600),
-            "d" => Duration::from_secs(86_400),
-            other => {
-                return Err(format!(
-                    "`{text}` has an unknown unit `{other}` (use ms, s, m, h or d)"
-                ));
-            }
-        };
-        total += unit * u32::try_from(n).map_err(|_| format!("`{text}` is too large"))?;
-        rest = &rest[digits + unit_len..];
-    }
-    Ok(total)
-}
-
-fn duration(key: &'static str, text: &str) -> Result<Duration, ConfigError> {
-    parse_duration(text).map_err(|p| invalid(key, p))
-}
-
-fn positive(key: &'static str, n: u64) -> Result<(), ConfigError> {
-    if n == 0 {
-        Err(invalid(key, "must be greater than zero"))
-    } else {
-        Ok(())
-    }
-}
-
-/// A token bucket's rate and burst: a positive rate, a burst at least as large.
-fn rate_limit(
-    rate_key: &'static str,
-    rate: u32,
-    burst_key: &'static str,
-    burst: u32,
-) -> Result<(), ConfigError> {
-    positive(rate_key, rate.into())?;
-    if burst < rate {
-        return Err(invalid(burst_key, format!("must be at least {rate_key}")));
-    }
-    Ok(())
-}
-
-fn cidrs(key: &'static str, list: &[String]) -> Result<Vec<IpNet>, ConfigError> {
-    list.iter()
-        .map(|s| {
-            s.parse::<IpNet>()
-                .or_else(|_| s.parse::<std::net::IpAddr>().map(IpNet::from))
-                .map_err(|_| invalid(key, format!("`{s}` is not a CIDR like \"10.0.0.0/8\"")))
-        })
-        .collect()
 }
 
 impl Raw {
@@ -530,26 +441,7 @@ impl Raw {
             disable_after: duration("endpoints.disable_after", &self.endpoints.disable_after)?,
         };
 
-        let e = self.egress;
-        let nameservers = e
-            .nameservers
-            .iter()
-            .map(|s| {
-                s.parse::<SocketAddr>()
-                    .map_err(|_| invalid("egress.nameservers", format!("`{s}` is not an ip:port")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        if e.allowed_ports.contains(&0) {
-            return Err(invalid("egress.allowed_ports", "0 is not a port"));
-        }
-        let egress = EgressConfig {
-            allow_http: e.allow_http,
-            allowed_ports: e.allowed_ports,
-            allow_cidrs: cidrs("egress.allow_cidrs", &e.allow_cidrs)?,
-            deny_cidrs: cidrs("egress.deny_cidrs", &e.deny_cidrs)?,
-            nameservers,
-            extra_ca_file: (!e.extra_ca_file.is_empty()).then(|| PathBuf::from(e.extra_ca_file)),
-        };
+        let egress = self.egress.validate()?;
         let json = match self.log.format.as_str() {
             "text" => false,
             "json" => true,

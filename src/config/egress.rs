@@ -1,0 +1,56 @@
+//! The `[egress]` section: where deliveries may go (schemes, ports, CIDRs
+//! allowed and denied beyond the address policy), which DNS servers and which
+//! extra CA certificates.
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use ipnet::IpNet;
+use serde::Deserialize;
+
+use super::{ConfigError, cidrs, invalid};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawEgress {
+    allow_http: bool,
+    allowed_ports: Vec<u16>,
+    allow_cidrs: Vec<String>,
+    deny_cidrs: Vec<String>,
+    nameservers: Vec<String>,
+    extra_ca_file: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct EgressConfig {
+    pub allow_http: bool,
+    pub allowed_ports: Vec<u16>,
+    pub allow_cidrs: Vec<IpNet>,
+    pub deny_cidrs: Vec<IpNet>,
+    pub nameservers: Vec<SocketAddr>,
+    pub extra_ca_file: Option<PathBuf>,
+}
+
+impl RawEgress {
+    pub(super) fn validate(self) -> Result<EgressConfig, ConfigError> {
+        let e = self;
+        let nameservers = e
+            .nameservers
+            .iter()
+            .map(|s| {
+                s.parse::<SocketAddr>()
+                    .map_err(|_| invalid("egress.nameservers", format!("`{s}` is not an ip:port")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if e.allowed_ports.contains(&0) {
+            return Err(invalid("egress.allowed_ports", "0 is not a port"));
+        }
+        Ok(EgressConfig {
+            allow_http: e.allow_http,
+            allowed_ports: e.allowed_ports,
+            allow_cidrs: cidrs("egress.allow_cidrs", &e.allow_cidrs)?,
+            deny_cidrs: cidrs("egress.deny_cidrs", &e.deny_cidrs)?,
+            nameservers,
+            extra_ca_file: (!e.extra_ca_file.is_empty()).then(|| PathBuf::from(e.extra_ca_file)),
+        })
+    }
+}
