@@ -513,6 +513,7 @@ impl EndpointActor {
             }
         };
         let record = AttemptRecord {
+            id: crate::domain::ids::new_id("att"),
             delivery_id: job.claimed.id.clone(),
             endpoint_id: self.id.clone(),
             attempt_no,

@@ -124,6 +124,9 @@ pub enum NextState {
 /// One attempt and the delivery's transition, written together.
 #[derive(Debug, Clone)]
 pub struct AttemptRecord {
+    /// Chosen once, before the record is first written: writing the same
+    /// record again (a retried commit whose first try did land) adds nothing.
+    pub id: String,
     pub delivery_id: String,
     pub endpoint_id: String,
     pub attempt_no: u32,
@@ -139,19 +142,49 @@ pub struct AttemptRecord {
     pub replay_id: Option<String>,
 }
 
+/// The records of `batch` whose attempt id is not stored yet. After a
+/// commit whose answer was lost (the database went away at that moment),
+/// the recorder writes the batch again; what had landed is skipped, so no
+/// attempt is recorded, or counted, twice.
+async fn not_yet_recorded<'a, C: ConnectionTrait>(
+    txn: &C,
+    batch: &'a [AttemptRecord],
+) -> Result<Vec<&'a AttemptRecord>, StoreError> {
+    let backend = txn.get_database_backend();
+    let mut stored = std::collections::HashSet::new();
+    for chunk in batch.chunks(500) {
+        let ids: Vec<Value> = chunk.iter().map(|r| r.id.clone().into()).collect();
+        let rows = txn
+            .query_all_raw(sql(
+                backend,
+                &format!(
+                    "SELECT id FROM attempt WHERE id IN ({})",
+                    placeholders(chunk.len())
+                ),
+                ids,
+            ))
+            .await?;
+        for row in rows {
+            stored.insert(row.try_get::<String>("", "id")?);
+        }
+    }
+    Ok(batch.iter().filter(|r| !stored.contains(&r.id)).collect())
+}
+
 /// Writes a batch of attempts and their delivery transitions in one
-/// transaction (the group commit), inside `txn`.
+/// transaction (the group commit), inside `txn`. Idempotent per attempt id.
 pub async fn record<C: ConnectionTrait>(
     txn: &C,
     batch: &[AttemptRecord],
     now_ms: i64,
 ) -> Result<(), StoreError> {
     let backend = txn.get_database_backend();
+    let batch = not_yet_recorded(txn, batch).await?;
     for chunk in batch.chunks(200) {
         let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 11);
         for r in chunk {
             values.extend([
-                new_id("att").into(),
+                r.id.clone().into(),
                 r.delivery_id.clone().into(),
                 (r.attempt_no as i32).into(),
                 r.trigger.as_str().into(),

@@ -139,7 +139,17 @@ on_both_backends!(
             .expect("every attempt is in flight");
 
         signal(&hookd, "TERM");
-        // While the attempts finish, producers are told to go elsewhere.
+        // Once the signal is taken, readiness fails at once...
+        let stopping = harness::wait_until(Duration::from_secs(2), || async {
+            let res = awc::Client::default()
+                .get(format!("http://{listen}/readyz"))
+                .send()
+                .await;
+            matches!(res, Ok(r) if r.status().as_u16() == 503).then_some(())
+        })
+        .await;
+        assert!(stopping.is_some(), "readyz says 503 while stopping");
+        // ...and while the attempts finish, producers are told to go elsewhere.
         let one = format!(r#"{{"type":"balance.updated","partner_id":"{partner}","data":{{}}}}"#);
         let (status, retry_after) = ingest(&listen, &key, one).await;
         assert_eq!(status, 503, "ingest while stopping");

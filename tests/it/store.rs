@@ -33,3 +33,57 @@ on_both_backends!(
         );
     }
 );
+
+on_both_backends!(
+    writing_an_attempt_record_again_adds_nothing,
+    |backend: Backend| async move {
+        use hookd::store::deliveries::{AttemptRecord, NextState, Trigger, record};
+        let app = spawn_app(backend).await;
+        let receiver = crate::harness::receiver::Receiver::start().await;
+        let (endpoint, _) = app.endpoint(&receiver.url()).await;
+        let event = app
+            .publish("balance.updated", serde_json::json!({"balance": "1.00"}))
+            .await;
+        app.wait_for_state(
+            &event,
+            &endpoint,
+            "delivered",
+            std::time::Duration::from_secs(10),
+        )
+        .await;
+        let stored = hookd::store::entity::attempt::Entity::find()
+            .one(app.db())
+            .await
+            .expect("the attempts read")
+            .expect("one attempt");
+        let again = |id: String| AttemptRecord {
+            id,
+            delivery_id: stored.delivery_id.clone(),
+            endpoint_id: endpoint.clone(),
+            attempt_no: 1,
+            trigger: Trigger::Scheduled,
+            started_at: stored.started_at,
+            latency_ms: 5,
+            status_code: Some(200),
+            error: None,
+            excerpt: None,
+            remote_addr: None,
+            next: NextState::Delivered,
+            replay_id: None,
+        };
+        // The commit whose answer was lost, written again by the recorder.
+        record(app.db(), &[again(stored.id.clone())], 0)
+            .await
+            .expect("the same record again");
+        let attempts = "SELECT COUNT(*) AS n FROM attempt";
+        let counted = "SELECT COALESCE(SUM(attempt_count), 0) AS n FROM delivery";
+        assert_eq!(app.count(attempts).await, 1, "the attempt was stored twice");
+        assert_eq!(app.count(counted).await, 1, "the attempt was counted twice");
+        // Another attempt (another id) is stored: the check can see one.
+        record(app.db(), &[again(hookd::domain::ids::new_id("att"))], 0)
+            .await
+            .expect("a new record");
+        assert_eq!(app.count(attempts).await, 2);
+        assert_eq!(app.count(counted).await, 2);
+    }
+);
