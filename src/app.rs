@@ -106,10 +106,10 @@ pub async fn start(
     clock: SharedClock,
     handle_signals: bool,
 ) -> anyhow::Result<Running> {
+    // Before migrations: a second binary must not change the schema under
+    // the running one.
+    let lock = crate::instance_lock::acquire(&config.database)?;
     let shared = prepare(config, clock).await?;
-    // After the database opened (so its own errors come first), before
-    // anything claims work.
-    let lock = crate::instance_lock::acquire(&shared.config.database)?;
     // Bind before any actor starts: a taken port must stop a clean start.
     let listener = http::door::bind(&shared.config.http)?;
     let engine = Engine::start(shared.clone())?;

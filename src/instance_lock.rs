@@ -29,13 +29,21 @@ pub fn acquire(database: &DatabaseConfig) -> anyhow::Result<Option<InstanceLock>
     let Some(path) = lock_path(database) else {
         return Ok(None);
     };
-    let mut file = std::fs::OpenOptions::new()
+    let opened = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(&path)
-        .with_context(|| format!("cannot open the instance lock {}", path.display()))?;
+        .open(&path);
+    let mut file = match opened {
+        Ok(file) => file,
+        // No folder for the database: opening it fails next, naming it.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("cannot open the instance lock {}", path.display()));
+        }
+    };
     match file.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {

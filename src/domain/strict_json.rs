@@ -6,7 +6,7 @@
 
 use std::{collections::HashSet, fmt};
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 /// Where a value sits in a document: `data.items[2].amount`.
@@ -105,11 +105,9 @@ impl<'de> Visitor<'de> for Walk<'_> {
         let mut seen: HashSet<String> = HashSet::new();
         while let Some(key) = map.next_key::<String>()? {
             // With arbitrary_precision a number arrives as a one-entry map
-            // under serde_json's private key; it is a number, not an object.
-            if key == "$serde_json::private::Number" {
-                map.next_value::<IgnoredAny>()?;
-                continue;
-            }
+            // under serde_json's private key with its text as a string value;
+            // walking it like any entry costs nothing, and an object that
+            // merely uses that key is still checked all the way down.
             if !seen.insert(key.clone()) {
                 let path = Path::Key(&self.0, &key).to_string();
                 return Err(de::Error::custom(format!("{DUPLICATE}{path}")));
@@ -185,6 +183,17 @@ mod tests {
             duplicate(r#"[{"x":1},{"x":2,"x":3}]"#).as_deref(),
             Some("[1].x")
         );
+    }
+
+    #[test]
+    fn serde_jsons_private_number_key_hides_nothing() {
+        let hidden = r#"{"data":{"$serde_json::private::Number":{"amount":1,"amount":1000}}}"#;
+        assert_eq!(
+            duplicate(hidden).as_deref(),
+            Some("data.$serde_json::private::Number.amount")
+        );
+        let twice = r#"{"$serde_json::private::Number":"1","$serde_json::private::Number":"2"}"#;
+        assert!(duplicate(twice).is_some());
     }
 
     #[test]

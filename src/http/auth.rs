@@ -25,7 +25,7 @@ fn bearer(req: &HttpRequest) -> Option<&str> {
 /// The per-address budget's key for this request.
 fn address_key(req: &HttpRequest, state: &AppState) -> String {
     client_ip::of(req, &state.shared.config.http.trust_proxy)
-        .map_or_else(|| "unknown".to_string(), |ip| ip.to_string())
+        .map_or_else(|| "unknown".to_string(), client_ip::budget_key)
 }
 
 /// A refusal that counts against the client address: 401 while the address

@@ -30,8 +30,14 @@ fn parse_hop(text: &str) -> Option<IpAddr> {
 }
 
 /// The hops a request passed, nearest last, from the forwarding headers.
+/// With both `X-Forwarded-For` and `Forwarded` present, one of them may be
+/// the client's own, passed through by a proxy that writes the other: then
+/// neither is believed (no hops).
 fn hops(req: &HttpRequest) -> Vec<Option<IpAddr>> {
     let headers = req.headers();
+    if headers.contains_key("x-forwarded-for") && headers.contains_key("forwarded") {
+        return Vec::new();
+    }
     let xff: Vec<_> = headers
         .get_all("x-forwarded-for")
         .filter_map(|v| v.to_str().ok())
@@ -78,6 +84,18 @@ pub fn resolve(peer: IpAddr, hops: &[Option<IpAddr>], proxies: &[IpNet]) -> IpAd
     client
 }
 
+/// The budget key of an address: IPv6 clients by their /64 (one subscriber
+/// holds a whole /64), IPv4 clients by their address.
+pub fn budget_key(address: IpAddr) -> String {
+    match address {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+        }
+    }
+}
+
 /// The request's client address.
 pub fn of(req: &HttpRequest, proxies: &[IpNet]) -> Option<IpAddr> {
     let peer = req.peer_addr()?.ip();
@@ -119,6 +137,19 @@ mod tests {
             Some(ip("10.0.0.2")),
         ];
         assert_eq!(resolve(ip("10.0.0.1"), &hops, &proxies), ip("203.0.113.9"));
+    }
+
+    #[test]
+    fn an_ipv6_client_is_budgeted_by_its_64() {
+        assert_eq!(
+            budget_key(ip("2001:db8:1:2:aaaa::1")),
+            budget_key(ip("2001:db8:1:2:bbbb::9"))
+        );
+        assert_ne!(
+            budget_key(ip("2001:db8:1:2::1")),
+            budget_key(ip("2001:db8:1:3::1"))
+        );
+        assert_eq!(budget_key(ip("192.0.2.7")), "192.0.2.7");
     }
 
     #[test]

@@ -16,11 +16,14 @@ use super::{
     gate::Ticket,
 };
 
-/// A replacement answer still being written.
+/// A replacement answer still being written, and how much of the
+/// dispatcher's buffer it stands for (reported once it is all out, so the
+/// dispatcher never closes the connection on a half-written answer).
 #[derive(Debug)]
 struct Pending {
     bytes: Vec<u8>,
     written: usize,
+    consumed: usize,
 }
 
 #[derive(Debug)]
@@ -43,20 +46,31 @@ impl DoorStream {
         }
     }
 
-    /// Writes what is left of a replacement answer.
+    /// Writes what is left of a replacement answer (keeping it, done, until
+    /// `poll_write` reports it).
     fn drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        while let Some(p) = &mut self.pending {
-            if p.written == p.bytes.len() {
-                self.pending = None;
-                break;
+        if let Some(p) = &mut self.pending {
+            while p.written < p.bytes.len() {
+                let n = ready!(Pin::new(&mut self.io).poll_write(cx, &p.bytes[p.written..]))?;
+                if n == 0 {
+                    return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+                }
+                p.written += n;
             }
-            let n = ready!(Pin::new(&mut self.io).poll_write(cx, &p.bytes[p.written..]))?;
-            if n == 0 {
-                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
-            }
-            p.written += n;
         }
         Poll::Ready(Ok(()))
+    }
+
+    /// Closed by the gate to make room: every direction fails, so the
+    /// dispatcher drops us whatever it was waiting for.
+    fn check_evicted(&self, cx: &mut Context<'_>) -> io::Result<()> {
+        let slot = self.ticket.slot();
+        slot.register(cx.waker());
+        if slot.is_evicted() {
+            Err(io::ErrorKind::ConnectionAborted.into())
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -67,12 +81,7 @@ impl AsyncRead for DoorStream {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        // Closed by the gate to make room: the dispatcher drops us.
-        let slot = this.ticket.slot();
-        slot.register(cx.waker());
-        if slot.is_evicted() {
-            return Poll::Ready(Err(io::ErrorKind::ConnectionAborted.into()));
-        }
+        this.check_evicted(cx)?;
         let before = buf.filled().len();
         ready!(Pin::new(&mut this.io).poll_read(cx, buf))?;
         this.lines.feed(&buf.filled()[before..]);
@@ -87,26 +96,35 @@ impl AsyncWrite for DoorStream {
         data: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        ready!(this.drain(cx))?;
-        this.ticket.slot().answered(this.ticket.now_ms());
+        this.check_evicted(cx)?;
+        if this.pending.is_some() {
+            // The dispatcher asks again with the same buffer until we
+            // report the replacement as written.
+            ready!(this.drain(cx))?;
+            let consumed = this.pending.take().map_or(0, |p| p.consumed);
+            return Poll::Ready(Ok(consumed));
+        }
         let rewritten = canned::rewrite(data, this.lines.longest(), this.max_uri);
         this.lines.reset();
         let Some((consumed, replacement)) = rewritten else {
-            return Pin::new(&mut this.io).poll_write(cx, data);
+            let written = ready!(Pin::new(&mut this.io).poll_write(cx, data))?;
+            this.ticket.slot().answered(this.ticket.now_ms());
+            return Poll::Ready(Ok(written));
         };
         this.pending = Some(Pending {
             bytes: replacement,
             written: 0,
+            consumed,
         });
-        // Whatever does not go now goes on the next write or flush.
-        if let Poll::Ready(Err(e)) = this.drain(cx) {
-            return Poll::Ready(Err(e));
-        }
+        ready!(this.drain(cx))?;
+        this.pending = None;
+        this.ticket.slot().answered(this.ticket.now_ms());
         Poll::Ready(Ok(consumed))
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        this.check_evicted(cx)?;
         ready!(this.drain(cx))?;
         Pin::new(&mut this.io).poll_flush(cx)
     }
