@@ -171,6 +171,22 @@ async fn not_yet_recorded<'a, C: ConnectionTrait>(
     Ok(batch.iter().filter(|r| !stored.contains(&r.id)).collect())
 }
 
+/// Splits `items` into rounds in which no key appears twice; the n-th item
+/// of a key goes in round n, so each key's items keep their order.
+fn rounds_by_delivery<T>(items: Vec<T>, key: impl Fn(&T) -> &str) -> Vec<Vec<T>> {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut rounds: Vec<Vec<T>> = Vec::new();
+    for item in items {
+        let n = seen.entry(key(&item).to_string()).or_insert(0);
+        if rounds.len() <= *n {
+            rounds.push(Vec::new());
+        }
+        rounds[*n].push(item);
+        *n += 1;
+    }
+    rounds
+}
+
 /// Writes a batch of attempts and their delivery transitions in one
 /// transaction (the group commit), inside `txn`. Idempotent per attempt id.
 pub async fn record<C: ConnectionTrait>(
@@ -180,7 +196,11 @@ pub async fn record<C: ConnectionTrait>(
 ) -> Result<(), StoreError> {
     let backend = txn.get_database_backend();
     let batch = not_yet_recorded(txn, batch).await?;
-    for chunk in batch.chunks(200) {
+    // An UPDATE … FROM (VALUES …) applies one source row per target row:
+    // two attempts of one delivery (a replay beside a scheduled attempt)
+    // go in successive rounds, so each is counted and applied in order.
+    let rounds = rounds_by_delivery(batch, |r| r.delivery_id.as_str());
+    for chunk in rounds.iter().flat_map(|round| round.chunks(200)) {
         let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 11);
         for r in chunk {
             values.extend([
@@ -395,4 +415,24 @@ pub async fn request_replay(
     ))
     .await?;
     Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rounds_by_delivery;
+
+    #[test]
+    fn a_delivery_appears_once_per_round_and_its_attempts_keep_their_order() {
+        let items = vec![("d1", 1), ("d2", 1), ("d1", 2), ("d3", 1), ("d1", 3)];
+        let rounds = rounds_by_delivery(items, |(d, _)| d);
+        assert_eq!(
+            rounds,
+            vec![
+                vec![("d1", 1), ("d2", 1), ("d3", 1)],
+                vec![("d1", 2)],
+                vec![("d1", 3)]
+            ]
+        );
+        assert!(rounds_by_delivery(Vec::<(&str, i32)>::new(), |(d, _)| d).is_empty());
+    }
 }

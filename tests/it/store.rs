@@ -35,7 +35,7 @@ on_both_backends!(
 );
 
 on_both_backends!(
-    writing_an_attempt_record_again_adds_nothing,
+    each_attempt_record_is_stored_and_counted_exactly_once,
     |backend: Backend| async move {
         use hookd::store::deliveries::{AttemptRecord, NextState, Trigger, record};
         let app = spawn_app(backend).await;
@@ -85,5 +85,19 @@ on_both_backends!(
             .expect("a new record");
         assert_eq!(app.count(attempts).await, 2);
         assert_eq!(app.count(counted).await, 2);
+        // Two attempts of one delivery in one batch are both counted.
+        let pair = [
+            again(hookd::domain::ids::new_id("att")),
+            again(hookd::domain::ids::new_id("att")),
+        ];
+        record(app.db(), &pair, 0)
+            .await
+            .expect("two records of one delivery");
+        assert_eq!(app.count(attempts).await, 4);
+        assert_eq!(
+            app.count(counted).await,
+            4,
+            "one of the pair was not counted"
+        );
     }
 );
