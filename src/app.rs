@@ -162,24 +162,3 @@ pub async fn start(
         _lock: lock,
     })
 }
-
-/// `hookd serve`: runs until SIGINT or SIGTERM.
-pub async fn serve(config: Config, clock: SharedClock) -> anyhow::Result<()> {
-    let database = store::redact_url(&config.database.url);
-    let running = start(config, clock, false).await?;
-    tracing::info!(address = %running.addr, %database, "hookd is serving");
-    println!(
-        "\nhookd is listening on http://{addr} (database {database}).\n\
-         Next, in another terminal (from a checkout, `hookd` is `cargo run --release --`):\n  \
-         hookd partner create --name Acme --json                 # -> partner id\n  \
-         hookd key create --service --json                       # -> service key for POST /v1/events\n  \
-         hookd endpoint create --partner <id> --url https://example.com/hooks --json   # -> endpoint secret\n  \
-         curl -H 'Authorization: Bearer <service key>' -H 'content-type: application/json' \\\n    \
-         -d '{{\"type\":\"usage.finalized\",\"partner_id\":\"<id>\",\"data\":{{\"final_cost\":\"1.20\",\"currency\":\"USD\"}}}}' \\\n    \
-         http://{addr}/v1/events\n",
-        addr = running.addr
-    );
-    running.serve_until_stopped().await?;
-    tracing::info!("hookd stopped");
-    Ok(())
-}

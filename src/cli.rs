@@ -141,7 +141,7 @@ fn print(json: bool, value: serde_json::Value, text: String) {
 pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
     let clock = SystemClock;
     match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => app::serve(config, Arc::new(SystemClock)).await,
+        Command::Serve => serve(config).await,
         Command::Demo {
             events,
             exit_when_delivered,
@@ -262,4 +262,26 @@ async fn connect(config: &Config) -> anyhow::Result<sea_orm::DatabaseConnection>
         .await
         .context("preparing the database")?;
     Ok(db)
+}
+
+/// `hookd serve`: runs until SIGINT or SIGTERM, after telling the person at
+/// the terminal what to do next.
+async fn serve(config: Config) -> anyhow::Result<()> {
+    let database = store::redact_url(&config.database.url);
+    let running = app::start(config, Arc::new(SystemClock), false).await?;
+    tracing::info!(address = %running.addr, %database, "hookd is serving");
+    println!(
+        "\nhookd is listening on http://{addr} (database {database}).\n\
+         Next, in another terminal (from a checkout, `hookd` is `cargo run --release --`):\n  \
+         hookd partner create --name Acme --json                 # -> partner id\n  \
+         hookd key create --service --json                       # -> service key for POST /v1/events\n  \
+         hookd endpoint create --partner <id> --url https://example.com/hooks --json   # -> endpoint secret\n  \
+         curl -H 'Authorization: Bearer <service key>' -H 'content-type: application/json' \\\n    \
+         -d '{{\"type\":\"usage.finalized\",\"partner_id\":\"<id>\",\"data\":{{\"final_cost\":\"1.20\",\"currency\":\"USD\"}}}}' \\\n    \
+         http://{addr}/v1/events\n",
+        addr = running.addr
+    );
+    running.serve_until_stopped().await?;
+    tracing::info!("hookd stopped");
+    Ok(())
 }
