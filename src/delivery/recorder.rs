@@ -77,7 +77,10 @@ impl Recorder {
             .iter()
             .map(|(r, _)| (r.attempt.clone(), r.gone))
             .collect();
-        let write = async move { write_batch(&shared, &records).await };
+        // After a failed write, records may have landed without the answer
+        // saying so: until a write succeeds, look before writing.
+        let again = self.failures > 0;
+        let write = async move { write_batch(&shared, &records, again).await };
         ctx.spawn(write.into_actor(self).map(move |result, act, ctx| {
             act.flushing = false;
             match result {
@@ -115,6 +118,7 @@ impl Recorder {
 async fn write_batch(
     shared: &Shared,
     records: &[(AttemptRecord, bool)],
+    again: bool,
 ) -> Result<Changes, StoreError> {
     let now = shared.clock.now_ms();
     let thresholds = Thresholds {
@@ -139,7 +143,7 @@ async fn write_batch(
     let attempts: Vec<AttemptRecord> = records.iter().map(|(r, _)| r.clone()).collect();
     let _turn = shared.write_turn().await;
     let txn = shared.db.begin().await?;
-    deliveries::record(&txn, &attempts, now).await?;
+    deliveries::record(&txn, &attempts, now, again).await?;
     let mut changes = Changes::default();
     // A success changes nothing for an endpoint that was not failing: ask
     // once which succeeded endpoints were, instead of writing each.

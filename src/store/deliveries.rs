@@ -188,14 +188,21 @@ fn rounds_by_delivery<T>(items: Vec<T>, key: impl Fn(&T) -> &str) -> Vec<Vec<T>>
 }
 
 /// Writes a batch of attempts and their delivery transitions in one
-/// transaction (the group commit), inside `txn`. Idempotent per attempt id.
+/// transaction (the group commit), inside `txn`. `again`: some of these
+/// records may have landed already (a write whose answer was lost); those
+/// are skipped by attempt id. A first write skips the look-up.
 pub async fn record<C: ConnectionTrait>(
     txn: &C,
     batch: &[AttemptRecord],
     now_ms: i64,
+    again: bool,
 ) -> Result<(), StoreError> {
     let backend = txn.get_database_backend();
-    let batch = not_yet_recorded(txn, batch).await?;
+    let batch = if again {
+        not_yet_recorded(txn, batch).await?
+    } else {
+        batch.iter().collect()
+    };
     // An UPDATE … FROM (VALUES …) applies one source row per target row:
     // two attempts of one delivery (a replay beside a scheduled attempt)
     // go in successive rounds, so each is counted and applied in order.

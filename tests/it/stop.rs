@@ -64,7 +64,8 @@ on_both_backends!(
         let env = harness::test_env(&url, &[("HOOKD_HTTP__LISTEN", &listen)]);
         let mut hookd = Hookd::start(&["serve"], &env, work.path(), "taken");
         let status = hookd
-            .wait_exit(Duration::from_secs(20))
+            .exited(Duration::from_secs(20))
+            .await
             .expect("hookd gives up on a taken port");
         let log = hookd.stderr();
         assert!(!log.contains("panicked"), "hookd panicked:\n{log}");

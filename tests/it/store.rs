@@ -72,7 +72,7 @@ on_both_backends!(
             replay_id: None,
         };
         // The commit whose answer was lost, written again by the recorder.
-        record(app.db(), &[again(stored.id.clone())], 0)
+        record(app.db(), &[again(stored.id.clone())], 0, true)
             .await
             .expect("the same record again");
         let attempts = "SELECT COUNT(*) AS n FROM attempt";
@@ -80,9 +80,14 @@ on_both_backends!(
         assert_eq!(app.count(attempts).await, 1, "the attempt was stored twice");
         assert_eq!(app.count(counted).await, 1, "the attempt was counted twice");
         // Another attempt (another id) is stored: the check can see one.
-        record(app.db(), &[again(hookd::domain::ids::new_id("att"))], 0)
-            .await
-            .expect("a new record");
+        record(
+            app.db(),
+            &[again(hookd::domain::ids::new_id("att"))],
+            0,
+            true,
+        )
+        .await
+        .expect("a new record");
         assert_eq!(app.count(attempts).await, 2);
         assert_eq!(app.count(counted).await, 2);
         // Two attempts of one delivery in one batch are both counted.
@@ -90,7 +95,7 @@ on_both_backends!(
             again(hookd::domain::ids::new_id("att")),
             again(hookd::domain::ids::new_id("att")),
         ];
-        record(app.db(), &pair, 0)
+        record(app.db(), &pair, 0, false)
             .await
             .expect("two records of one delivery");
         assert_eq!(app.count(attempts).await, 4);
