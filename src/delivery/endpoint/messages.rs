@@ -1,0 +1,63 @@
+//! What an endpoint actor is told, and by whom: the fanout wakes it, asks
+//! it to reload or to drain, and hears from it when it is idle.
+
+use actix::prelude::*;
+
+use super::EndpointActor;
+
+/// Look for due work. `new_work`: the fanout just created deliveries.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct Wake {
+    pub new_work: bool,
+    /// The supervisor's count of wakes sent to this actor (see `Idle`).
+    pub seq: u64,
+}
+
+/// Told to the supervisor when the actor has nothing left to do.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct Idle {
+    pub endpoint_id: String,
+    /// The last wake this actor had seen: a later wake means new work raced in.
+    pub seq: u64,
+}
+
+impl Handler<Wake> for EndpointActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Wake, ctx: &mut Context<Self>) {
+        self.seq = msg.seq;
+        if msg.new_work {
+            self.due.unknown();
+            self.woken = true;
+        }
+        self.pump(ctx);
+    }
+}
+
+/// Stop gracefully (the engine is stopping): claim nothing more, hand queued
+/// work back, and stop once the attempts in flight are recorded.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct Drain;
+
+impl Handler<Drain> for EndpointActor {
+    type Result = ();
+    fn handle(&mut self, _: Drain, ctx: &mut Context<Self>) {
+        self.pump(ctx);
+    }
+}
+
+/// Forget cached settings and secrets; the next pump reloads them.
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct Reload;
+
+impl Handler<Reload> for EndpointActor {
+    type Result = ();
+    fn handle(&mut self, _: Reload, ctx: &mut Context<Self>) {
+        self.loaded = None;
+        self.pump(ctx);
+    }
+}
