@@ -172,7 +172,12 @@ impl Scoped<'_> {
             m.rate_limit = Set(r.map(|r| i32::try_from(r).unwrap_or(i32::MAX)));
         }
         m.updated_at = Set(now_ms);
-        Ok(Some(m.update(self.db).await?.try_into()?))
+        match m.update(self.db).await {
+            Ok(row) => Ok(Some(row.try_into()?)),
+            // Deleted between the read and the write: it is gone, not broken.
+            Err(sea_orm::DbErr::RecordNotUpdated) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Sets the status; enabling clears the failure history and reason.
