@@ -112,7 +112,7 @@ pub async fn start(
     let shared = prepare(config, clock).await?;
     // Bind before any actor starts: a taken port must stop a clean start.
     let listener = http::door::bind(&shared.config.http)?;
-    let engine = Engine::start(shared.clone())?;
+    let engine = Engine::start(shared.clone(), &listener.addr.to_string()).await?;
     let api = &shared.config.api;
     let limiter = |rate, burst| Arc::new(http::rate_limit::RateLimiter::new(rate, burst));
     let state = AppState {

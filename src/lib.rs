@@ -26,6 +26,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod dashboard;
 pub mod delivery;

@@ -12,6 +12,7 @@ mod m20261130_000003_scheduled_attempts;
 mod m20261130_000004_due_index;
 mod m20261130_000005_outbox_notify;
 mod m20261201_000006_dashboard_sessions;
+mod m20261201_000007_cluster;
 
 pub struct Migrator;
 
@@ -25,6 +26,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000004_due_index::Migration),
             Box::new(m20261130_000005_outbox_notify::Migration),
             Box::new(m20261201_000006_dashboard_sessions::Migration),
+            Box::new(m20261201_000007_cluster::Migration),
         ]
     }
 }

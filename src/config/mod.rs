@@ -9,9 +9,12 @@ use figment::{
 };
 use serde::Deserialize;
 
+mod cluster;
 mod egress;
 mod http;
 mod values;
+pub use cluster::ClusterConfig;
+use cluster::RawCluster;
 pub use egress::EgressConfig;
 use egress::RawEgress;
 use http::RawHttp;
@@ -52,6 +55,7 @@ struct Raw {
     egress: RawEgress,
     log: RawLog,
     shutdown: RawShutdown,
+    cluster: RawCluster,
 }
 
 #[derive(Debug, Deserialize)]
@@ -158,6 +162,7 @@ pub struct Config {
     pub egress: EgressConfig,
     pub log: LogConfig,
     pub shutdown: ShutdownConfig,
+    pub cluster: ClusterConfig,
 }
 
 #[derive(Debug, Clone)]
@@ -481,6 +486,7 @@ impl Raw {
             shutdown: ShutdownConfig {
                 grace: duration("shutdown.grace", &self.shutdown.grace)?,
             },
+            cluster: self.cluster.validate()?,
         })
     }
 }

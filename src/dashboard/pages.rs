@@ -63,18 +63,43 @@ pub fn login(error: Option<&str>) -> Markup {
     )
 }
 
+/// The circuit as kept on the endpoint row: the same from every instance.
 fn circuit_cell(e: &EndpointHealth) -> Markup {
-    match &e.actor {
-        None => html! { td { "no actor" } },
-        Some(a) => {
-            let name = serde_json::to_value(a.report.circuit)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            html! {
-                td {
-                    span class={ "circuit " (name) } { (name.replace('_', " ")) }
-                    @if let Some(until) = &a.open_until { " until " (until) }
+    let name = serde_json::to_value(e.circuit)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    html! {
+        td {
+            span class={ "circuit " (name) } { (name.replace('_', " ")) }
+            @if let Some(until) = &e.open_until { " until " (until) }
+        }
+    }
+}
+
+/// Every instance of the cluster on this database.
+fn instances_table(actors: &Actors) -> Markup {
+    html! {
+        table #instances {
+            thead { tr {
+                th { "Instance" } th { "Host" } th { "Listen" } th { "Started" }
+                th { "Heartbeat" } th { "Endpoints" } th { "Actors" } th { "In flight" }
+            } }
+            tbody {
+                @for i in &actors.instances {
+                    tr data-instance=(i.id) class=(if i.alive { "alive" } else { "dead" }) {
+                        td { code { (i.id) } @if i.id == actors.instance_id { " (this one)" } }
+                        td { (i.host) " · pid " (i.pid) }
+                        td { code { (i.listen) } }
+                        td { (i.started_at) }
+                        td.num.heartbeat {
+                            (format!("{:.1} s ago", i.heartbeat_age_ms as f64 / 1000.0))
+                            @if !i.alive { " (dead)" } @else if i.draining { " (stopping)" }
+                        }
+                        td.num.owned { (i.endpoints_owned) }
+                        td.num { (i.actors) }
+                        td.num { (i.in_flight) }
+                    }
                 }
             }
         }
@@ -93,13 +118,16 @@ pub fn overview(actors: &Actors, waiting: Waiting, partner: Option<&str>) -> Mar
             }
             main {
                 div.cards {
-                    div.card #actors-running { b { (actors.running) } "endpoint actors running" }
+                    div.card #actors-running { b { (actors.running_in_cluster) } "endpoint actors running"
+                        br; small { (actors.running) " in this instance" } }
+                    div.card #instance-count { b { (actors.instances.iter().filter(|i| i.alive).count()) } "instances alive" }
                     div.card #outbox { b { (actors.outbox_unpublished) } "events waiting for fanout"
                         @if let Some(t) = &actors.oldest_unpublished_at { br; small { "oldest " (t) } } }
                     div.card #pending { b { (waiting.pending) } "deliveries pending" }
                     div.card #failed { b { (waiting.failed) } "waiting to retry" }
                     div.card #delivering { b { (waiting.delivering) } "being delivered" }
                 }
+                (instances_table(actors))
                 form method="get" action="/dashboard" {
                     label for="partner_id" { "Partner " }
                     input id="partner_id" name="partner_id" value=[partner];
@@ -109,7 +137,7 @@ pub fn overview(actors: &Actors, waiting: Waiting, partner: Option<&str>) -> Mar
                     thead { tr {
                         th { "Endpoint" } th { "Partner" } th { "Status" } th { "Waiting" }
                         th { "Next attempt" } th { "Circuit" } th { "Failures" }
-                        th { "In flight" } th { "Queued" } th { "Avg attempt" }
+                        th { "In flight" } th { "Owner" } th { "Queued here" } th { "Avg attempt" }
                     } }
                     tbody {
                         @for e in &actors.data {
@@ -120,18 +148,19 @@ pub fn overview(actors: &Actors, waiting: Waiting, partner: Option<&str>) -> Mar
                                 td.num.waiting { (e.waiting) }
                                 td { (e.next_attempt_at.as_deref().unwrap_or("–")) }
                                 (circuit_cell(e))
+                                td.num.failures { (e.consecutive_failures) }
+                                td.num.in-flight { (e.in_flight) }
+                                td.owner { code { (e.owner.as_deref().unwrap_or("–")) } }
                                 @match &e.actor {
                                     Some(a) => {
-                                        td.num.failures { (a.report.consecutive_failures) }
-                                        td.num { (a.report.in_flight) " / " (a.report.concurrency.map_or("–".to_string(), |c| c.to_string())) }
                                         td.num { (a.report.queued) }
                                         td.num { (format!("{:.0} ms", a.report.attempt_ms)) }
                                     }
-                                    None => { td {} td {} td {} td {} }
+                                    None => { td {} td {} }
                                 }
                             }
                         }
-                        @if actors.data.is_empty() { tr { td colspan="10" { "No endpoints." } } }
+                        @if actors.data.is_empty() { tr { td colspan="11" { "No endpoints." } } }
                     }
                 }
             }
@@ -147,7 +176,10 @@ mod tests {
     #[test]
     fn values_from_the_database_are_escaped() {
         let actors = Actors {
+            instance_id: "ins_1".into(),
             running: 0,
+            running_in_cluster: 0,
+            instances: Vec::new(),
             outbox_unpublished: 0,
             oldest_unpublished_at: None,
             data: vec![EndpointHealth {
@@ -156,6 +188,11 @@ mod tests {
                 status: "active".into(),
                 waiting: 0,
                 next_attempt_at: None,
+                in_flight: 0,
+                owner: Some("ins_\"<i>".into()),
+                circuit: crate::delivery::report::Circuit::Closed,
+                consecutive_failures: 0,
+                open_until: None,
                 actor: None,
             }],
         };

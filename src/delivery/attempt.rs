@@ -22,10 +22,55 @@ use crate::{
     secret::Secret,
     signing::signature_header,
     store::{
-        deliveries::{Claimed, NextState},
+        claims::Claimed,
+        deliveries::{AttemptRecord, NextState, Trigger},
         endpoints::Endpoint,
     },
 };
+
+/// How much of a response body an attempt keeps (redacted).
+const EXCERPT_BYTES: usize = 1024;
+
+/// The record of one finished attempt of `claimed`, on its way to `next`.
+pub(super) fn attempt_record(
+    endpoint_id: &str,
+    claimed: &Claimed,
+    observed: &Observed,
+    started_at: i64,
+    next: NextState,
+) -> AttemptRecord {
+    let error = match &observed.outcome {
+        Outcome::Delivered => None,
+        Outcome::Gone => Some((
+            ErrorCategory::HttpStatus,
+            "the receiver answered 410 Gone".to_string(),
+        )),
+        Outcome::Failed { category, .. } => {
+            Some((*category, observed.detail.clone().unwrap_or_default()))
+        }
+    };
+    AttemptRecord {
+        id: crate::domain::ids::new_id("att"),
+        delivery_id: claimed.id.clone(),
+        endpoint_id: endpoint_id.to_string(),
+        attempt_no: claimed.attempt_count + 1,
+        trigger: if claimed.replay_id.is_some() {
+            Trigger::Manual
+        } else {
+            Trigger::Scheduled
+        },
+        started_at,
+        latency_ms: u32::try_from(observed.latency.as_millis()).unwrap_or(u32::MAX),
+        status_code: observed.status,
+        error,
+        excerpt: (!observed.body.is_empty())
+            .then(|| super::excerpt::redacted_excerpt(&observed.body, EXCERPT_BYTES)),
+        remote_addr: observed.remote.map(|a| a.to_string()),
+        next,
+        replay_id: claimed.replay_id.clone(),
+        claim_seq: claimed.claim_seq,
+    }
+}
 
 /// A claimed delivery with the bytes it sends.
 pub(super) struct Job {

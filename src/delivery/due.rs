@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use crate::store::deliveries::Claimed;
+use crate::store::claims::Claimed;
 
 /// Nothing outside the actor is known to become due: only a wake (new
 /// deliveries, due rows seen by the supervisor's poll) or the actor's own
@@ -105,6 +105,7 @@ mod tests {
             scheduled_attempts: 0,
             created_at: 0,
             replay_id: replay.map(str::to_string),
+            claim_seq: 1,
         }
     }
 

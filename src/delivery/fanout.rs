@@ -12,7 +12,11 @@ use super::{
     endpoint::{self, Drain, EndpointActor, Idle},
     recorder::{EndpointsDisabled, Recorder},
 };
-use crate::{egress::resolver::ResolverActor, store};
+use crate::{
+    cluster::messages::{Consider, LeasesChanged},
+    egress::resolver::ResolverActor,
+    store,
+};
 
 /// New events are committed: claim them now.
 #[derive(Message, Debug, Clone, Copy)]
@@ -38,6 +42,7 @@ pub struct FanoutActor {
     shared: Arc<Shared>,
     recorder: Addr<Recorder>,
     resolver: Addr<ResolverActor>,
+    cluster: Recipient<Consider>,
     children: HashMap<String, Child>,
     claiming: bool,
     again: bool,
@@ -49,11 +54,13 @@ impl FanoutActor {
         shared: Arc<Shared>,
         recorder: Addr<Recorder>,
         resolver: Addr<ResolverActor>,
+        cluster: Recipient<Consider>,
     ) -> FanoutActor {
         FanoutActor {
             shared,
             recorder,
             resolver,
+            cluster,
             children: HashMap::new(),
             claiming: false,
             again: false,
@@ -62,8 +69,14 @@ impl FanoutActor {
     }
 
     /// Wakes the endpoint's actor, starting (or restarting) it if needed.
+    /// An endpoint this instance does not hold gets no actor here: its owner
+    /// sends, or, if it is free, the cluster actor may take it.
     fn wake_child(&mut self, ctx: &mut Context<Self>, endpoint_id: &str, new_work: bool) {
         if self.shared.is_draining() {
+            return;
+        }
+        if !self.shared.leases.holds(endpoint_id) {
+            self.cluster.do_send(Consider(endpoint_id.to_string()));
             return;
         }
         let alive = self
@@ -274,6 +287,27 @@ impl Handler<Idle> for FanoutActor {
             && let Some(child) = self.children.remove(&msg.endpoint_id)
         {
             child.addr.do_send(StopNow);
+        }
+    }
+}
+
+impl Handler<LeasesChanged> for FanoutActor {
+    type Result = ();
+    fn handle(&mut self, msg: LeasesChanged, ctx: &mut Context<Self>) {
+        for id in &msg.wake {
+            self.wake_child(ctx, id, true);
+        }
+        if msg.look {
+            self.poll(ctx);
+        }
+        // An actor whose lease is gone notices at its next pump: make it now.
+        for id in &msg.lost {
+            if let Some(child) = self.children.get(id) {
+                child.addr.do_send(endpoint::Wake {
+                    new_work: false,
+                    seq: child.seq,
+                });
+            }
         }
     }
 }

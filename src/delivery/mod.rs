@@ -2,6 +2,7 @@
 //! supervises one endpoint actor per endpoint with work; endpoint actors send
 //! through the pinned client; the recorder group-commits what happened.
 
+pub mod activity;
 pub mod attempt;
 pub mod client;
 pub mod due;
@@ -18,6 +19,7 @@ use actix::prelude::*;
 use sea_orm::DatabaseConnection;
 
 use crate::{
+    cluster::{actor::ClusterActor, messages::Leave},
     config::Config,
     domain::{clock::SharedClock, retry::RetryPolicy},
     egress::{resolver::ResolverActor, url_check::EgressRules},
@@ -41,6 +43,9 @@ pub struct Shared {
     sqlite_writes: Option<tokio::sync::Mutex<()>>,
     /// A stop has begun: nothing new is claimed or ingested.
     draining: std::sync::atomic::AtomicBool,
+    /// The endpoints this instance holds, as its actors read them.
+    pub leases: crate::cluster::leases::Leases,
+    pub activity: activity::Activity,
 }
 
 impl Shared {
@@ -71,6 +76,11 @@ impl Shared {
                 .is_sqlite()
                 .then(|| tokio::sync::Mutex::new(())),
             draining: std::sync::atomic::AtomicBool::new(false),
+            leases: crate::cluster::leases::Leases::new(
+                crate::domain::ids::new_id("ins"),
+                config.cluster.lease_ttl,
+            ),
+            activity: activity::Activity::default(),
             db,
             clock,
             config,
@@ -101,16 +111,23 @@ pub struct Engine {
     pub fanout: Addr<fanout::FanoutActor>,
     pub recorder: Addr<recorder::Recorder>,
     pub resolver: Addr<ResolverActor>,
+    pub cluster: Addr<ClusterActor>,
 }
 
 impl Engine {
-    /// Starts the actors on the current arbiter.
-    pub fn start(shared: Arc<Shared>) -> anyhow::Result<Engine> {
+    /// Registers this instance in the cluster and starts the actors on the
+    /// current arbiter. `listen`: the address the API answers on, for operators.
+    pub async fn start(shared: Arc<Shared>, listen: &str) -> anyhow::Result<Engine> {
+        let instance = crate::cluster::this_instance(shared.leases.instance_id(), listen);
+        crate::store::cluster::register(&shared.db, &instance)
+            .await
+            .map_err(|e| anyhow::anyhow!("registering this instance in the database: {e}"))?;
         let resolver =
             ResolverActor::new(&shared.config.egress, shared.rules.policy.clone())?.start();
-        // The fanout and the recorder address each other: the recorder is
-        // started inside the fanout's constructor, where the fanout's address exists.
-        let mut recorder = None;
+        // The fanout, the recorder and the cluster actor address each other:
+        // the other two start inside the fanout's constructor, where the
+        // fanout's address exists.
+        let mut started = None;
         let fanout = fanout::FanoutActor::create(|ctx| {
             let rec = recorder::Recorder::new(
                 shared.clone(),
@@ -118,15 +135,19 @@ impl Engine {
                 ctx.address().recipient(),
             )
             .start();
-            recorder = Some(rec.clone());
-            fanout::FanoutActor::new(shared.clone(), rec, resolver.clone())
+            let cluster =
+                ClusterActor::new(shared.clone(), instance, ctx.address().recipient()).start();
+            started = Some((rec.clone(), cluster.clone()));
+            fanout::FanoutActor::new(shared.clone(), rec, resolver.clone(), cluster.recipient())
         });
-        let recorder = recorder.ok_or_else(|| anyhow::anyhow!("the recorder did not start"))?;
+        let (recorder, cluster) =
+            started.ok_or_else(|| anyhow::anyhow!("the recorder did not start"))?;
         Ok(Engine {
             shared,
             fanout,
             recorder,
             resolver,
+            cluster,
         })
     }
 
@@ -152,6 +173,17 @@ impl Engine {
                 break;
             }
             actix_rt::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        // Hand every lease back now: another instance takes over at its next
+        // heartbeat instead of waiting out the lease period.
+        match self.cluster.send(Leave).await {
+            Ok(Ok(n)) => tracing::info!(endpoints = n, "handed the endpoint leases back"),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "handing the leases back failed; they lapse after the lease period")
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the cluster actor is gone; leases lapse after the lease period")
+            }
         }
     }
 

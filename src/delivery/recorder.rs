@@ -10,8 +10,9 @@ use sea_orm::TransactionTrait;
 use tokio::sync::oneshot;
 
 use super::Shared;
+use crate::domain::circuit::Saved;
 use crate::store::{
-    StoreError,
+    self, StoreError,
     deliveries::{self, AttemptRecord, NextState},
     health::{self, Changes, Health, Thresholds},
     outbox,
@@ -24,6 +25,9 @@ pub struct Record {
     pub attempt: AttemptRecord,
     /// The receiver answered 410 Gone.
     pub gone: bool,
+    /// The endpoint's circuit after this attempt, when it changed, with the
+    /// lease epoch it was decided under.
+    pub circuit: Option<(i64, Saved)>,
 }
 
 /// The recorder stopped before the record was written (the process is
@@ -31,6 +35,10 @@ pub struct Record {
 #[derive(Debug, Clone, Copy, thiserror::Error)]
 #[error("the attempt record was not written before shutdown")]
 pub struct RecordLost;
+
+/// One record as the batch writes it: the attempt, whether the receiver
+/// answered 410, and the circuit to save with it.
+type ToWrite = (AttemptRecord, bool, Option<(i64, Saved)>);
 
 /// Endpoints the recorder disabled (410 or failing too long).
 #[derive(Message, Debug, Clone)]
@@ -73,9 +81,9 @@ impl Recorder {
             .min(self.shared.config.delivery.record_batch);
         let batch: Vec<(Record, oneshot::Sender<()>)> = self.pending.drain(..take).collect();
         let shared = self.shared.clone();
-        let records: Vec<(AttemptRecord, bool)> = batch
+        let records: Vec<ToWrite> = batch
             .iter()
-            .map(|(r, _)| (r.attempt.clone(), r.gone))
+            .map(|(r, _)| (r.attempt.clone(), r.gone, r.circuit))
             .collect();
         // After a failed write, records may have landed without the answer
         // saying so: until a write succeeds, look before writing.
@@ -117,7 +125,7 @@ impl Recorder {
 /// and any operational events it produced.
 async fn write_batch(
     shared: &Shared,
-    records: &[(AttemptRecord, bool)],
+    records: &[ToWrite],
     again: bool,
 ) -> Result<Changes, StoreError> {
     let now = shared.clock.now_ms();
@@ -127,7 +135,14 @@ async fn write_batch(
     };
     // Each endpoint's health is decided by its latest attempt in the batch.
     let mut by_endpoint: BTreeMap<&str, Health> = BTreeMap::new();
-    for (r, gone) in records {
+    // Each endpoint's circuit as its latest attempt in the batch left it.
+    let mut circuits: BTreeMap<&str, (i64, Saved)> = BTreeMap::new();
+    for (r, _, circuit) in records {
+        if let Some(c) = circuit {
+            circuits.insert(r.endpoint_id.as_str(), *c);
+        }
+    }
+    for (r, gone, _) in records {
         let h = match (gone, r.next) {
             (true, _) => Health::Gone,
             (false, NextState::Delivered) => Health::Succeeded,
@@ -140,10 +155,21 @@ async fn write_batch(
             *slot = h;
         }
     }
-    let attempts: Vec<AttemptRecord> = records.iter().map(|(r, _)| r.clone()).collect();
+    let attempts: Vec<AttemptRecord> = records.iter().map(|(r, _, _)| r.clone()).collect();
     let _turn = shared.write_turn().await;
     let txn = shared.db.begin().await?;
-    deliveries::record(&txn, &attempts, now, again).await?;
+    let superseded = deliveries::record(&txn, &attempts, now, again).await?;
+    if superseded > 0 {
+        tracing::warn!(
+            records = superseded,
+            "attempts made under a claim that was superseded (this instance lost the endpoint's lease, or the delivery was deleted) were not recorded"
+        );
+    }
+    let circuits: Vec<(&str, i64, Saved)> = circuits
+        .into_iter()
+        .map(|(e, (epoch, s))| (e, epoch, s))
+        .collect();
+    store::endpoints::save_circuits(&txn, &circuits).await?;
     let mut changes = Changes::default();
     // A success changes nothing for an endpoint that was not failing: ask
     // once which succeeded endpoints were, instead of writing each.

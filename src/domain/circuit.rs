@@ -96,9 +96,101 @@ impl Circuit {
     }
 }
 
+/// What of a circuit is kept on the endpoint row, so that it outlives the
+/// actor: an actor that restarts, or an endpoint that moves to another
+/// instance, resumes where it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Saved {
+    pub consecutive_failures: u32,
+    /// Open until then; a half-open circuit is saved as open until the
+    /// moment it was saved, so its successor sends one probe first.
+    pub open_until_ms: Option<i64>,
+    /// The current cool-down, when it has grown past the initial one.
+    pub cooldown_ms: Option<i64>,
+}
+
+impl Circuit {
+    pub fn save(&self, now_ms: i64) -> Saved {
+        let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        Saved {
+            consecutive_failures: self.consecutive_failures,
+            open_until_ms: match self.state {
+                CircuitState::Closed => None,
+                CircuitState::Open { until_ms } => Some(until_ms),
+                CircuitState::HalfOpen { .. } => Some(now_ms),
+            },
+            cooldown_ms: (self.cooldown != self.initial).then(|| ms(self.cooldown)),
+        }
+    }
+
+    /// Takes up a saved state (the thresholds are this configuration's).
+    pub fn resume(&mut self, saved: Saved) {
+        self.consecutive_failures = saved.consecutive_failures;
+        self.state = match saved.open_until_ms {
+            Some(until_ms) => CircuitState::Open { until_ms },
+            None => CircuitState::Closed,
+        };
+        self.cooldown = saved
+            .cooldown_ms
+            .and_then(|ms| u64::try_from(ms).ok())
+            .map_or(self.initial, Duration::from_millis)
+            .clamp(self.initial, self.max);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_resumed_circuit_stays_open_until_its_saved_time_and_keeps_its_cooldown() {
+        let mut first = circuit();
+        for _ in 0..3 {
+            first.on_failure(0);
+        }
+        assert_eq!(first.permit(5_000), Permit::Probe);
+        first.on_failure(5_000);
+        let saved = first.save(5_000);
+        assert_eq!(saved.open_until_ms, Some(15_000));
+        let mut second = circuit();
+        second.resume(saved);
+        assert_eq!(
+            second.permit(14_999),
+            Permit::Wait {
+                until_ms: Some(15_000)
+            }
+        );
+        assert_eq!(second.permit(15_000), Permit::Probe);
+        second.on_failure(15_000);
+        assert_eq!(
+            second.state(),
+            CircuitState::Open { until_ms: 35_000 },
+            "the doubled cool-down (10 s) doubled again, capped at 20 s"
+        );
+    }
+
+    #[test]
+    fn a_half_open_circuit_resumes_with_a_probe_and_a_closed_one_with_its_failures() {
+        let mut c = circuit();
+        for _ in 0..3 {
+            c.on_failure(0);
+        }
+        assert_eq!(c.permit(5_000), Permit::Probe);
+        let mut resumed = circuit();
+        resumed.resume(c.save(6_000));
+        assert_eq!(resumed.permit(6_000), Permit::Probe);
+
+        let mut closed = circuit();
+        closed.on_failure(0);
+        closed.on_failure(0);
+        let mut resumed = circuit();
+        resumed.resume(closed.save(0));
+        resumed.on_failure(0);
+        assert!(
+            matches!(resumed.state(), CircuitState::Open { .. }),
+            "the third failure opens it"
+        );
+    }
 
     fn circuit() -> Circuit {
         Circuit::new(3, Duration::from_secs(5), Duration::from_secs(20))

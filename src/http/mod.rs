@@ -82,6 +82,7 @@ pub fn routes(cfg: &mut ServiceConfig) {
         .service(admin::create_partner_key)
         .service(admin::revoke_key)
         .service(observe::actors)
+        .service(observe::instances)
         .service(observe::metrics);
 }
 

@@ -29,8 +29,14 @@ pub struct ActorsQuery {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Actors {
+    /// The instance that answered.
+    pub instance_id: String,
     /// Endpoint actors running in this instance.
     pub running: usize,
+    /// Endpoint actors running in the whole cluster (as of each instance's
+    /// last heartbeat).
+    pub running_in_cluster: i64,
+    pub instances: Vec<InstanceOut>,
     /// Committed events not yet fanned out, and when the oldest was created.
     pub outbox_unpublished: i64,
     pub oldest_unpublished_at: Option<String>,
@@ -47,8 +53,75 @@ pub struct EndpointHealth {
     pub waiting: i64,
     /// When the earliest of them is due.
     pub next_attempt_at: Option<String>,
-    /// The endpoint's actor in this instance; null when none runs (no work).
+    /// Deliveries claimed and still leased, on whichever instance.
+    pub in_flight: i64,
+    /// The instance that holds the endpoint (null: none yet, or handed back).
+    pub owner: Option<String>,
+    /// The circuit as kept on the endpoint row, written by its owner's actor
+    /// when it changes: the same from every instance.
+    pub circuit: crate::delivery::report::Circuit,
+    pub consecutive_failures: u32,
+    /// Until when an open circuit sends nothing.
+    pub open_until: Option<String>,
+    /// The endpoint's actor in this instance; null when none runs here (no
+    /// work, or another instance owns it).
     pub actor: Option<ActorOut>,
+}
+
+/// One instance of the cluster.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InstanceOut {
+    pub id: String,
+    pub host: String,
+    pub pid: i64,
+    pub version: String,
+    /// The address its API listens on.
+    pub listen: String,
+    pub started_at: String,
+    pub heartbeat_at: String,
+    /// Milliseconds since its last heartbeat, by the database's clock; past
+    /// `cluster.lease_ttl` the instance is dead and its endpoints move.
+    pub heartbeat_age_ms: i64,
+    pub alive: bool,
+    /// Stopping: finishing its attempts in flight.
+    pub draining: bool,
+    pub endpoints_owned: i64,
+    pub actors: i32,
+    pub in_flight: i32,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Instances {
+    /// The instance that answered.
+    pub instance_id: String,
+    pub data: Vec<InstanceOut>,
+}
+
+fn instance_out(i: store::cluster::InstanceRow, ttl_ms: i64) -> InstanceOut {
+    InstanceOut {
+        alive: i.heartbeat_age_ms < ttl_ms,
+        id: i.id,
+        host: i.host,
+        pid: i.pid,
+        version: i.version,
+        listen: i.listen,
+        started_at: time(i.started_at),
+        heartbeat_at: time(i.heartbeat_at),
+        heartbeat_age_ms: i.heartbeat_age_ms,
+        draining: i.draining,
+        endpoints_owned: i.endpoints_owned,
+        actors: i.actors,
+        in_flight: i.in_flight,
+    }
+}
+
+async fn instances_of(state: &AppState) -> Result<Vec<InstanceOut>, Problem> {
+    let ttl_ms = state.shared.config.cluster.lease_ttl.as_millis() as i64;
+    Ok(store::cluster::instances(&state.shared.db)
+        .await?
+        .into_iter()
+        .map(|i| instance_out(i, ttl_ms))
+        .collect())
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -71,8 +144,19 @@ impl From<ActorReport> for ActorOut {
     }
 }
 
-fn health(b: EndpointBacklog, actor: Option<ActorReport>) -> EndpointHealth {
+fn health(b: EndpointBacklog, actor: Option<ActorReport>, now_ms: i64) -> EndpointHealth {
+    use crate::delivery::report::Circuit;
+    let circuit = match b.circuit.open_until_ms {
+        None => Circuit::Closed,
+        Some(t) if t > now_ms => Circuit::Open,
+        Some(_) => Circuit::HalfOpen,
+    };
     EndpointHealth {
+        in_flight: b.in_flight,
+        owner: b.owner,
+        circuit,
+        consecutive_failures: b.circuit.consecutive_failures,
+        open_until: b.circuit.open_until_ms.filter(|t| *t > now_ms).map(time),
         endpoint_id: b.endpoint_id,
         partner_id: b.partner_id,
         status: b.status,
@@ -99,7 +183,9 @@ pub async fn overview(
     limit: u32,
 ) -> Result<Actors, Problem> {
     let db = &state.shared.db;
-    let backlog = store::backlog::by_endpoint(db, partner_id, limit).await?;
+    let now = state.shared.clock.now_ms();
+    let backlog = store::backlog::by_endpoint(db, partner_id, limit, now).await?;
+    let cluster = instances_of(state).await?;
     let (unpublished, oldest) = store::backlog::unpublished(db).await?;
     let mut by_id: HashMap<String, ActorReport> = reports(state)
         .await?
@@ -111,11 +197,18 @@ pub async fn overview(
         .into_iter()
         .map(|b| {
             let actor = by_id.remove(&b.endpoint_id);
-            health(b, actor)
+            health(b, actor, now)
         })
         .collect();
     Ok(Actors {
+        instance_id: state.shared.leases.instance_id().to_string(),
         running,
+        running_in_cluster: cluster
+            .iter()
+            .filter(|i| i.alive)
+            .map(|i| i64::from(i.actors))
+            .sum(),
+        instances: cluster,
         outbox_unpublished: unpublished,
         oldest_unpublished_at: oldest.map(time),
         data,
@@ -132,6 +225,22 @@ pub async fn actors(req: HttpRequest, state: web::Data<AppState>) -> Result<Http
     let limit = page::limit(q.limit, 100, 1000)?;
     let overview = overview(&state, q.partner_id.as_deref(), limit).await?;
     Ok(HttpResponse::Ok().json(overview))
+}
+
+/// The instances of the cluster on this database, oldest first: heartbeat
+/// age, endpoints held, actors and requests in flight.
+#[utoipa::path(tag = "admin", security(("operator_key" = [])),
+    responses((status = 200, body = Instances), Errors))]
+#[get("/v1/admin/instances")]
+pub async fn instances(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Problem> {
+    auth::operator(&req, &state).await?;
+    Ok(HttpResponse::Ok().json(Instances {
+        instance_id: state.shared.leases.instance_id().to_string(),
+        data: instances_of(&state).await?,
+    }))
 }
 
 /// Prometheus metrics (OpenMetrics text): counters of events, deliveries and

@@ -15,6 +15,13 @@ pub struct EndpointBacklog {
     pub waiting: i64,
     /// When the earliest of them is due (Unix ms).
     pub next_attempt_at: Option<i64>,
+    /// Deliveries claimed and still leased: in flight, or queued in the
+    /// owner's actor.
+    pub in_flight: i64,
+    /// The instance that holds the endpoint's lease.
+    pub owner: Option<String>,
+    /// The circuit as kept on the endpoint row.
+    pub circuit: crate::domain::circuit::Saved,
 }
 
 /// Unfinished deliveries, by state.
@@ -80,10 +87,13 @@ pub async fn by_endpoint(
     db: &impl ConnectionTrait,
     partner_id: Option<&str>,
     limit: u32,
+    now_ms: i64,
 ) -> Result<Vec<EndpointBacklog>, StoreError> {
-    let mut values: Vec<Value> = Vec::new();
+    let mut values: Vec<Value> = vec![now_ms.into()];
     let mut text = String::from(
-        "SELECT e.id, e.partner_id, e.status, COUNT(d.id) AS waiting, MIN(d.next_attempt_at) AS next_at \
+        "SELECT e.id, e.partner_id, e.status, COUNT(d.id) AS waiting, MIN(d.next_attempt_at) AS next_at, \
+           SUM(CASE WHEN d.state = 'delivering' AND d.next_attempt_at > ? THEN 1 ELSE 0 END) AS in_flight, \
+           e.lease_owner, e.circuit_failures, e.circuit_open_until, e.circuit_cooldown_ms \
          FROM endpoint e LEFT JOIN delivery d ON d.endpoint_id = e.id \
            AND d.state IN ('pending', 'failed', 'delivering')",
     );
@@ -91,7 +101,10 @@ pub async fn by_endpoint(
         text.push_str(" WHERE e.partner_id = ?");
         values.push(p.into());
     }
-    text.push_str(" GROUP BY e.id, e.partner_id, e.status ORDER BY COUNT(d.id) DESC, e.id LIMIT ?");
+    text.push_str(
+        " GROUP BY e.id, e.partner_id, e.status, e.lease_owner, e.circuit_failures, e.circuit_open_until, \
+         e.circuit_cooldown_ms ORDER BY COUNT(d.id) DESC, e.id LIMIT ?",
+    );
     values.push(i64::from(limit).into());
     Ok(
         query_all(db, sql(db.get_database_backend(), &text, values), |r| {
@@ -101,6 +114,14 @@ pub async fn by_endpoint(
                 status: r.try_get("", "status")?,
                 waiting: r.try_get("", "waiting")?,
                 next_attempt_at: r.try_get("", "next_at")?,
+                in_flight: r.try_get::<Option<i64>>("", "in_flight")?.unwrap_or(0),
+                owner: r.try_get("", "lease_owner")?,
+                circuit: crate::domain::circuit::Saved {
+                    consecutive_failures: u32::try_from(r.try_get::<i32>("", "circuit_failures")?)
+                        .unwrap_or(0),
+                    open_until_ms: r.try_get("", "circuit_open_until")?,
+                    cooldown_ms: r.try_get("", "circuit_cooldown_ms")?,
+                },
             })
         })
         .await?,

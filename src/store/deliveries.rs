@@ -1,100 +1,10 @@
-//! Deliveries and attempts on the hot path: an endpoint's claim of its due
-//! work, and the group commit of attempt outcomes.
+//! The group commit of attempt outcomes: attempts and the deliveries'
+//! transitions, written together, each fenced by the claim that made it.
 
 use sea_orm::{ConnectionTrait, Value};
 
-use super::{StoreError, placeholders, skip_locked, sql};
+use super::{StoreError, placeholders, sql};
 use crate::domain::{ids::new_id, outcome::ErrorCategory};
-
-/// A delivery claimed by an endpoint actor: it is `delivering` until its
-/// outcome is recorded or its lease ends.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Claimed {
-    pub id: String,
-    pub event_id: String,
-    pub attempt_count: u32,
-    /// Scheduled attempts so far: the position in the retry schedule.
-    pub scheduled_attempts: u32,
-    pub created_at: i64,
-    /// Set when this is a manual replay rather than a scheduled attempt.
-    pub replay_id: Option<String>,
-}
-
-/// Claims up to `limit` due deliveries of one endpoint, leased until `lease_until`.
-pub async fn claim_due(
-    db: &impl ConnectionTrait,
-    endpoint_id: &str,
-    now_ms: i64,
-    lease_until: i64,
-    limit: u32,
-) -> Result<Vec<Claimed>, StoreError> {
-    let backend = db.get_database_backend();
-    let text = format!(
-        "UPDATE delivery SET state = 'delivering', next_attempt_at = ?, updated_at = ? WHERE id IN (\
-           SELECT id FROM delivery WHERE endpoint_id = ? AND state IN ('pending', 'failed', 'delivering') \
-           AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?{}) \
-         RETURNING id, event_id, attempt_count, scheduled_attempts, created_at",
-        skip_locked(backend)
-    );
-    let values = vec![
-        lease_until.into(),
-        now_ms.into(),
-        endpoint_id.into(),
-        now_ms.into(),
-        i64::from(limit).into(),
-    ];
-    Ok(super::query_all(db, sql(backend, &text, values), |r| {
-        Ok(Claimed {
-            id: r.try_get("", "id")?,
-            event_id: r.try_get("", "event_id")?,
-            attempt_count: u32::try_from(r.try_get::<i32>("", "attempt_count")?).unwrap_or(0),
-            scheduled_attempts: u32::try_from(r.try_get::<i32>("", "scheduled_attempts")?)
-                .unwrap_or(0),
-            created_at: r.try_get("", "created_at")?,
-            replay_id: None,
-        })
-    })
-    .await?)
-}
-
-/// When this endpoint's earliest unfinished delivery is due, if it has one.
-pub async fn next_due(
-    db: &impl ConnectionTrait,
-    endpoint_id: &str,
-    held_deliveries: &[String],
-    held_replays: &[String],
-) -> Result<Option<i64>, StoreError> {
-    // What the caller holds (queued or in flight) is not due to it: it records
-    // those outcomes and knows any retry time itself. Counting their lease
-    // ends would hold a retry due in 5 s back until a 60 s lease ran out.
-    // Anyone else's lease (a crashed instance's) is due when it ends.
-    let not_held = |n: usize| {
-        if n == 0 {
-            String::new()
-        } else {
-            format!(" AND id NOT IN ({})", placeholders(n))
-        }
-    };
-    let text = format!(
-        "SELECT MIN(due) AS due FROM (\
-           SELECT MIN(next_attempt_at) AS due FROM delivery WHERE endpoint_id = ? \
-           AND state IN ('pending', 'failed', 'delivering'){} \
-           UNION ALL SELECT MIN(next_attempt_at) AS due FROM replay WHERE endpoint_id = ?{}) AS t",
-        not_held(held_deliveries.len()),
-        not_held(held_replays.len()),
-    );
-    let mut values: Vec<Value> = vec![endpoint_id.into()];
-    values.extend(held_deliveries.iter().map(|id| Value::from(id.clone())));
-    values.push(endpoint_id.into());
-    values.extend(held_replays.iter().map(|id| Value::from(id.clone())));
-    let row = db
-        .query_one_raw(sql(db.get_database_backend(), &text, values))
-        .await?;
-    Ok(match row {
-        Some(r) => r.try_get::<Option<i64>>("", "due")?,
-        None => None,
-    })
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trigger {
@@ -140,6 +50,72 @@ pub struct AttemptRecord {
     pub next: NextState,
     /// The replay this attempt carried out, removed with the record.
     pub replay_id: Option<String>,
+    /// The claim this attempt was made under (see `claims::Claimed`).
+    pub claim_seq: i64,
+}
+
+/// The records of `batch` whose claim still stands: the delivery (or, for a
+/// replay, the replay) carries the claim number the attempt was made under.
+/// A record from a claim superseded since (an instance paused past its
+/// lease, whose work was claimed again elsewhere) is left out, so a stale
+/// owner's late write never wins. On PostgreSQL the rows stay locked until
+/// the batch commits, so no claim slips in between.
+async fn still_claimed<'a, C: ConnectionTrait>(
+    txn: &C,
+    batch: Vec<&'a AttemptRecord>,
+) -> Result<(Vec<&'a AttemptRecord>, usize), StoreError> {
+    let backend = txn.get_database_backend();
+    let lock = if backend == sea_orm::DbBackend::Postgres {
+        " FOR UPDATE"
+    } else {
+        ""
+    };
+    let mut current = std::collections::HashMap::new();
+    for (table, ids) in [
+        (
+            "delivery",
+            batch
+                .iter()
+                .filter(|r| r.replay_id.is_none())
+                .map(|r| r.delivery_id.clone())
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "replay",
+            batch
+                .iter()
+                .filter_map(|r| r.replay_id.clone())
+                .collect::<Vec<_>>(),
+        ),
+    ] {
+        for chunk in ids.chunks(500) {
+            let values: Vec<Value> = chunk.iter().map(|i| Value::from(i.clone())).collect();
+            let rows = txn
+                .query_all_raw(sql(
+                    backend,
+                    &format!(
+                        "SELECT id, claim_seq FROM {table} WHERE id IN ({}) ORDER BY id{lock}",
+                        placeholders(chunk.len())
+                    ),
+                    values,
+                ))
+                .await?;
+            for row in rows {
+                current.insert(
+                    (table, row.try_get::<String>("", "id")?),
+                    row.try_get::<i64>("", "claim_seq")?,
+                );
+            }
+        }
+    }
+    let (kept, dropped): (Vec<_>, Vec<_>) = batch.into_iter().partition(|r| {
+        let key = match &r.replay_id {
+            Some(replay) => ("replay", replay.clone()),
+            None => ("delivery", r.delivery_id.clone()),
+        };
+        current.get(&key) == Some(&r.claim_seq)
+    });
+    Ok((kept, dropped.len()))
 }
 
 /// The records of `batch` whose attempt id is not stored yet. After a
@@ -190,19 +166,22 @@ fn rounds_by_delivery<T>(items: Vec<T>, key: impl Fn(&T) -> &str) -> Vec<Vec<T>>
 /// Writes a batch of attempts and their delivery transitions in one
 /// transaction (the group commit), inside `txn`. `again`: some of these
 /// records may have landed already (a write whose answer was lost); those
-/// are skipped by attempt id. A first write skips the look-up.
+/// are skipped by attempt id. A first write skips the look-up. Returns how
+/// many records were left out because their claim was superseded (or their
+/// delivery deleted).
 pub async fn record<C: ConnectionTrait>(
     txn: &C,
     batch: &[AttemptRecord],
     now_ms: i64,
     again: bool,
-) -> Result<(), StoreError> {
+) -> Result<usize, StoreError> {
     let backend = txn.get_database_backend();
     let batch = if again {
         not_yet_recorded(txn, batch).await?
     } else {
         batch.iter().collect()
     };
+    let (batch, superseded) = still_claimed(txn, batch).await?;
     // An UPDATE … FROM (VALUES …) applies one source row per target row:
     // two attempts of one delivery (a replay beside a scheduled attempt)
     // go in successive rounds, so each is counted and applied in order.
@@ -289,122 +268,7 @@ pub async fn record<C: ConnectionTrait>(
             .await?;
         }
     }
-    Ok(())
-}
-
-/// Marks claimed deliveries dead without an attempt (past their maximum age).
-pub async fn expire(
-    db: &sea_orm::DatabaseConnection,
-    ids: &[String],
-    now_ms: i64,
-) -> Result<(), StoreError> {
-    let mut values: Vec<Value> = vec![now_ms.into()];
-    values.extend(ids.iter().map(|i| Value::from(i.clone())));
-    db.execute_raw(sql(
-        db.get_database_backend(),
-        &format!(
-            "UPDATE delivery SET state = 'dead', last_error_category = 'internal', updated_at = ? \
-             WHERE state = 'delivering' AND id IN ({})",
-            placeholders(ids.len())
-        ),
-        values,
-    ))
-    .await?;
-    Ok(())
-}
-
-/// Returns claimed deliveries to the queue unattempted (an actor stopping, or
-/// a circuit that opened while they waited), due at `due_at`.
-pub async fn release(
-    db: &sea_orm::DatabaseConnection,
-    ids: &[String],
-    due_at: i64,
-) -> Result<(), StoreError> {
-    if ids.is_empty() {
-        return Ok(());
-    }
-    let mut values: Vec<Value> = vec![due_at.into()];
-    values.extend(ids.iter().map(|i| Value::from(i.clone())));
-    db.execute_raw(sql(
-        db.get_database_backend(),
-        &format!(
-            "UPDATE delivery SET state = CASE WHEN attempt_count = 0 THEN 'pending' ELSE 'failed' END, \
-             next_attempt_at = ? WHERE state = 'delivering' AND id IN ({})",
-            placeholders(ids.len())
-        ),
-        values,
-    ))
-    .await?;
-    Ok(())
-}
-
-/// Claims up to `limit` due manual replays of one endpoint, leased until
-/// `lease_until`, with the deliveries they replay.
-pub async fn claim_replays(
-    db: &impl ConnectionTrait,
-    endpoint_id: &str,
-    now_ms: i64,
-    lease_until: i64,
-    limit: u32,
-) -> Result<Vec<Claimed>, StoreError> {
-    let backend = db.get_database_backend();
-    let text = format!(
-        "UPDATE replay SET next_attempt_at = ? WHERE id IN (\
-           SELECT id FROM replay WHERE endpoint_id = ? AND next_attempt_at <= ? \
-           ORDER BY next_attempt_at LIMIT ?{}) RETURNING id, delivery_id",
-        skip_locked(backend)
-    );
-    let values = vec![
-        lease_until.into(),
-        endpoint_id.into(),
-        now_ms.into(),
-        i64::from(limit).into(),
-    ];
-    let replays: Vec<(String, String)> = super::query_all(db, sql(backend, &text, values), |r| {
-        Ok((r.try_get("", "id")?, r.try_get("", "delivery_id")?))
-    })
-    .await?;
-    if replays.is_empty() {
-        return Ok(Vec::new());
-    }
-    let ids: Vec<Value> = replays
-        .iter()
-        .map(|(_, d)| Value::from(d.clone()))
-        .collect();
-    let deliveries: std::collections::HashMap<String, Claimed> = super::query_all(
-        db,
-        sql(
-            backend,
-            &format!(
-                "SELECT id, event_id, attempt_count, scheduled_attempts, created_at FROM delivery WHERE id IN ({})",
-                placeholders(ids.len())
-            ),
-            ids,
-        ),
-        |r| {
-            Ok(Claimed {
-                id: r.try_get("", "id")?,
-                event_id: r.try_get("", "event_id")?,
-                attempt_count: u32::try_from(r.try_get::<i32>("", "attempt_count")?).unwrap_or(0),
-            scheduled_attempts: u32::try_from(r.try_get::<i32>("", "scheduled_attempts")?).unwrap_or(0),
-                created_at: r.try_get("", "created_at")?,
-                replay_id: None,
-            })
-        },
-    )
-    .await?
-    .into_iter()
-    .map(|c| (c.id.clone(), c))
-    .collect();
-    Ok(replays
-        .into_iter()
-        .filter_map(|(replay, delivery)| {
-            deliveries.get(&delivery).map(|c| Claimed {
-                replay_id: Some(replay),
-                ..c.clone()
-            })
-        })
-        .collect())
+    Ok(superseded)
 }
 
 /// Queues a manual attempt of a delivery (it keeps its state and schedule).

@@ -12,7 +12,7 @@ use super::{
     sql,
 };
 use crate::{
-    domain::ids::new_id,
+    domain::{circuit::Saved, ids::new_id},
     secret::{Secret, SecretBox},
 };
 
@@ -222,4 +222,48 @@ pub async fn with_due_work(
         |r| r.try_get::<String>("", "id"),
     )
     .await?)
+}
+
+/// Writes endpoints' circuits, each only while the lease it was decided
+/// under (`epoch`) still stands.
+pub async fn save_circuits(
+    db: &impl ConnectionTrait,
+    circuits: &[(&str, i64, Saved)],
+) -> Result<(), StoreError> {
+    for (endpoint_id, epoch, saved) in circuits {
+        db.execute_raw(sql(
+            db.get_database_backend(),
+            "UPDATE endpoint SET circuit_failures = ?, circuit_open_until = ?, circuit_cooldown_ms = ? \
+             WHERE id = ? AND lease_epoch = ?",
+            vec![
+                (saved.consecutive_failures.min(i32::MAX as u32) as i32).into(),
+                saved.open_until_ms.into(),
+                saved.cooldown_ms.into(),
+                (*endpoint_id).into(),
+                (*epoch).into(),
+            ],
+        ))
+        .await?;
+    }
+    Ok(())
+}
+
+/// The circuit kept on the endpoint's row.
+pub async fn saved_circuit(db: &impl ConnectionTrait, id: &str) -> Result<Saved, StoreError> {
+    let row = db
+        .query_one_raw(sql(
+            db.get_database_backend(),
+            "SELECT circuit_failures, circuit_open_until, circuit_cooldown_ms FROM endpoint WHERE id = ?",
+            vec![id.into()],
+        ))
+        .await?;
+    Ok(match row {
+        Some(r) => Saved {
+            consecutive_failures: u32::try_from(r.try_get::<i32>("", "circuit_failures")?)
+                .unwrap_or(0),
+            open_until_ms: r.try_get("", "circuit_open_until")?,
+            cooldown_ms: r.try_get("", "circuit_cooldown_ms")?,
+        },
+        None => Saved::default(),
+    })
 }

@@ -3,6 +3,8 @@
 //! through a function that takes the partner id.
 
 pub mod backlog;
+pub mod claims;
+pub mod cluster;
 pub mod deliveries;
 pub mod endpoints;
 pub mod entity;

@@ -70,6 +70,8 @@ on_both_backends!(
             remote_addr: None,
             next: NextState::Delivered,
             replay_id: None,
+            // The delivery was claimed once, by the attempt that delivered it.
+            claim_seq: 1,
         };
         // The commit whose answer was lost, written again by the recorder.
         record(app.db(), &[again(stored.id.clone())], 0, true)
@@ -104,5 +106,17 @@ on_both_backends!(
             4,
             "one of the pair was not counted"
         );
+        // A late record from a claim that was superseded (another claim
+        // numbered the row since) is left out: a stale owner never wins.
+        let stale = AttemptRecord {
+            claim_seq: 0,
+            ..again(hookd::domain::ids::new_id("att"))
+        };
+        let superseded = record(app.db(), &[stale], 0, false)
+            .await
+            .expect("the stale record is refused without an error");
+        assert_eq!(superseded, 1);
+        assert_eq!(app.count(attempts).await, 4, "the stale record was stored");
+        assert_eq!(app.count(counted).await, 4, "the stale record was counted");
     }
 );

@@ -14,28 +14,23 @@ use rand::{SeedableRng, rngs::StdRng};
 
 use super::{
     Shared,
-    attempt::{ClientSlot, Job, Loaded, attempt_once, next_state},
+    attempt::{ClientSlot, Job, Loaded, attempt_once, attempt_record, next_state},
     client::Observed,
     due::{Due, Rest},
-    excerpt::redacted_excerpt,
     recorder::{Record, Recorder},
 };
 use crate::{
+    cluster::leases::Standing,
     domain::{
-        circuit::{Circuit, CircuitState, Permit},
+        circuit::{Circuit, CircuitState, Permit, Saved},
         event::{NewEvent, envelope},
-        outcome::{ErrorCategory, Outcome},
+        outcome::Outcome,
         token_bucket::TokenBucket,
     },
     egress::{resolver::ResolverActor, url_check::check_url},
-    store::{
-        self,
-        deliveries::{AttemptRecord, Claimed, Trigger},
-        endpoints::EndpointStatus,
-    },
+    store::{self, claims::Claimed, cluster::Fence, endpoints::EndpointStatus},
 };
 
-const EXCERPT_BYTES: usize = 1024;
 /// The most deliveries an endpoint actor holds at once.
 const MAX_CLAIM: usize = 256;
 /// How long an actor with nothing to do stays before it reports idle.
@@ -53,6 +48,11 @@ pub struct EndpointActor {
     supervisor: Recipient<Idle>,
     loaded: Option<Rc<Loaded>>,
     circuit: Circuit,
+    /// The circuit as last saved on the endpoint row; `None` until it was
+    /// read from there (the first load).
+    saved: Option<Saved>,
+    /// The lease epoch this actor claims under (see `cluster::leases`).
+    epoch: i64,
     /// Moving average of the time an attempt takes, in milliseconds.
     attempt_ms: f64,
     /// The endpoint's rate limit (requests per second) and its bucket.
@@ -94,6 +94,8 @@ impl EndpointActor {
             supervisor,
             loaded: None,
             circuit,
+            saved: None,
+            epoch: 0,
             // Until measured, assume the slowest: claims start small.
             attempt_ms: shared.config.delivery.request_timeout.as_secs_f64() * 1000.0,
             rate_limit: None,
@@ -130,6 +132,14 @@ impl EndpointActor {
             return;
         }
         let now = self.shared.clock.now_ms();
+        match self.shared.leases.standing(&self.id) {
+            Standing::Owned { epoch } => self.epoch = epoch,
+            // Another instance holds it now, or is about to: hand back.
+            Standing::NotOwned => return self.wind_down(ctx),
+            // The lease was not confirmed lately (the database is away, or
+            // this process was paused): send nothing until it is.
+            Standing::Unconfirmed => return self.sleep_until(ctx, now + 500),
+        }
         let stale = self
             .loaded
             .as_ref()
@@ -198,8 +208,14 @@ impl EndpointActor {
         self.reloading = true;
         let shared = self.shared.clone();
         let id = self.id.clone();
+        let first = self.saved.is_none();
         let fut = async move {
             let now = shared.clock.now_ms();
+            let saved = if first {
+                Some(store::endpoints::saved_circuit(&shared.db, &id).await?)
+            } else {
+                None
+            };
             let endpoint = store::endpoints::find_for_delivery(&shared.db, &id).await?;
             let Some(endpoint) = endpoint else {
                 return Ok(None);
@@ -208,17 +224,26 @@ impl EndpointActor {
                 store::endpoints::signing_secrets(&shared.db, &shared.secrets, &id, now).await?;
             let url = check_url(&endpoint.url, &shared.rules)
                 .map_err(|e| format!("the callback URL {e}"));
-            Ok::<_, store::StoreError>(Some(Loaded {
-                endpoint,
-                url,
-                secrets,
-                at_ms: now,
-            }))
+            Ok::<_, store::StoreError>(Some((
+                Loaded {
+                    endpoint,
+                    url,
+                    secrets,
+                    at_ms: now,
+                },
+                saved,
+            )))
         };
         ctx.spawn(fut.into_actor(self).map(|res, act, ctx| {
             act.reloading = false;
             match res {
-                Ok(Some(loaded)) => {
+                Ok(Some((loaded, saved))) => {
+                    if let Some(saved) = saved {
+                        // Where the last actor for this endpoint, here or on
+                        // another instance, left the circuit.
+                        act.circuit.resume(saved);
+                        act.saved = Some(saved);
+                    }
                     let limit = loaded.endpoint.rate_limit;
                     if limit != act.rate_limit {
                         act.rate_limit = limit;
@@ -245,16 +270,22 @@ impl EndpointActor {
         let shared = self.shared.clone();
         let id = self.id.clone();
         let (mut held_deliveries, mut held_replays) = self.due.held();
+        let fence = Fence {
+            instance_id: self.shared.leases.instance_id().to_string(),
+            epoch: self.epoch,
+            ttl_ms: self.shared.config.cluster.lease_ttl.as_millis() as i64,
+        };
         let fut = async move {
             let now = shared.clock.now_ms();
             let lease_until = now + shared.config.delivery.lease.as_millis() as i64;
             let turn = shared.write_turn().await;
             // Manual replays first: a partner is waiting for them.
             let mut claimed =
-                store::deliveries::claim_replays(&shared.db, &id, now, lease_until, limit).await?;
+                store::claims::claim_replays(&shared.db, &id, &fence, now, lease_until, limit)
+                    .await?;
             let room = limit - claimed.len() as u32;
             let scheduled = if room > 0 {
-                store::deliveries::claim_due(&shared.db, &id, now, lease_until, room).await?
+                store::claims::claim_due(&shared.db, &id, &fence, now, lease_until, room).await?
             } else {
                 Vec::new()
             };
@@ -266,7 +297,7 @@ impl EndpointActor {
                 .partition(|c| shared.retry.expired(c.created_at, now));
             if !expired.is_empty() {
                 let ids: Vec<String> = expired.into_iter().map(|c| c.id).collect();
-                store::deliveries::expire(&shared.db, &ids, now).await?;
+                store::claims::expire(&shared.db, &ids, now).await?;
             }
             drop(turn);
             claimed.extend(scheduled);
@@ -285,9 +316,8 @@ impl EndpointActor {
                         None => held_deliveries.push(c.id.clone()),
                     }
                 }
-                let due =
-                    store::deliveries::next_due(&shared.db, &id, &held_deliveries, &held_replays)
-                        .await?;
+                let due = store::claims::next_due(&shared.db, &id, &held_deliveries, &held_replays)
+                    .await?;
                 Some(due)
             };
             Ok::<_, store::StoreError>((claimed, events, earliest))
@@ -416,12 +446,16 @@ impl EndpointActor {
         for job in &jobs {
             self.due.unhold(&job.claimed);
         }
-        let ids: Vec<String> = jobs.into_iter().map(|j| j.claimed.id).collect();
+        let ids: Vec<(String, i64)> = jobs
+            .into_iter()
+            .filter(|j| j.claimed.replay_id.is_none())
+            .map(|j| (j.claimed.id, j.claimed.claim_seq))
+            .collect();
         self.due.at(due_at);
         let shared = self.shared.clone();
         ctx.spawn(
             async move {
-                if let Err(e) = store::deliveries::release(&shared.db, &ids, due_at).await {
+                if let Err(e) = store::claims::release(&shared.db, &ids, due_at).await {
                     tracing::warn!(error = %e, "releasing claimed deliveries failed; their lease brings them back");
                 }
             }
@@ -447,6 +481,7 @@ impl EndpointActor {
             return;
         };
         self.in_flight += 1;
+        self.shared.activity.request_started();
         let shared = self.shared.clone();
         let resolver = self.resolver.clone();
         let slot = self.client.clone();
@@ -477,7 +512,6 @@ impl EndpointActor {
             Outcome::Delivered => self.circuit.on_success(),
             _ => self.circuit.on_failure(now),
         }
-        let attempt_no = job.claimed.attempt_count + 1;
         let manual = job.claimed.replay_id.is_some();
         let next = next_state(
             &observed.outcome,
@@ -488,36 +522,12 @@ impl EndpointActor {
             now,
             &mut self.rng,
         );
-        let error = match &observed.outcome {
-            Outcome::Delivered => None,
-            Outcome::Gone => Some((
-                ErrorCategory::HttpStatus,
-                "the receiver answered 410 Gone".to_string(),
-            )),
-            Outcome::Failed { category, .. } => {
-                Some((*category, observed.detail.clone().unwrap_or_default()))
-            }
-        };
-        let record = AttemptRecord {
-            id: crate::domain::ids::new_id("att"),
-            delivery_id: job.claimed.id.clone(),
-            endpoint_id: self.id.clone(),
-            attempt_no,
-            trigger: if manual {
-                Trigger::Manual
-            } else {
-                Trigger::Scheduled
-            },
-            started_at,
-            latency_ms: u32::try_from(observed.latency.as_millis()).unwrap_or(u32::MAX),
-            status_code: observed.status,
-            error,
-            excerpt: (!observed.body.is_empty())
-                .then(|| redacted_excerpt(&observed.body, EXCERPT_BYTES)),
-            remote_addr: observed.remote.map(|a| a.to_string()),
-            next,
-            replay_id: job.claimed.replay_id.clone(),
-        };
+        let record = attempt_record(&self.id, &job.claimed, &observed, started_at, next);
+        let attempt_no = record.attempt_no;
+        // The circuit goes to the endpoint row with the record, when it changed.
+        let saved = self.circuit.save(now);
+        let circuit = (self.saved != Some(saved)).then_some((self.epoch, saved));
+        self.saved = Some(saved);
         tracing::debug!(endpoint = %self.id, delivery = %record.delivery_id, attempt = attempt_no, status = ?record.status_code, next = ?record.next, "attempt finished");
         self.shared.metrics.attempt(
             &observed.outcome,
@@ -530,8 +540,9 @@ impl EndpointActor {
             _ => None,
         };
         let claimed = job.claimed;
-        Box::pin(self.recorder.send(Record { attempt: record, gone }).into_actor(self).map(move |res, act, ctx| {
+        Box::pin(self.recorder.send(Record { attempt: record, gone, circuit }).into_actor(self).map(move |res, act, ctx| {
             act.in_flight -= 1;
+            act.shared.activity.request_ended();
             act.due.unhold(&claimed);
             if matches!(res, Ok(Ok(()))) {
                 if let Some(t) = retry_at {
@@ -555,6 +566,11 @@ impl Actor for EndpointActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        self.shared.activity.actor_started();
         self.pump(ctx);
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.shared.activity.actor_stopped();
     }
 }

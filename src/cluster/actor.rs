@@ -1,0 +1,276 @@
+//! The cluster actor: every `cluster.lease_ttl / 3` it heartbeats (which
+//! renews every lease this instance holds), reads who is alive and who holds
+//! what, and acts on the plan: takes free endpoints and those of dead
+//! instances, and hands back, one heartbeat after their actors were told to
+//! wind down, endpoints a live newcomer is now preferred for. The database
+//! is the truth; `Leases` is what the actors read of it.
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::Arc,
+    time::Instant,
+};
+
+use actix::prelude::*;
+
+use super::{
+    messages::{Consider, LeasesChanged, Leave},
+    plan::{LeaseRow, Membership, plan},
+    rendezvous::preferred,
+};
+use crate::{
+    delivery::Shared,
+    store::{
+        self,
+        cluster::{Instance, Load},
+    },
+};
+
+/// Instances silent this long are forgotten (their leases were free long before).
+const FORGET_AFTER_MS: i64 = 24 * 3_600_000;
+
+pub struct ClusterActor {
+    shared: Arc<Shared>,
+    instance: Instance,
+    fanout: Recipient<LeasesChanged>,
+    ticking: bool,
+    /// Since when heartbeats have succeeded without a gap.
+    healthy_since: Option<Instant>,
+    /// Who may own endpoints, as of the last heartbeat.
+    candidates: Vec<String>,
+    /// Endpoints a live instance other than this one holds.
+    held_elsewhere: HashSet<String>,
+    /// Endpoints being handed back, and since which heartbeat.
+    leaving: HashMap<String, Instant>,
+    /// Endpoints a `Consider` is taking now.
+    taking: HashSet<String>,
+    stopping: bool,
+}
+
+/// What one heartbeat read.
+struct Seen {
+    began: Instant,
+    alive: Vec<(String, bool)>,
+    leases: Vec<LeaseRow>,
+}
+
+impl ClusterActor {
+    pub fn new(shared: Arc<Shared>, instance: Instance, fanout: Recipient<LeasesChanged>) -> Self {
+        ClusterActor {
+            shared,
+            instance,
+            fanout,
+            ticking: false,
+            healthy_since: None,
+            candidates: Vec::new(),
+            held_elsewhere: HashSet::new(),
+            leaving: HashMap::new(),
+            taking: HashSet::new(),
+            stopping: false,
+        }
+    }
+
+    fn ttl_ms(&self) -> i64 {
+        i64::try_from(self.shared.config.cluster.lease_ttl.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    fn tick(&mut self, ctx: &mut Context<Self>) {
+        if self.ticking || self.stopping {
+            return;
+        }
+        self.ticking = true;
+        let shared = self.shared.clone();
+        let instance = self.instance.clone();
+        let ttl_ms = self.ttl_ms();
+        let load = Load {
+            in_flight: shared.activity.in_flight(),
+            actors: shared.activity.actors(),
+            draining: shared.is_draining(),
+        };
+        let read = async move {
+            let began = Instant::now();
+            if !store::cluster::heartbeat(&shared.db, &instance.id, load).await? {
+                tracing::warn!(instance = %instance.id, "this instance's row was gone (a long pause?); registering again");
+                store::cluster::register(&shared.db, &instance).await?;
+            }
+            store::cluster::forget_dead(&shared.db, FORGET_AFTER_MS).await?;
+            let alive = store::cluster::alive(&shared.db, ttl_ms).await?;
+            let leases = store::cluster::leases(&shared.db).await?;
+            Ok::<_, store::StoreError>(Seen {
+                began,
+                alive,
+                leases,
+            })
+        };
+        ctx.spawn(read.into_actor(self).map(|res, act, ctx| match res {
+            Ok(seen) => act.act_on(ctx, seen),
+            Err(e) => {
+                act.ticking = false;
+                if act.healthy_since.take().is_some() {
+                    tracing::warn!(error = %e, "the heartbeat failed; endpoints pause once the lease period passes without one");
+                }
+            }
+        }));
+    }
+
+    fn act_on(&mut self, ctx: &mut Context<Self>, seen: Seen) {
+        let me = self.instance.id.clone();
+        let healthy_since = *self.healthy_since.get_or_insert(seen.began);
+        let membership = Membership {
+            me: me.clone(),
+            alive: seen.alive.iter().map(|(id, _)| id.clone()).collect(),
+            candidates: seen
+                .alive
+                .iter()
+                .filter(|(id, draining)| !(*draining || (*id == me && self.shared.is_draining())))
+                .map(|(id, _)| id.clone())
+                .collect(),
+            settled: seen.began.duration_since(healthy_since)
+                >= self.shared.config.cluster.lease_ttl,
+        };
+        let p = plan(&membership, &seen.leases);
+        self.held_elsewhere = seen
+            .leases
+            .iter()
+            .filter(|r| {
+                r.owner
+                    .as_ref()
+                    .is_some_and(|o| *o != me && membership.alive.contains(o))
+            })
+            .map(|r| r.endpoint_id.clone())
+            .collect();
+        self.candidates = membership.candidates;
+        // Hand back only what was marked at an earlier heartbeat: its actor
+        // has had a heartbeat's time to stop claiming and hand queued work back.
+        let ready: Vec<String> = p
+            .hand_back
+            .iter()
+            .filter(|e| self.leaving.get(*e).is_some_and(|t| *t < seen.began))
+            .cloned()
+            .collect();
+        self.leaving = p
+            .hand_back
+            .iter()
+            .map(|e| {
+                (
+                    e.clone(),
+                    self.leaving.get(e).copied().unwrap_or(seen.began),
+                )
+            })
+            .collect();
+        let lost = self
+            .shared
+            .leases
+            .confirm(seen.began, &p.keep, &p.hand_back);
+        let shared = self.shared.clone();
+        let ttl_ms = self.ttl_ms();
+        let take = p.take;
+        let act = async move {
+            let taken = if take.is_empty() {
+                Vec::new()
+            } else {
+                store::cluster::take(&shared.db, &me, &take, ttl_ms).await?
+            };
+            let handed = if ready.is_empty() {
+                Vec::new()
+            } else {
+                store::cluster::hand_back(&shared.db, &me, &ready, shared.clock.now_ms()).await?
+            };
+            Ok::<_, store::StoreError>((taken, handed))
+        };
+        ctx.spawn(act.into_actor(self).map(move |res, act, _| {
+            act.ticking = false;
+            match res {
+                Ok((taken, handed)) => {
+                    if !taken.is_empty() || !handed.is_empty() {
+                        tracing::info!(taken = taken.len(), handed_back = handed.len(), owned = act.shared.leases.owned_count() + taken.len(), "endpoint leases changed hands");
+                    }
+                    act.shared.leases.add(&taken);
+                    act.shared.leases.forget(&handed);
+                    for e in &handed {
+                        act.leaving.remove(e);
+                    }
+                    act.fanout.do_send(LeasesChanged {
+                        wake: Vec::new(),
+                        look: !taken.is_empty(),
+                        lost,
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "taking or handing back endpoint leases failed; trying at the next heartbeat");
+                    act.fanout.do_send(LeasesChanged { lost, ..LeasesChanged::default() });
+                }
+            }
+        }));
+    }
+}
+
+impl Actor for ClusterActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.tick(ctx);
+        ctx.run_interval(self.shared.config.cluster.heartbeat(), |act, ctx| {
+            act.tick(ctx)
+        });
+    }
+}
+
+impl Handler<Consider> for ClusterActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Consider, ctx: &mut Context<Self>) {
+        let endpoint = msg.0;
+        let me = self.instance.id.clone();
+        if self.stopping
+            || self.shared.is_draining()
+            || self.shared.leases.holds(&endpoint)
+            || self.held_elsewhere.contains(&endpoint)
+            || self.taking.contains(&endpoint)
+            || preferred(&self.candidates, &endpoint).is_some_and(|p| p != me)
+        {
+            return;
+        }
+        self.taking.insert(endpoint.clone());
+        let shared = self.shared.clone();
+        let ttl_ms = self.ttl_ms();
+        let ids = vec![endpoint.clone()];
+        let take = async move { store::cluster::take(&shared.db, &me, &ids, ttl_ms).await };
+        ctx.spawn(take.into_actor(self).map(move |res, act, _| {
+            act.taking.remove(&endpoint);
+            match res {
+                Ok(taken) if !taken.is_empty() => {
+                    act.shared.leases.add(&taken);
+                    act.fanout.do_send(LeasesChanged {
+                        wake: taken.into_iter().map(|(e, _)| e).collect(),
+                        ..LeasesChanged::default()
+                    });
+                }
+                // Held by another instance after all: the next heartbeat says who.
+                Ok(_) => {
+                    act.held_elsewhere.insert(endpoint);
+                }
+                Err(e) => tracing::warn!(endpoint = %endpoint, error = %e, "taking an endpoint's lease failed"),
+            }
+        }));
+    }
+}
+
+impl Handler<Leave> for ClusterActor {
+    type Result = ResponseActFuture<Self, Result<u64, String>>;
+
+    fn handle(&mut self, _: Leave, _: &mut Context<Self>) -> Self::Result {
+        self.stopping = true;
+        self.shared.leases.leave_all();
+        let shared = self.shared.clone();
+        let me = self.instance.id.clone();
+        Box::pin(
+            async move {
+                store::cluster::leave(&shared.db, &me)
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+            .into_actor(self),
+        )
+    }
+}

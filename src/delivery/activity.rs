@@ -1,0 +1,36 @@
+//! How busy this instance is, counted by the endpoint actors and reported
+//! with each heartbeat: actors running and requests in flight.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[derive(Debug, Default)]
+pub struct Activity {
+    actors: AtomicUsize,
+    in_flight: AtomicUsize,
+}
+
+impl Activity {
+    pub fn actors(&self) -> usize {
+        self.actors.load(Ordering::Relaxed)
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+
+    pub fn actor_started(&self) {
+        self.actors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn actor_stopped(&self) {
+        self.actors.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    pub fn request_started(&self) {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn request_ended(&self) {
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,227 @@
+//! An endpoint actor's claims: its due deliveries and manual replays, each
+//! claim fenced by the endpoint's lease (only the owner, under its epoch,
+//! with a fresh heartbeat, can claim) and numbered (`claim_seq`), so that a
+//! record or a release by a claim that was superseded changes nothing.
+
+use sea_orm::{ConnectionTrait, Value};
+
+use super::{StoreError, cluster::Fence, placeholders, skip_locked, sql};
+
+/// A delivery claimed by an endpoint actor: it is `delivering` until its
+/// outcome is recorded or its lease ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimed {
+    pub id: String,
+    pub event_id: String,
+    pub attempt_count: u32,
+    /// Scheduled attempts so far: the position in the retry schedule.
+    pub scheduled_attempts: u32,
+    pub created_at: i64,
+    /// Set when this is a manual replay rather than a scheduled attempt.
+    pub replay_id: Option<String>,
+    /// This claim's number on its row (the delivery's, or the replay's):
+    /// the record and any release must find it unchanged.
+    pub claim_seq: i64,
+}
+
+fn claimed_row(r: &sea_orm::QueryResult) -> Result<Claimed, sea_orm::DbErr> {
+    Ok(Claimed {
+        id: r.try_get("", "id")?,
+        event_id: r.try_get("", "event_id")?,
+        attempt_count: u32::try_from(r.try_get::<i32>("", "attempt_count")?).unwrap_or(0),
+        scheduled_attempts: u32::try_from(r.try_get::<i32>("", "scheduled_attempts")?).unwrap_or(0),
+        created_at: r.try_get("", "created_at")?,
+        replay_id: None,
+        claim_seq: r.try_get("", "claim_seq")?,
+    })
+}
+
+/// Claims up to `limit` due deliveries of one endpoint, leased until
+/// `lease_until`, while `fence` holds.
+pub async fn claim_due(
+    db: &impl ConnectionTrait,
+    endpoint_id: &str,
+    fence: &Fence,
+    now_ms: i64,
+    lease_until: i64,
+    limit: u32,
+) -> Result<Vec<Claimed>, StoreError> {
+    let backend = db.get_database_backend();
+    let (fenced, fence_values) = fence.condition(backend);
+    let text = format!(
+        "UPDATE delivery SET state = 'delivering', next_attempt_at = ?, updated_at = ?, claim_seq = claim_seq + 1 \
+         WHERE id IN (\
+           SELECT id FROM delivery WHERE endpoint_id = ? AND state IN ('pending', 'failed', 'delivering') \
+           AND next_attempt_at <= ?{fenced} ORDER BY next_attempt_at LIMIT ?{}) \
+         RETURNING id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq",
+        skip_locked(backend)
+    );
+    let mut values = vec![
+        lease_until.into(),
+        now_ms.into(),
+        endpoint_id.into(),
+        now_ms.into(),
+        endpoint_id.into(),
+    ];
+    values.extend(fence_values);
+    values.push(i64::from(limit).into());
+    Ok(super::query_all(db, sql(backend, &text, values), claimed_row).await?)
+}
+
+/// When this endpoint's earliest unfinished delivery is due, if it has one.
+pub async fn next_due(
+    db: &impl ConnectionTrait,
+    endpoint_id: &str,
+    held_deliveries: &[String],
+    held_replays: &[String],
+) -> Result<Option<i64>, StoreError> {
+    // What the caller holds (queued or in flight) is not due to it: it records
+    // those outcomes and knows any retry time itself. Counting their lease
+    // ends would hold a retry due in 5 s back until a 60 s lease ran out.
+    // Anyone else's lease (a crashed instance's) is due when it ends.
+    let not_held = |n: usize| {
+        if n == 0 {
+            String::new()
+        } else {
+            format!(" AND id NOT IN ({})", placeholders(n))
+        }
+    };
+    let text = format!(
+        "SELECT MIN(due) AS due FROM (\
+           SELECT MIN(next_attempt_at) AS due FROM delivery WHERE endpoint_id = ? \
+           AND state IN ('pending', 'failed', 'delivering'){} \
+           UNION ALL SELECT MIN(next_attempt_at) AS due FROM replay WHERE endpoint_id = ?{}) AS t",
+        not_held(held_deliveries.len()),
+        not_held(held_replays.len()),
+    );
+    let mut values: Vec<Value> = vec![endpoint_id.into()];
+    values.extend(held_deliveries.iter().map(|id| Value::from(id.clone())));
+    values.push(endpoint_id.into());
+    values.extend(held_replays.iter().map(|id| Value::from(id.clone())));
+    let row = db
+        .query_one_raw(sql(db.get_database_backend(), &text, values))
+        .await?;
+    Ok(match row {
+        Some(r) => r.try_get::<Option<i64>>("", "due")?,
+        None => None,
+    })
+}
+
+/// Claims up to `limit` due manual replays of one endpoint, leased until
+/// `lease_until` while `fence` holds, with the deliveries they replay.
+pub async fn claim_replays(
+    db: &impl ConnectionTrait,
+    endpoint_id: &str,
+    fence: &Fence,
+    now_ms: i64,
+    lease_until: i64,
+    limit: u32,
+) -> Result<Vec<Claimed>, StoreError> {
+    let backend = db.get_database_backend();
+    let (fenced, fence_values) = fence.condition(backend);
+    let text = format!(
+        "UPDATE replay SET next_attempt_at = ?, claim_seq = claim_seq + 1 WHERE id IN (\
+           SELECT id FROM replay WHERE endpoint_id = ? AND next_attempt_at <= ?{fenced} \
+           ORDER BY next_attempt_at LIMIT ?{}) RETURNING id, delivery_id, claim_seq",
+        skip_locked(backend)
+    );
+    let mut values = vec![
+        lease_until.into(),
+        endpoint_id.into(),
+        now_ms.into(),
+        endpoint_id.into(),
+    ];
+    values.extend(fence_values);
+    values.push(i64::from(limit).into());
+    let replays: Vec<(String, String, i64)> =
+        super::query_all(db, sql(backend, &text, values), |r| {
+            Ok((
+                r.try_get("", "id")?,
+                r.try_get("", "delivery_id")?,
+                r.try_get("", "claim_seq")?,
+            ))
+        })
+        .await?;
+    if replays.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<Value> = replays
+        .iter()
+        .map(|(_, d, _)| Value::from(d.clone()))
+        .collect();
+    let deliveries: std::collections::HashMap<String, Claimed> = super::query_all(
+        db,
+        sql(
+            backend,
+            &format!(
+                "SELECT id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq \
+                 FROM delivery WHERE id IN ({})",
+                placeholders(ids.len())
+            ),
+            ids,
+        ),
+        claimed_row,
+    )
+    .await?
+    .into_iter()
+    .map(|c| (c.id.clone(), c))
+    .collect();
+    Ok(replays
+        .into_iter()
+        .filter_map(|(replay, delivery, claim_seq)| {
+            deliveries.get(&delivery).map(|c| Claimed {
+                replay_id: Some(replay),
+                claim_seq,
+                ..c.clone()
+            })
+        })
+        .collect())
+}
+
+/// Returns claimed deliveries to the queue unattempted (an actor stopping, or
+/// a circuit that opened while they waited), due at `due_at`. Each is given
+/// as (delivery, claim_seq): one claimed again since is left alone.
+pub async fn release(
+    db: &sea_orm::DatabaseConnection,
+    claims: &[(String, i64)],
+    due_at: i64,
+) -> Result<(), StoreError> {
+    for chunk in claims.chunks(200) {
+        let mut values: Vec<Value> = vec![due_at.into()];
+        for (id, seq) in chunk {
+            values.extend([Value::from(id.clone()), Value::from(*seq)]);
+        }
+        let pairs = vec!["(id = ? AND claim_seq = ?)"; chunk.len()].join(" OR ");
+        db.execute_raw(sql(
+            db.get_database_backend(),
+            &format!(
+                "UPDATE delivery SET state = CASE WHEN attempt_count = 0 THEN 'pending' ELSE 'failed' END, \
+                 next_attempt_at = ? WHERE state = 'delivering' AND ({pairs})"
+            ),
+            values,
+        ))
+        .await?;
+    }
+    Ok(())
+}
+
+/// Marks claimed deliveries dead without an attempt (past their maximum age).
+pub async fn expire(
+    db: &sea_orm::DatabaseConnection,
+    ids: &[String],
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let mut values: Vec<Value> = vec![now_ms.into()];
+    values.extend(ids.iter().map(|i| Value::from(i.clone())));
+    db.execute_raw(sql(
+        db.get_database_backend(),
+        &format!(
+            "UPDATE delivery SET state = 'dead', last_error_category = 'internal', updated_at = ? \
+             WHERE state = 'delivering' AND id IN ({})",
+            placeholders(ids.len())
+        ),
+        values,
+    ))
+    .await?;
+    Ok(())
+}
