@@ -23,6 +23,11 @@ use crate::{
 #[rtype(result = "()")]
 pub struct Wake;
 
+/// Another instance created deliveries for these endpoints: wake those held here.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct WorkFor(pub Vec<String>);
+
 /// An endpoint changed (settings, status, secrets): its actor reloads it.
 #[derive(Message, Debug, Clone)]
 #[rtype(result = "()")]
@@ -127,7 +132,13 @@ impl FanoutActor {
             loop {
                 let f = {
                     let _turn = shared.write_turn().await;
-                    store::fanout::claim_batch(&shared.db, batch, shared.clock.now_ms()).await?
+                    store::fanout::claim_batch(
+                        &shared.db,
+                        batch,
+                        shared.clock.now_ms(),
+                        shared.leases.instance_id(),
+                    )
+                    .await?
                 };
                 total.events += f.events;
                 for (endpoint, n) in f.deliveries {
@@ -216,7 +227,10 @@ impl Actor for FanoutActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        ctx.spawn(super::notify::listen(self.shared.db.clone(), ctx.address()).into_actor(self));
+        let me = self.shared.leases.instance_id().to_string();
+        ctx.spawn(
+            super::notify::listen(self.shared.db.clone(), ctx.address(), me).into_actor(self),
+        );
         self.poll(ctx);
         ctx.run_interval(self.shared.config.delivery.poll_interval, |act, ctx| {
             act.poll(ctx)
@@ -287,6 +301,17 @@ impl Handler<Idle> for FanoutActor {
             && let Some(child) = self.children.remove(&msg.endpoint_id)
         {
             child.addr.do_send(StopNow);
+        }
+    }
+}
+
+impl Handler<WorkFor> for FanoutActor {
+    type Result = ();
+    fn handle(&mut self, msg: WorkFor, ctx: &mut Context<Self>) {
+        for id in &msg.0 {
+            if self.shared.leases.holds(id) {
+                self.wake_child(ctx, id, true);
+            }
         }
     }
 }

@@ -1,21 +1,24 @@
 //! PostgreSQL wakes the fanout the moment any process commits an event: a
 //! trigger on `outbox_event` NOTIFYs `hookd_outbox` at commit (migration 5),
-//! and this task LISTENs on its own connection. The poll stays the backstop
-//! for a notification lost while the connection was down, and for SQLite.
+//! and this task LISTENs on its own connection. It also hears `hookd_work`:
+//! another instance fanned out deliveries to endpoints, some perhaps held
+//! here. The poll stays the backstop for a notification lost while the
+//! connection was down, and for SQLite.
 
 use std::time::Duration;
 
 use actix::prelude::*;
 use sea_orm::{DatabaseConnection, DbBackend, sqlx::postgres::PgListener};
 
-use super::fanout::{FanoutActor, Wake};
+use super::fanout::{FanoutActor, Wake, WorkFor};
+use crate::store::fanout::{WORK_CHANNEL, parse_work_notice};
 
 /// The channel the trigger notifies.
 pub const CHANNEL: &str = "hookd_outbox";
 
 /// Listens until the fanout stops (it owns this future); reconnects after a
 /// lost connection. Does nothing on SQLite.
-pub async fn listen(db: DatabaseConnection, fanout: Addr<FanoutActor>) {
+pub async fn listen(db: DatabaseConnection, fanout: Addr<FanoutActor>, instance_id: String) {
     if db.get_database_backend() != DbBackend::Postgres {
         return;
     }
@@ -23,6 +26,18 @@ pub async fn listen(db: DatabaseConnection, fanout: Addr<FanoutActor>) {
         match subscribe(&db).await {
             Ok(mut listener) => loop {
                 match listener.recv().await {
+                    Ok(n) if n.channel() == WORK_CHANNEL => {
+                        match parse_work_notice(n.payload()) {
+                            // This instance woke its own actors already.
+                            Some((from, _)) if from == instance_id => {}
+                            Some((_, ids)) => fanout
+                                .do_send(WorkFor(ids.into_iter().map(str::to_string).collect())),
+                            None => tracing::warn!(
+                                payload = n.payload(),
+                                "an unreadable {WORK_CHANNEL} notification"
+                            ),
+                        }
+                    }
                     Ok(_) => fanout.do_send(Wake),
                     Err(e) => {
                         tracing::warn!(error = %e, "LISTEN {CHANNEL} lost its connection; the poll covers until it is back");
@@ -42,6 +57,6 @@ pub async fn listen(db: DatabaseConnection, fanout: Addr<FanoutActor>) {
 
 async fn subscribe(db: &DatabaseConnection) -> Result<PgListener, sea_orm::sqlx::Error> {
     let mut listener = PgListener::connect_with(db.get_postgres_connection_pool()).await?;
-    listener.listen(CHANNEL).await?;
+    listener.listen_all([CHANNEL, WORK_CHANNEL]).await?;
     Ok(listener)
 }

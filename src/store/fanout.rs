@@ -37,6 +37,7 @@ pub async fn claim_batch(
     db: &sea_orm::DatabaseConnection,
     limit: u32,
     now_ms: i64,
+    instance_id: &str,
 ) -> Result<Fanout, StoreError> {
     let backend = db.get_database_backend();
     let txn = db.begin().await?;
@@ -149,6 +150,7 @@ pub async fn claim_batch(
         values,
     ))
     .await?;
+    announce_work(&txn, instance_id, fanout.deliveries.keys()).await?;
     txn.commit().await?;
     Ok(fanout)
 }
@@ -189,9 +191,56 @@ async fn active_subscribers(
     Ok(by_partner)
 }
 
+/// The channel on which PostgreSQL tells every instance, at commit, which
+/// endpoints just got deliveries: their owner claims at once instead of at
+/// its next poll. The payload is `<instance>|<endpoint>,<endpoint>…`.
+pub const WORK_CHANNEL: &str = "hookd_work";
+
+/// At most this many endpoint ids per notification (PostgreSQL caps a
+/// payload at 8000 bytes).
+const IDS_PER_NOTICE: usize = 100;
+
+async fn announce_work<'a>(
+    txn: &impl ConnectionTrait,
+    instance_id: &str,
+    endpoints: impl Iterator<Item = &'a String>,
+) -> Result<(), StoreError> {
+    if txn.get_database_backend() != DbBackend::Postgres {
+        return Ok(());
+    }
+    let endpoints: Vec<&String> = endpoints.collect();
+    for chunk in endpoints.chunks(IDS_PER_NOTICE) {
+        let ids: Vec<&str> = chunk.iter().map(|s| s.as_str()).collect();
+        let payload = format!("{instance_id}|{}", ids.join(","));
+        txn.execute_raw(sql(
+            DbBackend::Postgres,
+            "SELECT pg_notify(?, ?)",
+            vec![WORK_CHANNEL.into(), payload.into()],
+        ))
+        .await?;
+    }
+    Ok(())
+}
+
+/// Reads a work notification: (the instance that fanned out, the endpoints).
+pub fn parse_work_notice(payload: &str) -> Option<(&str, Vec<&str>)> {
+    let (instance, ids) = payload.split_once('|')?;
+    Some((instance, ids.split(',').filter(|s| !s.is_empty()).collect()))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::subscribes;
+    use super::{parse_work_notice, subscribes};
+
+    #[test]
+    fn a_work_notice_names_its_sender_and_the_endpoints() {
+        assert_eq!(
+            parse_work_notice("ins_a|ep_1,ep_2"),
+            Some(("ins_a", vec!["ep_1", "ep_2"]))
+        );
+        assert_eq!(parse_work_notice("ins_a|"), Some(("ins_a", vec![])));
+        assert_eq!(parse_work_notice("garbage"), None);
+    }
 
     #[test]
     fn an_endpoint_without_types_subscribes_to_everything() {

@@ -4,7 +4,12 @@
 //! cargo run --release --example bench -- [--backend sqlite|postgres|both]
 //!     [--scenario throughput|steady|both] [--events 20000] [--endpoints 10]
 //!     [--batch 500] [--concurrency 4] [--rate 500] [--seconds 10] [--keep-db]
+//! cargo run --release --example bench -- --backend postgres --instances 3
+//!     [--events 20000] [--endpoints 20] [--cap 2] [--delay-ms 0] [--lease-ttl 15]
 //! ```
+//!
+//! With `--instances N` it runs N real `hookd serve` processes on one
+//! PostgreSQL database instead (see `cluster.rs`).
 //!
 //! Each scenario starts hookd in this process (`hookd::app::start`) on a fresh
 //! database, with the default configuration except what loopback delivery
@@ -20,9 +25,11 @@
     reason = "an example runs outside hookd: its own HTTP client and wall clock"
 )]
 
-#[path = "../tests/it/harness/pg.rs"]
+#[path = "../../tests/it/harness/pg.rs"]
 #[allow(dead_code)]
 mod pg;
+
+mod cluster;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -67,12 +74,46 @@ struct Args {
     /// Give up when no delivery arrives for this many seconds.
     #[arg(long, default_value_t = 60)]
     stall_secs: u64,
+    /// Cluster: run 1 to N real `hookd serve` processes on one PostgreSQL.
+    #[arg(long)]
+    instances: Option<usize>,
+    /// Cluster: each endpoint's concurrency cap.
+    #[arg(long, default_value_t = 2)]
+    cap: u32,
+    /// Cluster: how long the receiver takes to answer, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    delay_ms: u64,
+    /// Cluster: cluster.lease_ttl in seconds.
+    #[arg(long, default_value_t = 15)]
+    lease_ttl: u64,
 }
 
 fn main() {
     let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into());
     tracing_subscriber::fmt().with_env_filter(filter).init();
     let args = Args::parse();
+    if let Some(instances) = args.instances {
+        let plan = cluster::Plan {
+            instances,
+            endpoints: if args.endpoints == 10 {
+                20
+            } else {
+                args.endpoints
+            },
+            concurrency: args.cap,
+            events: args.events,
+            batch: args.batch,
+            delay: Duration::from_millis(args.delay_ms),
+            lease_ttl: Duration::from_secs(args.lease_ttl),
+        };
+        let ok = actix_rt::System::new()
+            .block_on(cluster::run(plan))
+            .unwrap_or_else(|e| {
+                println!("FAIL cluster: {e:#}");
+                false
+            });
+        std::process::exit(if ok { 0 } else { 1 });
+    }
     let build = if cfg!(debug_assertions) {
         "DEBUG build, use --release"
     } else {
