@@ -44,6 +44,8 @@ pub struct ClusterActor {
     leaving: HashMap<String, Instant>,
     /// Endpoints a `Consider` is taking now.
     taking: HashSet<String>,
+    /// Endpoints considered before the first heartbeat knew the cluster.
+    deferred: HashSet<String>,
     stopping: bool,
 }
 
@@ -66,6 +68,7 @@ impl ClusterActor {
             held_elsewhere: HashSet::new(),
             leaving: HashMap::new(),
             taking: HashSet::new(),
+            deferred: HashSet::new(),
             stopping: false,
         }
     }
@@ -140,6 +143,9 @@ impl ClusterActor {
             .map(|r| r.endpoint_id.clone())
             .collect();
         self.candidates = membership.candidates;
+        for endpoint in std::mem::take(&mut self.deferred) {
+            ctx.notify(Consider(endpoint));
+        }
         // Hand back only what was marked at an earlier heartbeat: its actor
         // has had a heartbeat's time to stop claiming and hand queued work back.
         let ready: Vec<String> = p
@@ -222,6 +228,12 @@ impl Handler<Consider> for ClusterActor {
     fn handle(&mut self, msg: Consider, ctx: &mut Context<Self>) {
         let endpoint = msg.0;
         let me = self.instance.id.clone();
+        // Before the first heartbeat read the cluster, it is not known who
+        // should own what: ask again once it has.
+        if self.candidates.is_empty() && !self.stopping && !self.shared.is_draining() {
+            self.deferred.insert(endpoint);
+            return;
+        }
         if self.stopping
             || self.shared.is_draining()
             || self.shared.leases.holds(&endpoint)
@@ -247,9 +259,10 @@ impl Handler<Consider> for ClusterActor {
                     });
                 }
                 // Held by another instance after all: the next heartbeat says who.
-                Ok(_) => {
+                Ok(_) if !act.shared.leases.holds(&endpoint) => {
                     act.held_elsewhere.insert(endpoint);
                 }
+                Ok(_) => {}
                 Err(e) => tracing::warn!(endpoint = %endpoint, error = %e, "taking an endpoint's lease failed"),
             }
         }));

@@ -1,0 +1,156 @@
+//! The endpoint actor's claims: how many deliveries to hold, claiming them
+//! under the endpoint's lease, queueing them with their bodies, and handing
+//! them back unattempted.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use super::{EndpointActor, MAX_CLAIM};
+use crate::{
+    delivery::attempt::Job,
+    domain::event::{NewEvent, envelope},
+    store::{self, claims::Claimed, cluster::Fence},
+};
+
+impl EndpointActor {
+    pub(super) fn claim(&mut self, ctx: &mut Context<Self>, limit: u32) {
+        if limit == 0 {
+            return;
+        }
+        self.claiming = true;
+        self.woken = false;
+        let shared = self.shared.clone();
+        let id = self.id.clone();
+        let (mut held_deliveries, mut held_replays) = self.due.held();
+        let fence = Fence {
+            instance_id: self.shared.leases.instance_id().to_string(),
+            epoch: self.epoch,
+            ttl_ms: self.shared.config.cluster.lease_ttl.as_millis() as i64,
+        };
+        let fut = async move {
+            let now = shared.clock.now_ms();
+            let lease_until = now + shared.config.delivery.lease.as_millis() as i64;
+            let turn = shared.write_turn().await;
+            // Manual replays first: a partner is waiting for them.
+            let mut claimed =
+                store::claims::claim_replays(&shared.db, &id, &fence, now, lease_until, limit)
+                    .await?;
+            let room = limit - claimed.len() as u32;
+            let scheduled = if room > 0 {
+                store::claims::claim_due(&shared.db, &id, &fence, now, lease_until, room).await?
+            } else {
+                Vec::new()
+            };
+            let full = claimed.len() + scheduled.len() == limit as usize;
+            // Deliveries that waited past their maximum age (an endpoint
+            // disabled for too long) are dead without another attempt.
+            let (expired, scheduled): (Vec<Claimed>, Vec<Claimed>) = scheduled
+                .into_iter()
+                .partition(|c| shared.retry.expired(c.created_at, now));
+            if !expired.is_empty() {
+                let ids: Vec<String> = expired.into_iter().map(|c| c.id).collect();
+                store::claims::expire(&shared.db, &ids, now).await?;
+            }
+            drop(turn);
+            claimed.extend(scheduled);
+            let ids: Vec<&str> = claimed.iter().map(|c| c.event_id.as_str()).collect();
+            let events = if ids.is_empty() {
+                Vec::new()
+            } else {
+                store::outbox::find(&shared.db, &ids).await?
+            };
+            let earliest = if full {
+                None
+            } else {
+                for c in &claimed {
+                    match &c.replay_id {
+                        Some(r) => held_replays.push(r.clone()),
+                        None => held_deliveries.push(c.id.clone()),
+                    }
+                }
+                let due = store::claims::next_due(&shared.db, &id, &held_deliveries, &held_replays)
+                    .await?;
+                Some(due)
+            };
+            Ok::<_, store::StoreError>((claimed, events, earliest))
+        };
+        ctx.spawn(fut.into_actor(self).map(|res, act, ctx| {
+            act.claiming = false;
+            match res {
+                Ok((claimed, events, earliest)) => {
+                    act.enqueue(claimed, events);
+                    // A full claim may have left due rows behind, and a wake
+                    // that arrived during it may announce rows it did not
+                    // see: look again rather than wait.
+                    match earliest {
+                        Some(earliest) if !act.woken => act.due.found(earliest),
+                        _ => act.due.unknown(),
+                    }
+                    act.pump(ctx);
+                }
+                Err(e) => {
+                    tracing::warn!(endpoint = %act.id, error = %e, "claiming deliveries failed; retrying");
+                    ctx.run_later(Duration::from_secs(1), |act, ctx| act.pump(ctx));
+                }
+            }
+        }));
+    }
+
+    /// How many deliveries to hold at once: enough that claims are rare for a
+    /// fast receiver, few enough that the last one is sent well within its
+    /// lease for a slow one (from the observed time per attempt).
+    pub(super) fn claim_size(&self, cap: usize) -> usize {
+        let lease_ms = self.shared.config.delivery.lease.as_millis() as f64;
+        let fits = cap as f64 * (lease_ms / 2.0) / self.attempt_ms.max(1.0);
+        (fits as usize).clamp(2 * cap, MAX_CLAIM.max(2 * cap))
+    }
+
+    pub(super) fn enqueue(&mut self, claimed: Vec<Claimed>, events: Vec<NewEvent>) {
+        let bodies: std::collections::HashMap<&str, bytes::Bytes> = events
+            .iter()
+            .map(|e| (e.id.as_str(), bytes::Bytes::from(envelope(e))))
+            .collect();
+        for c in claimed {
+            match bodies.get(c.event_id.as_str()) {
+                Some(body) => {
+                    self.due.hold(&c);
+                    let job = Job {
+                        body: body.clone(),
+                        event_id: c.event_id.clone(),
+                        claimed: c,
+                    };
+                    self.queue.push_back(job);
+                }
+                None => {
+                    tracing::error!(delivery = %c.id, event = %c.event_id, "a claimed delivery has no event")
+                }
+            }
+        }
+    }
+
+    pub(super) fn release_queue(&mut self, ctx: &mut Context<Self>, due_at: i64) {
+        let jobs: Vec<Job> = self.queue.drain(..).collect();
+        if jobs.is_empty() {
+            return;
+        }
+        for job in &jobs {
+            self.due.unhold(&job.claimed);
+        }
+        let ids: Vec<(String, i64)> = jobs
+            .into_iter()
+            .filter(|j| j.claimed.replay_id.is_none())
+            .map(|j| (j.claimed.id, j.claimed.claim_seq))
+            .collect();
+        self.due.at(due_at);
+        let shared = self.shared.clone();
+        ctx.spawn(
+            async move {
+                if let Err(e) = store::claims::release(&shared.db, &ids, due_at).await {
+                    tracing::warn!(error = %e, "releasing claimed deliveries failed; their lease brings them back");
+                }
+            }
+            .into_actor(self),
+        );
+    }
+}
