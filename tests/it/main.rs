@@ -9,6 +9,7 @@
 mod harness;
 
 mod cli;
+mod cluster;
 mod crash;
 mod dashboard;
 mod delivery;

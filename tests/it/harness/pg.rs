@@ -275,10 +275,21 @@ fn start_cluster(tools: &Tools, dir: &Path) -> Result<u16, String> {
             )
         })?;
     }
+    initdb(tools, dir)?;
+    pg_ctl_start(tools, dir).map_err(|e| match reuse_error {
+        Some(before) => {
+            format!("{e}\n(before wiping the old data folder, starting it failed too: {before})")
+        }
+        None => e,
+    })
+}
+
+/// Makes a new cluster in `<dir>/data`: trust authentication, user `postgres`.
+fn initdb(tools: &Tools, dir: &Path) -> Result<(), String> {
     run(
         server_cmd(tools, &tools.initdb, dir)
             .arg("-D")
-            .arg(&data)
+            .arg(dir.join("data"))
             .args([
                 "-A",
                 "trust",
@@ -290,13 +301,8 @@ fn start_cluster(tools: &Tools, dir: &Path) -> Result<u16, String> {
                 "--locale=C",
             ]),
         "initdb",
-    )?;
-    pg_ctl_start(tools, dir).map_err(|e| match reuse_error {
-        Some(before) => {
-            format!("{e}\n(before wiping the old data folder, starting it failed too: {before})")
-        }
-        None => e,
-    })
+    )
+    .map(drop)
 }
 
 /// Gives the cluster folder to the user that runs the server, and checks that user can reach it.
@@ -330,49 +336,55 @@ fn prepare_dir(tools: &Tools, dir: &Path) -> Result<(), String> {
 
 /// `pg_ctl start` on a free port, trying a second port if the first was taken meanwhile.
 fn pg_ctl_start(tools: &Tools, dir: &Path) -> Result<u16, String> {
-    let log = dir.join("server.log");
     let mut last_error = String::new();
     for _ in 0..2 {
         let port = free_port()?;
-        let log_start = fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
-        // A Unix socket path may be at most ~107 bytes: with a longer folder, go without one (the
-        // tests connect over TCP, and `pg_ctl -w` watches postmaster.pid).
-        let socket_dir = dir.to_string_lossy();
-        let socket_dir = if socket_dir.len() <= 80 {
-            shell_quote(&socket_dir)
-        } else {
-            "''".to_string()
-        };
-        let options = format!(
-            "-p {port} -c listen_addresses=127.0.0.1 -k {socket_dir} -c fsync=off \
-             -c synchronous_commit=off -c full_page_writes=off -c max_connections=400"
-        );
-        let started = run(
-            server_cmd(tools, &tools.pg_ctl, dir)
-                .arg("-D")
-                .arg(dir.join("data"))
-                .arg("-l")
-                .arg(&log)
-                .args(["-w", "-t", "60", "-o", &options, "start"]),
-            "pg_ctl start",
-        );
-        match started {
-            Ok(_) => {
+        match pg_ctl_start_on(tools, dir, port) {
+            Ok(()) => {
                 let port_file = dir.join("port");
                 fs::write(&port_file, format!("{port}\n"))
                     .map_err(|e| format!("cannot write {}: {e}", port_file.display()))?;
                 return Ok(port);
             }
-            Err(e) => {
-                last_error = format!(
-                    "{e}\nserver log ({}):\n{}",
-                    log.display(),
-                    log_tail(&log, log_start)
-                )
-            }
+            Err(e) => last_error = e,
         }
     }
     Err(last_error)
+}
+
+/// `pg_ctl start` of the cluster in `dir` on `port`; an Err ends with the server's log.
+fn pg_ctl_start_on(tools: &Tools, dir: &Path, port: u16) -> Result<(), String> {
+    let log = dir.join("server.log");
+    let log_start = fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+    // A Unix socket path may be at most ~107 bytes: with a longer folder, go without one (the
+    // tests connect over TCP, and `pg_ctl -w` watches postmaster.pid).
+    let socket_dir = dir.to_string_lossy();
+    let socket_dir = if socket_dir.len() <= 80 {
+        shell_quote(&socket_dir)
+    } else {
+        "''".to_string()
+    };
+    let options = format!(
+        "-p {port} -c listen_addresses=127.0.0.1 -k {socket_dir} -c fsync=off \
+         -c synchronous_commit=off -c full_page_writes=off -c max_connections=400"
+    );
+    run(
+        server_cmd(tools, &tools.pg_ctl, dir)
+            .arg("-D")
+            .arg(dir.join("data"))
+            .arg("-l")
+            .arg(&log)
+            .args(["-w", "-t", "60", "-o", &options, "start"]),
+        "pg_ctl start",
+    )
+    .map(drop)
+    .map_err(|e| {
+        format!(
+            "{e}\nserver log ({}):\n{}",
+            log.display(),
+            log_tail(&log, log_start)
+        )
+    })
 }
 
 fn free_port() -> Result<u16, String> {
@@ -511,5 +523,69 @@ fn drop_leftover_databases(cluster: &Cluster) {
     {
         let _ = stdin.write_all(script.as_bytes());
         // Closing stdin lets psql run the script; it is not waited for.
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A cluster of a test's own
+
+/// A PostgreSQL cluster of one test's own, in a temp dir on a free port, for a test that stops
+/// and starts the server (the shared cluster must stay up for the others); stopped when dropped.
+pub struct PrivateCluster {
+    tools: &'static Tools,
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl PrivateCluster {
+    /// Makes and starts the cluster (`initdb`, then `pg_ctl start`; a few seconds).
+    pub async fn new() -> Result<PrivateCluster, String> {
+        tokio::task::spawn_blocking(|| {
+            let tools = tools()?;
+            let dir = tempfile::tempdir().map_err(|e| format!("no temp dir for a cluster: {e}"))?;
+            prepare_dir(tools, dir.path())?;
+            initdb(tools, dir.path())?;
+            let port = pg_ctl_start(tools, dir.path())?;
+            Ok(PrivateCluster { tools, dir, port })
+        })
+        .await
+        .map_err(|e| format!("PrivateCluster::new: the blocking task failed: {e}"))?
+    }
+
+    /// The URL of its `postgres` database.
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// Stops the server (`-m fast`: clients are disconnected at once) and waits until it is down.
+    pub async fn stop(&self) -> Result<(), String> {
+        let mut cmd = self.pg_ctl(&["-m", "fast", "-w", "-t", "30", "stop"]);
+        tokio::task::spawn_blocking(move || run(&mut cmd, "pg_ctl stop").map(drop))
+            .await
+            .map_err(|e| format!("pg_ctl stop: the blocking task failed: {e}"))?
+    }
+
+    /// Starts the stopped server again, on the same port.
+    pub async fn start(&self) -> Result<(), String> {
+        let (tools, dir, port) = (self.tools, self.dir.path().to_path_buf(), self.port);
+        tokio::task::spawn_blocking(move || pg_ctl_start_on(tools, &dir, port))
+            .await
+            .map_err(|e| format!("pg_ctl start: the blocking task failed: {e}"))?
+    }
+
+    fn pg_ctl(&self, args: &[&str]) -> Command {
+        let mut cmd = server_cmd(self.tools, &self.tools.pg_ctl, self.dir.path());
+        cmd.arg("-D").arg(self.dir.path().join("data")).args(args);
+        cmd
+    }
+}
+
+impl Drop for PrivateCluster {
+    fn drop(&mut self) {
+        // Whether it runs or not; the temp dir goes after.
+        let _ = run(
+            &mut self.pg_ctl(&["-m", "immediate", "-w", "-t", "30", "stop"]),
+            "pg_ctl stop",
+        );
     }
 }

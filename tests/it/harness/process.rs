@@ -162,10 +162,37 @@ pub async fn healthy(http: &awc::Client, base_url: &str) -> bool {
     matches!(request.await, Ok(res) if res.status().as_u16() == 200)
 }
 
+/// Sends `kill -<name>` (`TERM`, `STOP`, `CONT`, ...) to the process.
+pub fn signal(hookd: &Hookd, name: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(hookd.pid().to_string())
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill -{name} was delivered");
+}
+
 /// For a hookd child on `url`: the database migrated, with a partner, a
 /// service key and one endpoint at `receiver_url` (`/hooks`) taking
 /// `concurrency` requests at once. Returns (partner id, service key).
 pub async fn prepare_store(url: &str, receiver_url: &str, concurrency: u32) -> (String, String) {
+    let prepared = prepare_endpoints(url, &[format!("{receiver_url}/hooks")], concurrency).await;
+    (prepared.partner_id, prepared.service_key)
+}
+
+/// What `prepare_endpoints` made.
+pub struct Prepared {
+    pub partner_id: String,
+    pub service_key: String,
+    pub operator_key: String,
+    /// In the order of the URLs given.
+    pub endpoint_ids: Vec<String>,
+}
+
+/// For hookd children on `url`: the database migrated, with a partner, a
+/// service key, an operator key and an endpoint of the partner at each of
+/// `endpoint_urls`, each taking `concurrency` requests at once.
+pub async fn prepare_endpoints(url: &str, endpoint_urls: &[String], concurrency: u32) -> Prepared {
     use hookd::{
         config::Config,
         secret::SecretBox,
@@ -184,23 +211,75 @@ pub async fn prepare_store(url: &str, receiver_url: &str, concurrency: u32) -> (
     let partner = store::partners::create(&db, None, "Acme", now)
         .await
         .expect("a partner");
-    let key = store::keys::create(&db, Role::Service, None, now)
-        .await
-        .expect("a service key");
+    let key = |role| store::keys::create(&db, role, None, now);
+    let service_key = key(Role::Service).await.expect("a service key").key;
+    let operator_key = key(Role::Operator).await.expect("an operator key").key;
     let secrets = SecretBox::from_passphrase(super::MASTER_KEY).expect("the test master key");
-    let endpoint = NewEndpoint {
-        partner_id: partner.id.clone(),
-        url: format!("{receiver_url}/hooks"),
-        description: String::new(),
-        event_types: Vec::new(),
-        concurrency,
-        rate_limit: None,
-        schema_version: None,
-        status: EndpointStatus::Active,
-    };
-    store::endpoints::create(&db, &secrets, endpoint, now)
-        .await
-        .expect("an endpoint");
+    let mut endpoint_ids = Vec::new();
+    for endpoint_url in endpoint_urls {
+        let endpoint = NewEndpoint {
+            partner_id: partner.id.clone(),
+            url: endpoint_url.clone(),
+            description: String::new(),
+            event_types: Vec::new(),
+            concurrency,
+            rate_limit: None,
+            schema_version: None,
+            status: EndpointStatus::Active,
+        };
+        let (endpoint, _) = store::endpoints::create(&db, &secrets, endpoint, now)
+            .await
+            .expect("an endpoint");
+        endpoint_ids.push(endpoint.id);
+    }
     db.close().await.expect("the preparing pool closes");
-    (partner.id, key.key)
+    Prepared {
+        partner_id: partner.id,
+        service_key,
+        operator_key,
+        endpoint_ids,
+    }
+}
+
+/// `n` events of the partner with fresh ids: their ids, and the JSON array
+/// to POST to `/v1/events`.
+pub fn event_batch(partner_id: &str, n: usize) -> (Vec<String>, String) {
+    let ids: Vec<String> = (0..n).map(|_| hookd::domain::ids::new_id("evt")).collect();
+    let events: Vec<serde_json::Value> = ids
+        .iter()
+        .map(|id| {
+            serde_json::json!({
+                "event_id": id, "type": "usage.finalized", "partner_id": partner_id,
+                "data": {"final_cost": "1.20", "currency": "USD"},
+            })
+        })
+        .collect();
+    (ids, serde_json::Value::Array(events).to_string())
+}
+
+/// One `POST /v1/events` with `key`: the status and the `Retry-After`
+/// header, or why no answer came.
+pub async fn post_events(
+    http: &awc::Client,
+    base_url: &str,
+    key: &str,
+    body: &str,
+) -> Result<(u16, Option<String>), String> {
+    let mut res = http
+        .post(format!("{base_url}/v1/events"))
+        .insert_header(("authorization", format!("Bearer {key}")))
+        .insert_header(("content-type", "application/json"))
+        .send_body(body.to_string())
+        .await
+        .map_err(|e| e.to_string())?;
+    let retry_after = res
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    res.body()
+        .limit(16 * 1024 * 1024)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((res.status().as_u16(), retry_after))
 }

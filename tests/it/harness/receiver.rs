@@ -3,9 +3,10 @@
 //! Plain tokio TCP and `httparse`: HTTP/1.1 with keep-alive (several requests per connection, one
 //! after another), request bodies by `Content-Length` or `Transfer-Encoding: chunked`, and
 //! `Expect: 100-continue`. Every response carries `Content-Length`. The same server can speak
-//! TLS (rustls, via `start_tls`): it then records the SNI name each client presents.
+//! TLS (rustls, via `start_tls`): it then records the SNI name each client presents. Per request
+//! path it counts requests in flight (now and at most) and deliveries by `webhook-id`.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -76,6 +77,9 @@ pub struct Received {
     pub body: Vec<u8>,
     /// When the body had been read in full.
     pub at: Instant,
+    /// When its first bytes were read (a client stopped mid-request sends the
+    /// rest later).
+    pub started: Instant,
     #[allow(dead_code)] // kept for tests that look at the client side of a connection
     pub peer: SocketAddr,
 }
@@ -114,6 +118,30 @@ struct State {
     connections: usize,
     /// One entry per TLS ClientHello, in arrival order.
     sni: Vec<Option<String>>,
+    paths: HashMap<String, PathTally>,
+}
+
+/// One request path's requests: in flight (read, not yet fully answered) now and at most, and
+/// how many came with each `webhook-id`.
+#[derive(Default)]
+struct PathTally {
+    in_flight: usize,
+    max_in_flight: usize,
+    by_id: HashMap<String, usize>,
+}
+
+/// Ends a request's time in flight when it is answered, or its connection closes or is aborted.
+struct Answering<'a> {
+    shared: &'a Shared,
+    path: String,
+}
+
+impl Drop for Answering<'_> {
+    fn drop(&mut self) {
+        if let Some(tally) = self.shared.state().paths.get_mut(&self.path) {
+            tally.in_flight -= 1;
+        }
+    }
 }
 
 impl Shared {
@@ -167,6 +195,7 @@ impl Receiver {
                 received: Vec::new(),
                 connections: 0,
                 sni: Vec::new(),
+                paths: HashMap::new(),
             }),
             arrived: Notify::new(),
         });
@@ -250,6 +279,50 @@ impl Receiver {
     pub fn sni(&self) -> Vec<Option<String>> {
         self.shared.state().sni.clone()
     }
+
+    /// The most requests any one path has had in flight at once (read in full, not yet answered
+    /// in full): for an endpoint per path, the concurrency its sender kept to.
+    pub fn max_in_flight_per_path(&self) -> usize {
+        let state = self.shared.state();
+        state
+            .paths
+            .values()
+            .map(|t| t.max_in_flight)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Per path, the most requests it has had in flight at once (for assertion messages).
+    pub fn peak_in_flight(&self) -> BTreeMap<String, usize> {
+        let state = self.shared.state();
+        state
+            .paths
+            .iter()
+            .map(|(p, t)| (p.clone(), t.max_in_flight))
+            .collect()
+    }
+
+    /// How many requests each (path, `webhook-id`) pair got; requests without the header are not
+    /// counted.
+    pub fn deliveries(&self) -> HashMap<(String, String), usize> {
+        let state = self.shared.state();
+        let by_pair = state.paths.iter().flat_map(|(path, t)| {
+            t.by_id
+                .iter()
+                .map(|(id, n)| ((path.clone(), id.clone()), *n))
+        });
+        by_pair.collect()
+    }
+
+    /// How many distinct (path, `webhook-id`) pairs have arrived: a cheap progress check.
+    pub fn distinct_deliveries(&self) -> usize {
+        self.shared
+            .state()
+            .paths
+            .values()
+            .map(|t| t.by_id.len())
+            .sum()
+    }
 }
 
 impl Drop for Receiver {
@@ -321,8 +394,15 @@ where
     while let Some(request) = read_request(&mut stream, &mut buf, peer).await {
         let keep_alive = request.keep_alive;
         let head = request.received.method == "HEAD";
+        let path = request.received.path.clone();
         let reply = {
             let mut state = shared.state();
+            let tally = state.paths.entry(path.clone()).or_default();
+            tally.in_flight += 1;
+            tally.max_in_flight = tally.max_in_flight.max(tally.in_flight);
+            if let Some(id) = request.received.header("webhook-id") {
+                *tally.by_id.entry(id.to_string()).or_default() += 1;
+            }
             state.received.push(request.received);
             let reply = state
                 .script
@@ -331,6 +411,10 @@ where
             drop(state);
             shared.arrived.notify_waiters();
             reply
+        };
+        let _answering = Answering {
+            shared: &shared,
+            path,
         };
         if !answer(&mut stream, reply, keep_alive, head).await {
             return;
@@ -350,6 +434,8 @@ async fn read_request<S: AsyncRead + AsyncWrite + Unpin>(
     peer: SocketAddr,
 ) -> Option<Request> {
     // The head.
+    // Bytes already read (pipelined) started it now; else the first read does.
+    let mut started = (!buf.is_empty()).then(Instant::now);
     let (head_len, method, path, headers, version) = loop {
         let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut req = httparse::Request::new(&mut slots);
@@ -377,6 +463,7 @@ async fn read_request<S: AsyncRead + AsyncWrite + Unpin>(
                 if !fill(stream, buf).await {
                     return None;
                 }
+                started.get_or_insert_with(Instant::now);
             }
             _ => {
                 let _ = stream
@@ -437,6 +524,7 @@ async fn read_request<S: AsyncRead + AsyncWrite + Unpin>(
             headers,
             body,
             at: Instant::now(),
+            started: started.unwrap_or_else(Instant::now),
             peer,
         },
         keep_alive,

@@ -1,0 +1,108 @@
+//! A killed instance: the others take its endpoints over within the lease
+//! TTL and a few seconds, and no acknowledged event is lost (duplicates are
+//! allowed: the dead instance's attempts in flight may go out again).
+
+use std::time::{Duration, Instant};
+
+use super::{Fleet, LEASE_TTL, Producer};
+use crate::harness;
+
+/// How long after the kill its endpoints must be served again.
+const RESUME_WITHIN: Duration = LEASE_TTL.saturating_add(Duration::from_secs(4));
+
+#[actix_rt::test]
+async fn a_killed_instances_endpoints_resume_on_the_others_and_nothing_is_lost() {
+    if harness::skip_postgres() {
+        return;
+    }
+    let started = Instant::now();
+    let url = harness::pg::fresh_database().await.expect("a database");
+    let mut fleet = Fleet::start(&url, 3, 20).await;
+    let ids = fleet.wait_registered().await;
+    // Four events a second, 20 endpoints: well within 2 x 5 requests a second each.
+    let producer = Producer::start(&fleet, 1, Duration::from_millis(250));
+    fleet.wait_flowing().await;
+    let leases = fleet.wait_settled().await;
+
+    // The victim: the instance that owns the most endpoints.
+    let owns = |id: &Option<String>| leases.iter().filter(|l| l.owner == *id).count();
+    let victim = (0..ids.len())
+        .max_by_key(|&i| owns(&ids[i]))
+        .expect("three instances");
+    let victim_id = ids[victim].clone().expect("the victim is registered");
+    fleet.retire(victim);
+    let owned: Vec<_> = fleet
+        .leases()
+        .await
+        .into_iter()
+        .filter(|l| l.owner.as_deref() == Some(victim_id.as_str()))
+        .collect();
+    fleet.nodes[victim].hookd.kill();
+    let killed_at = Instant::now();
+    assert!(
+        !owned.is_empty(),
+        "the victim owned no endpoint: nothing to fail over"
+    );
+
+    // Its endpoints are served again: a request starts after the kill (its
+    // own last requests could still be read just after it).
+    let after = killed_at + Duration::from_millis(300);
+    let resumed = super::wait_every(Duration::from_millis(100), RESUME_WITHIN, || async {
+        let received = fleet.receiver.received();
+        let first_after = |path: &str| {
+            received
+                .iter()
+                .filter(|r| r.path == path && r.at > after)
+                .map(|r| r.at)
+                .min()
+        };
+        let firsts: Option<Vec<Instant>> = owned.iter().map(|l| first_after(&l.path)).collect();
+        firsts.map(|f| f.into_iter().max().unwrap_or(after) - killed_at)
+    })
+    .await;
+    let Some(resumed_after) = resumed else {
+        panic!(
+            "the killed instance's endpoints {:?} were not served again within {RESUME_WITHIN:?}; leases now: {:?}\n{}",
+            owned.iter().map(|l| &l.path).collect::<Vec<_>>(),
+            fleet.leases().await,
+            fleet.logs()
+        );
+    };
+
+    // ...by instances that took the leases with a higher epoch.
+    let now = fleet.leases().await;
+    for before in &owned {
+        let lease = now
+            .iter()
+            .find(|l| l.endpoint_id == before.endpoint_id)
+            .expect("the endpoint is still there");
+        assert!(
+            lease.owner.is_some() && lease.owner != before.owner && lease.epoch > before.epoch,
+            "{} should have passed from the dead {victim_id} (epoch {}) to a live instance with a higher epoch: {lease:?}",
+            before.path,
+            before.epoch
+        );
+    }
+
+    // Events go on flowing for a while, then every one reaches every endpoint.
+    actix_rt::time::sleep(Duration::from_secs(2)).await;
+    let produced = producer.finish().await;
+    let victim_url = &fleet.nodes[victim].base_url;
+    let unexpected = produced.unexpected(Duration::from_secs(2), started, victim_url);
+    assert!(
+        unexpected.is_empty(),
+        "ingest on the live instances should take every batch: {unexpected:?}"
+    );
+    fleet
+        .wait_delivered(&produced.committed, Duration::from_secs(30))
+        .await;
+    fleet.assert_cap_held();
+    fleet.assert_no_panic();
+    let duplicates: usize = fleet.duplicates().values().map(|n| n - 1).sum();
+    eprintln!(
+        "killed an instance owning {} endpoints; they resumed {resumed_after:?} after the kill; {} events x 20 endpoints delivered, {duplicates} duplicates; {:?} in all",
+        owned.len(),
+        produced.committed.len(),
+        started.elapsed()
+    );
+}
