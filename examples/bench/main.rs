@@ -25,7 +25,7 @@
     reason = "an example runs outside hookd: its own HTTP client and wall clock"
 )]
 
-#[path = "../../tests/it/harness/pg.rs"]
+#[path = "../../tests/it/harness/pg/mod.rs"]
 #[allow(dead_code)]
 mod pg;
 
