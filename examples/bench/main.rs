@@ -18,7 +18,7 @@
 //! and the producer (awc) run on threads of their own, so the engine keeps its
 //! thread. Latency runs from just before the ingest POST is sent to the moment
 //! the receiver has read the whole delivery. PostgreSQL is the tests' private
-//! cluster (fsync off; see tests/it/harness/pg.rs).
+//! cluster (fsync off; see tests/it/harness/pg/).
 
 #![allow(
     clippy::disallowed_methods,

@@ -176,6 +176,7 @@ pub async fn record<C: ConnectionTrait>(
     again: bool,
 ) -> Result<usize, StoreError> {
     let backend = txn.get_database_backend();
+    super::write_lock_first(txn).await?;
     let batch = if again {
         not_yet_recorded(txn, batch).await?
     } else {
