@@ -47,7 +47,7 @@ pub async fn claim_due(
     limit: u32,
 ) -> Result<Vec<Claimed>, StoreError> {
     let backend = db.get_database_backend();
-    let (fenced, fence_values) = fence.condition(backend);
+    let (fenced, fence_values) = fence.condition(backend, endpoint_id);
     let text = format!(
         "UPDATE delivery SET state = 'delivering', next_attempt_at = ?, updated_at = ?, claim_seq = claim_seq + 1 \
          WHERE id IN (\
@@ -61,7 +61,6 @@ pub async fn claim_due(
         now_ms.into(),
         endpoint_id.into(),
         now_ms.into(),
-        endpoint_id.into(),
     ];
     values.extend(fence_values);
     values.push(i64::from(limit).into());
@@ -118,19 +117,14 @@ pub async fn claim_replays(
     limit: u32,
 ) -> Result<Vec<Claimed>, StoreError> {
     let backend = db.get_database_backend();
-    let (fenced, fence_values) = fence.condition(backend);
+    let (fenced, fence_values) = fence.condition(backend, endpoint_id);
     let text = format!(
         "UPDATE replay SET next_attempt_at = ?, claim_seq = claim_seq + 1 WHERE id IN (\
            SELECT id FROM replay WHERE endpoint_id = ? AND next_attempt_at <= ?{fenced} \
            ORDER BY next_attempt_at LIMIT ?{}) RETURNING id, delivery_id, claim_seq",
         skip_locked(backend)
     );
-    let mut values = vec![
-        lease_until.into(),
-        endpoint_id.into(),
-        now_ms.into(),
-        endpoint_id.into(),
-    ];
+    let mut values = vec![lease_until.into(), endpoint_id.into(), now_ms.into()];
     values.extend(fence_values);
     values.push(i64::from(limit).into());
     let replays: Vec<(String, String, i64)> =

@@ -6,7 +6,7 @@
 
 use sea_orm::{ConnectionTrait, DbBackend, Value};
 
-use super::{StoreError, placeholders, query_all, sql};
+use super::{StoreError, query_all, query_in_chunks, sql};
 use crate::cluster::plan::LeaseRow;
 
 /// The database's clock, in Unix milliseconds.
@@ -29,9 +29,8 @@ pub struct Fence {
 }
 
 impl Fence {
-    /// A condition on `endpoint_id` (a column or `?`), and its values after
-    /// the endpoint's.
-    pub(crate) fn condition(&self, backend: DbBackend) -> (String, Vec<Value>) {
+    /// The condition, to append to a claim's WHERE, and its values.
+    pub(crate) fn condition(&self, backend: DbBackend, endpoint_id: &str) -> (String, Vec<Value>) {
         (
             format!(
                 " AND EXISTS (SELECT 1 FROM endpoint fe JOIN instance fi ON fi.id = fe.lease_owner \
@@ -39,6 +38,7 @@ impl Fence {
                 db_now(backend)
             ),
             vec![
+                endpoint_id.into(),
                 self.instance_id.clone().into(),
                 self.epoch.into(),
                 self.ttl_ms.into(),
@@ -164,34 +164,19 @@ pub async fn take(
     ids: &[String],
     ttl_ms: i64,
 ) -> Result<Vec<(String, i64)>, StoreError> {
-    let backend = db.get_database_backend();
-    let now = db_now(backend);
-    let mut taken = Vec::new();
-    for chunk in ids.chunks(500) {
-        let mut values: Vec<Value> = vec![me.into()];
-        values.extend(chunk.iter().map(|i| Value::from(i.clone())));
-        values.extend([ttl_ms.into(), me.into(), ttl_ms.into()]);
-        taken.extend(
-            query_all(
-                db,
-                sql(
-                    backend,
-                    &format!(
-                        "UPDATE endpoint SET lease_owner = ?, lease_epoch = lease_epoch + 1 \
-                         WHERE id IN ({}) AND (lease_owner IS NULL OR lease_owner NOT IN \
-                           (SELECT id FROM instance WHERE heartbeat_at > {now} - ?)) \
-                         AND EXISTS (SELECT 1 FROM instance WHERE id = ? AND heartbeat_at > {now} - ?) \
-                         RETURNING id, lease_epoch",
-                        placeholders(chunk.len())
-                    ),
-                    values,
-                ),
-                |r| Ok((r.try_get("", "id")?, r.try_get("", "lease_epoch")?)),
-            )
-            .await?,
-        );
-    }
-    Ok(taken)
+    let now = db_now(db.get_database_backend());
+    let text = format!(
+        "UPDATE endpoint SET lease_owner = ?, lease_epoch = lease_epoch + 1 \
+         WHERE id IN ({{ids}}) AND (lease_owner IS NULL OR lease_owner NOT IN \
+           (SELECT id FROM instance WHERE heartbeat_at > {now} - ?)) \
+         AND EXISTS (SELECT 1 FROM instance WHERE id = ? AND heartbeat_at > {now} - ?) \
+         RETURNING id, lease_epoch"
+    );
+    let after = [ttl_ms.into(), me.into(), ttl_ms.into()];
+    Ok(query_in_chunks(db, &text, &[me.into()], ids, &after, |r| {
+        Ok((r.try_get("", "id")?, r.try_get("", "lease_epoch")?))
+    })
+    .await?)
 }
 
 /// Hands back those of `ids` held here that have nothing in flight (no
@@ -203,34 +188,17 @@ pub async fn hand_back(
     ids: &[String],
     now_ms: i64,
 ) -> Result<Vec<String>, StoreError> {
-    let backend = db.get_database_backend();
-    let mut done = Vec::new();
-    for chunk in ids.chunks(500) {
-        let mut values: Vec<Value> = vec![me.into()];
-        values.extend(chunk.iter().map(|i| Value::from(i.clone())));
-        values.extend([now_ms.into(), now_ms.into()]);
-        done.extend(
-            query_all(
-                db,
-                sql(
-                    backend,
-                    &format!(
-                        "UPDATE endpoint SET lease_owner = NULL WHERE lease_owner = ? AND id IN ({}) \
-                         AND NOT EXISTS (SELECT 1 FROM delivery d WHERE d.endpoint_id = endpoint.id \
-                           AND d.state = 'delivering' AND d.next_attempt_at > ?) \
-                         AND NOT EXISTS (SELECT 1 FROM replay r WHERE r.endpoint_id = endpoint.id \
-                           AND r.claim_seq > 0 AND r.next_attempt_at > ?) \
-                         RETURNING id",
-                        placeholders(chunk.len())
-                    ),
-                    values,
-                ),
-                |r| r.try_get::<String>("", "id"),
-            )
-            .await?,
-        );
-    }
-    Ok(done)
+    let text = "UPDATE endpoint SET lease_owner = NULL WHERE lease_owner = ? AND id IN ({ids}) \
+         AND NOT EXISTS (SELECT 1 FROM delivery d WHERE d.endpoint_id = endpoint.id \
+           AND d.state = 'delivering' AND d.next_attempt_at > ?) \
+         AND NOT EXISTS (SELECT 1 FROM replay r WHERE r.endpoint_id = endpoint.id \
+           AND r.claim_seq > 0 AND r.next_attempt_at > ?) \
+         RETURNING id";
+    let after = [now_ms.into(), now_ms.into()];
+    Ok(query_in_chunks(db, text, &[me.into()], ids, &after, |r| {
+        r.try_get::<String>("", "id")
+    })
+    .await?)
 }
 
 /// A stop: every lease held here is free at once, and the instance's row goes.

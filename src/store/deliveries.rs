@@ -64,49 +64,29 @@ async fn still_claimed<'a, C: ConnectionTrait>(
     txn: &C,
     batch: Vec<&'a AttemptRecord>,
 ) -> Result<(Vec<&'a AttemptRecord>, usize), StoreError> {
-    let backend = txn.get_database_backend();
-    let lock = if backend == sea_orm::DbBackend::Postgres {
+    let lock = if txn.get_database_backend() == sea_orm::DbBackend::Postgres {
         " FOR UPDATE"
     } else {
         ""
     };
+    let deliveries: Vec<String> = batch
+        .iter()
+        .filter(|r| r.replay_id.is_none())
+        .map(|r| r.delivery_id.clone())
+        .collect();
+    let replays: Vec<String> = batch.iter().filter_map(|r| r.replay_id.clone()).collect();
     let mut current = std::collections::HashMap::new();
-    for (table, ids) in [
-        (
-            "delivery",
-            batch
-                .iter()
-                .filter(|r| r.replay_id.is_none())
-                .map(|r| r.delivery_id.clone())
-                .collect::<Vec<_>>(),
-        ),
-        (
-            "replay",
-            batch
-                .iter()
-                .filter_map(|r| r.replay_id.clone())
-                .collect::<Vec<_>>(),
-        ),
-    ] {
-        for chunk in ids.chunks(500) {
-            let values: Vec<Value> = chunk.iter().map(|i| Value::from(i.clone())).collect();
-            let rows = txn
-                .query_all_raw(sql(
-                    backend,
-                    &format!(
-                        "SELECT id, claim_seq FROM {table} WHERE id IN ({}) ORDER BY id{lock}",
-                        placeholders(chunk.len())
-                    ),
-                    values,
-                ))
-                .await?;
-            for row in rows {
-                current.insert(
-                    (table, row.try_get::<String>("", "id")?),
-                    row.try_get::<i64>("", "claim_seq")?,
-                );
-            }
-        }
+    for (table, ids) in [("delivery", deliveries), ("replay", replays)] {
+        let text =
+            format!("SELECT id, claim_seq FROM {table} WHERE id IN ({{ids}}) ORDER BY id{lock}");
+        let rows = super::query_in_chunks(txn, &text, &[], &ids, &[], |r| {
+            Ok((
+                r.try_get::<String>("", "id")?,
+                r.try_get::<i64>("", "claim_seq")?,
+            ))
+        })
+        .await?;
+        current.extend(rows.into_iter().map(|(id, seq)| ((table, id), seq)));
     }
     let (kept, dropped): (Vec<_>, Vec<_>) = batch.into_iter().partition(|r| {
         let key = match &r.replay_id {
@@ -126,24 +106,18 @@ async fn not_yet_recorded<'a, C: ConnectionTrait>(
     txn: &C,
     batch: &'a [AttemptRecord],
 ) -> Result<Vec<&'a AttemptRecord>, StoreError> {
-    let backend = txn.get_database_backend();
-    let mut stored = std::collections::HashSet::new();
-    for chunk in batch.chunks(500) {
-        let ids: Vec<Value> = chunk.iter().map(|r| r.id.clone().into()).collect();
-        let rows = txn
-            .query_all_raw(sql(
-                backend,
-                &format!(
-                    "SELECT id FROM attempt WHERE id IN ({})",
-                    placeholders(chunk.len())
-                ),
-                ids,
-            ))
-            .await?;
-        for row in rows {
-            stored.insert(row.try_get::<String>("", "id")?);
-        }
-    }
+    let ids: Vec<String> = batch.iter().map(|r| r.id.clone()).collect();
+    let stored: std::collections::HashSet<String> = super::query_in_chunks(
+        txn,
+        "SELECT id FROM attempt WHERE id IN ({ids})",
+        &[],
+        &ids,
+        &[],
+        |r| r.try_get::<String>("", "id"),
+    )
+    .await?
+    .into_iter()
+    .collect();
     Ok(batch.iter().filter(|r| !stored.contains(&r.id)).collect())
 }
 

@@ -170,6 +170,32 @@ pub(crate) fn skip_locked(backend: DbBackend) -> &'static str {
     }
 }
 
+/// Runs `text` once per chunk of up to 500 `ids`, with `{ids}` in it replaced
+/// by the chunk's placeholders and the values `before`, the chunk, `after`;
+/// maps each row of every chunk with `f`.
+pub(crate) async fn query_in_chunks<C: ConnectionTrait, T>(
+    db: &C,
+    text: &str,
+    before: &[Value],
+    ids: &[String],
+    after: &[Value],
+    f: impl Fn(&sea_orm::QueryResult) -> Result<T, DbErr>,
+) -> Result<Vec<T>, DbErr> {
+    let backend = db.get_database_backend();
+    let mut out = Vec::new();
+    for chunk in ids.chunks(500) {
+        let values: Vec<Value> = before
+            .iter()
+            .cloned()
+            .chain(chunk.iter().map(|i| Value::from(i.clone())))
+            .chain(after.iter().cloned())
+            .collect();
+        let text = text.replace("{ids}", &placeholders(chunk.len()));
+        out.extend(query_all(db, sql(backend, &text, values), &f).await?);
+    }
+    Ok(out)
+}
+
 /// Runs a query and maps each row with `f`.
 pub(crate) async fn query_all<C: ConnectionTrait, T>(
     db: &C,
