@@ -23,13 +23,16 @@ pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<S
     store::migrate(&db).await?;
     let tls = client::tls_config(config.egress.extra_ca_file.as_deref())
         .context("egress.extra_ca_file")?;
-    Ok(Arc::new(Shared::new(
-        db,
-        clock,
-        Arc::new(config),
-        secrets,
-        tls,
-    )))
+    let shared = Shared::new(db, clock, Arc::new(config), secrets, tls);
+    let files = shared.files;
+    tracing::info!(
+        soft_was = files.was,
+        soft = files.soft,
+        hard = files.hard,
+        outbound_connections = shared.budget.total(),
+        "open-files limit raised to its hard limit; the outbound connection budget fits inside it"
+    );
+    Ok(Arc::new(shared))
 }
 
 /// A running hookd: the engine's actors and the web server.

@@ -33,6 +33,7 @@ pub mod delivery;
 pub mod demo;
 pub mod domain;
 pub mod egress;
+pub mod file_limit;
 pub mod http;
 pub mod instance_lock;
 pub mod keyfile;

@@ -54,6 +54,12 @@ pub struct Metrics {
     pub endpoint_actors: Gauge,
     pub circuits_open: Gauge,
     pub requests_in_flight: Gauge,
+    /// The outbound connection budget: places held, its size, actors in line.
+    pub connections_held: Gauge,
+    pub connections_max: Gauge,
+    pub connections_waiting: Gauge,
+    /// Attempts answered whose records are not yet committed.
+    pub attempts_unrecorded: Gauge,
 }
 
 impl Default for Metrics {
@@ -78,6 +84,10 @@ impl Metrics {
             endpoint_actors: Gauge::default(),
             circuits_open: Gauge::default(),
             requests_in_flight: Gauge::default(),
+            connections_held: Gauge::default(),
+            connections_max: Gauge::default(),
+            connections_waiting: Gauge::default(),
+            attempts_unrecorded: Gauge::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -132,8 +142,28 @@ impl Metrics {
         );
         registry.register(
             "requests_in_flight",
-            "Delivery requests in flight",
+            "Delivery requests on the wire (sent, not yet answered)",
             m.requests_in_flight.clone(),
+        );
+        registry.register(
+            "outbound_connections",
+            "Places held in the outbound connection budget (sockets open or allowed)",
+            m.connections_held.clone(),
+        );
+        registry.register(
+            "outbound_connections_max",
+            "Size of the outbound connection budget (delivery.max_connections)",
+            m.connections_max.clone(),
+        );
+        registry.register(
+            "outbound_connection_waiters",
+            "Endpoint actors waiting in line for a place in the connection budget",
+            m.connections_waiting.clone(),
+        );
+        registry.register(
+            "attempts_unrecorded",
+            "Attempts answered whose records are not yet committed",
+            m.attempts_unrecorded.clone(),
         );
         Metrics { registry, ..m }
     }

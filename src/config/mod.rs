@@ -10,11 +10,14 @@ use figment::{
 use serde::Deserialize;
 
 mod cluster;
+mod delivery;
 mod egress;
 mod http;
 mod values;
 pub use cluster::ClusterConfig;
 use cluster::RawCluster;
+use delivery::RawDelivery;
+pub use delivery::{Connections, DeliveryConfig};
 pub use egress::EgressConfig;
 use egress::RawEgress;
 use http::RawHttp;
@@ -106,23 +109,6 @@ struct RawRetention {
 struct RawIngest {
     max_payload_bytes: usize,
     max_batch: usize,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawDelivery {
-    poll_interval: String,
-    fanout_batch: u32,
-    default_concurrency: u32,
-    connect_timeout: String,
-    request_timeout: String,
-    max_response_bytes: usize,
-    schedule: Vec<String>,
-    jitter: f64,
-    max_age: String,
-    retry_after_cap: String,
-    lease: String,
-    record_batch: usize,
 }
 
 #[derive(Debug, Deserialize)]
@@ -219,22 +205,6 @@ pub struct RetentionConfig {
 pub struct IngestConfig {
     pub max_payload_bytes: usize,
     pub max_batch: usize,
-}
-
-#[derive(Debug, Clone)]
-pub struct DeliveryConfig {
-    pub poll_interval: Duration,
-    pub fanout_batch: u32,
-    pub default_concurrency: u32,
-    pub connect_timeout: Duration,
-    pub request_timeout: Duration,
-    pub max_response_bytes: usize,
-    pub schedule: Vec<Duration>,
-    pub jitter: f64,
-    pub max_age: Duration,
-    pub retry_after_cap: Duration,
-    pub lease: Duration,
-    pub record_batch: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -387,50 +357,7 @@ impl Raw {
             return Err(invalid("ingest.max_batch", "must be between 1 and 10000"));
         }
 
-        let d = self.delivery;
-        let schedule = d
-            .schedule
-            .iter()
-            .map(|s| duration("delivery.schedule", s))
-            .collect::<Result<Vec<_>, _>>()?;
-        if schedule.is_empty() {
-            return Err(invalid("delivery.schedule", "needs at least one attempt"));
-        }
-        if !(0.0..1.0).contains(&d.jitter) {
-            return Err(invalid("delivery.jitter", "must be at least 0 and below 1"));
-        }
-        positive("delivery.fanout_batch", d.fanout_batch.into())?;
-        positive("delivery.default_concurrency", d.default_concurrency.into())?;
-        positive("delivery.max_response_bytes", d.max_response_bytes as u64)?;
-        positive("delivery.record_batch", d.record_batch as u64)?;
-        let request_timeout = duration("delivery.request_timeout", &d.request_timeout)?;
-        let lease = duration("delivery.lease", &d.lease)?;
-        if lease <= request_timeout {
-            return Err(invalid(
-                "delivery.lease",
-                "must be longer than delivery.request_timeout",
-            ));
-        }
-        let delivery = DeliveryConfig {
-            poll_interval: duration("delivery.poll_interval", &d.poll_interval)?,
-            fanout_batch: d.fanout_batch,
-            default_concurrency: d.default_concurrency,
-            connect_timeout: duration("delivery.connect_timeout", &d.connect_timeout)?,
-            request_timeout,
-            max_response_bytes: d.max_response_bytes,
-            schedule,
-            jitter: d.jitter,
-            max_age: duration("delivery.max_age", &d.max_age)?,
-            retry_after_cap: duration("delivery.retry_after_cap", &d.retry_after_cap)?,
-            lease,
-            record_batch: d.record_batch,
-        };
-        if delivery.poll_interval.is_zero() {
-            return Err(invalid(
-                "delivery.poll_interval",
-                "must be greater than zero",
-            ));
-        }
+        let delivery = self.delivery.validate()?;
 
         positive(
             "circuit.failure_threshold",

@@ -1,5 +1,6 @@
 //! How busy this instance is, counted by the endpoint actors and reported
-//! with each heartbeat: actors running and requests in flight.
+//! with each heartbeat: actors running, requests on the wire, and attempts
+//! answered whose records are not yet durable.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -7,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub struct Activity {
     actors: AtomicUsize,
     in_flight: AtomicUsize,
+    unrecorded: AtomicUsize,
 }
 
 impl Activity {
@@ -16,6 +18,19 @@ impl Activity {
 
     pub fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::Relaxed)
+    }
+
+    /// Attempts answered and handed to the recorder, not yet committed.
+    pub fn unrecorded(&self) -> usize {
+        self.unrecorded.load(Ordering::Relaxed)
+    }
+
+    pub fn record_sent(&self) {
+        self.unrecorded.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn record_done(&self) {
+        self.unrecorded.fetch_sub(1, Ordering::Relaxed);
     }
 
     pub fn actor_started(&self) {

@@ -64,6 +64,8 @@ pub struct Limits {
     pub connect_timeout: Duration,
     pub request_timeout: Duration,
     pub max_response_bytes: usize,
+    /// A kept-alive connection unused this long is closed.
+    pub idle_timeout: Duration,
 }
 
 /// An HTTP client for one endpoint and one checked address set. Its pool only
@@ -88,7 +90,7 @@ impl PinnedClient {
             .timeout(limits.connect_timeout)
             .handshake_timeout(limits.connect_timeout)
             .limit(max_connections.max(1))
-            .conn_keep_alive(Duration::from_secs(30))
+            .conn_keep_alive(limits.idle_timeout)
             .conn_lifetime(Duration::from_secs(300));
         #[allow(
             clippy::disallowed_methods,

@@ -4,6 +4,7 @@
 
 pub mod activity;
 pub mod attempt;
+pub mod budget;
 pub mod client;
 pub mod due;
 pub mod endpoint;
@@ -46,6 +47,10 @@ pub struct Shared {
     /// The endpoints this instance holds, as its actors read them.
     pub leases: crate::cluster::leases::Leases,
     pub activity: activity::Activity,
+    /// Outbound sockets: every endpoint's places come from here.
+    pub budget: budget::Budget,
+    /// The open-files limit, as raised at start.
+    pub files: crate::file_limit::FileLimit,
 }
 
 impl Shared {
@@ -57,7 +62,17 @@ impl Shared {
         tls: Arc<rustls::ClientConfig>,
     ) -> Shared {
         let d = &config.delivery;
+        let files = crate::file_limit::raise();
+        let api = config
+            .http
+            .max_connections
+            .min(usize::try_from(files.soft / 2).unwrap_or(usize::MAX));
+        let connections =
+            d.max_connections
+                .resolve(files.soft, config.database.max_connections as usize, api);
         Shared {
+            budget: budget::Budget::new(connections),
+            files,
             rules: EgressRules::from_config(&config.egress),
             retry: RetryPolicy {
                 schedule: d.schedule.clone(),
@@ -69,6 +84,7 @@ impl Shared {
                 connect_timeout: d.connect_timeout,
                 request_timeout: d.request_timeout,
                 max_response_bytes: d.max_response_bytes,
+                idle_timeout: d.idle_connection_timeout,
             },
             metrics: crate::metrics::Metrics::new(),
             sqlite_writes: config

@@ -2,6 +2,13 @@
 //! attempt and wait for it to be durable; records that arrive while a flush is
 //! running are written together by the next one. A failing database is retried
 //! with backoff, and nobody is told "done" before the rows are committed.
+//!
+//! Its queue is bounded from outside: an actor keeps at most twice its
+//! concurrency of attempts unrecorded, and no actor claims while the process
+//! has `MAX_UNRECORDED` waiting. While records wait (a slow or absent
+//! database), the recorder extends their claims' leases, so no other claim
+//! takes a delivery whose attempt is already answered: a slow database slows
+//! sending, and never turns into duplicates.
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
@@ -36,6 +43,21 @@ pub struct Record {
 #[error("the attempt record was not written before shutdown")]
 pub struct RecordLost;
 
+/// A record waiting for its flush, with who waits for it and when it came.
+struct Waiting {
+    record: Record,
+    done: oneshot::Sender<()>,
+    queued_at: i64,
+}
+
+/// The claim an attempt was made under: the delivery, the replay if it was
+/// one, and the claim's number.
+type Claim = (String, Option<String>, i64);
+
+fn claim_of(r: &AttemptRecord) -> Claim {
+    (r.delivery_id.clone(), r.replay_id.clone(), r.claim_seq)
+}
+
 /// One record as the batch writes it: the attempt, whether the receiver
 /// answered 410, and the circuit to save with it.
 type ToWrite = (AttemptRecord, bool, Option<(i64, Saved)>);
@@ -49,7 +71,9 @@ pub struct Recorder {
     shared: Arc<Shared>,
     wake_fanout: Recipient<super::fanout::Wake>,
     disabled: Recipient<EndpointsDisabled>,
-    pending: Vec<(Record, oneshot::Sender<()>)>,
+    pending: Vec<Waiting>,
+    /// The claims of the batch being written, with when each was queued.
+    writing: Vec<(Claim, i64)>,
     flushing: bool,
     failures: u32,
 }
@@ -65,6 +89,7 @@ impl Recorder {
             wake_fanout,
             disabled,
             pending: Vec::new(),
+            writing: Vec::new(),
             flushing: false,
             failures: 0,
         }
@@ -79,11 +104,15 @@ impl Recorder {
             .pending
             .len()
             .min(self.shared.config.delivery.record_batch);
-        let batch: Vec<(Record, oneshot::Sender<()>)> = self.pending.drain(..take).collect();
+        let batch: Vec<Waiting> = self.pending.drain(..take).collect();
         let shared = self.shared.clone();
         let records: Vec<ToWrite> = batch
             .iter()
-            .map(|(r, _)| (r.attempt.clone(), r.gone, r.circuit))
+            .map(|w| (w.record.attempt.clone(), w.record.gone, w.record.circuit))
+            .collect();
+        self.writing = batch
+            .iter()
+            .map(|w| (claim_of(&w.record.attempt), w.queued_at))
             .collect();
         // After a failed write, records may have landed without the answer
         // saying so: until a write succeeds, look before writing.
@@ -91,11 +120,12 @@ impl Recorder {
         let write = async move { write_batch(&shared, &records, again).await };
         ctx.spawn(write.into_actor(self).map(move |result, act, ctx| {
             act.flushing = false;
+            act.writing.clear();
             match result {
                 Ok(changes) => {
                     act.failures = 0;
-                    for (_, done) in batch {
-                        let _ = done.send(());
+                    for w in batch {
+                        let _ = w.done.send(());
                     }
                     if !changes.events.is_empty() {
                         act.wake_fanout.do_send(super::fanout::Wake);
@@ -190,8 +220,55 @@ async fn write_batch(
     Ok(changes)
 }
 
+impl Recorder {
+    /// Extends the leases of claims whose records have waited a quarter of
+    /// the lease, so that they are still held when the records land.
+    fn extend_waiting(&mut self, ctx: &mut Context<Self>) {
+        let lease = self.shared.config.delivery.lease.as_millis() as i64;
+        let now = self.shared.clock.now_ms();
+        let old = now - lease / 4;
+        let claims = self
+            .pending
+            .iter()
+            .map(|w| (claim_of(&w.record.attempt), w.queued_at))
+            .chain(self.writing.iter().cloned())
+            .filter(|(_, at)| *at <= old)
+            .map(|(c, _)| c);
+        let (mut deliveries, mut replays) = (Vec::new(), Vec::new());
+        for (delivery, replay, seq) in claims {
+            match replay {
+                Some(r) => replays.push((r, seq)),
+                None => deliveries.push((delivery, seq)),
+            }
+        }
+        if deliveries.is_empty() && replays.is_empty() {
+            return;
+        }
+        let shared = self.shared.clone();
+        let extend = async move {
+            let _turn = shared.write_turn().await;
+            let n = deliveries.len() + replays.len();
+            match store::claims::extend(&shared.db, &deliveries, &replays, now + lease).await {
+                Ok(()) => tracing::warn!(
+                    claims = n,
+                    "attempts wait to be recorded; their leases were extended"
+                ),
+                Err(e) => {
+                    tracing::error!(error = %e, claims = n, "attempts wait to be recorded and their leases could not be extended")
+                }
+            }
+        };
+        ctx.spawn(extend.into_actor(self));
+    }
+}
+
 impl Actor for Recorder {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let every = self.shared.config.delivery.lease / 4;
+        ctx.run_interval(every, |act, ctx| act.extend_waiting(ctx));
+    }
 }
 
 impl Handler<Record> for Recorder {
@@ -199,7 +276,11 @@ impl Handler<Record> for Recorder {
 
     fn handle(&mut self, msg: Record, ctx: &mut Context<Self>) -> Self::Result {
         let (done, written) = oneshot::channel();
-        self.pending.push((msg, done));
+        self.pending.push(Waiting {
+            record: msg,
+            done,
+            queued_at: self.shared.clock.now_ms(),
+        });
         self.flush(ctx);
         Box::pin(async move { written.await.map_err(|_| RecordLost) })
     }

@@ -39,7 +39,12 @@ pub struct ActorReport {
     #[serde(skip)]
     pub open_until_ms: Option<i64>,
     pub consecutive_failures: u32,
+    /// Requests on the wire.
     pub in_flight: usize,
+    /// Attempts answered whose records are not yet committed.
+    pub recording: usize,
+    /// Places held in the outbound connection budget.
+    pub places: usize,
     /// The endpoint's cap on requests in flight (null before its settings load).
     pub concurrency: Option<u32>,
     /// Claimed deliveries waiting in the actor for a free slot.

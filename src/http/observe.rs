@@ -273,8 +273,13 @@ pub async fn metrics(
             .filter(|r| r.circuit != crate::delivery::report::Circuit::Closed)
             .count() as i64,
     );
-    m.requests_in_flight
-        .set(reports.iter().map(|r| r.in_flight as i64).sum());
+    let activity = &shared.activity;
+    m.requests_in_flight.set(activity.in_flight() as i64);
+    m.attempts_unrecorded.set(activity.unrecorded() as i64);
+    let budget = &shared.budget;
+    m.connections_held.set(budget.in_use() as i64);
+    m.connections_max.set(budget.total() as i64);
+    m.connections_waiting.set(budget.waiting() as i64);
     Ok(HttpResponse::Ok()
         .content_type(crate::metrics::CONTENT_TYPE)
         .body(m.render()))

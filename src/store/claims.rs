@@ -180,21 +180,57 @@ pub async fn release(
     claims: &[(String, i64)],
     due_at: i64,
 ) -> Result<(), StoreError> {
+    for_claims(
+        db,
+        "UPDATE delivery SET state = CASE WHEN attempt_count = 0 THEN 'pending' ELSE 'failed' END, \
+         next_attempt_at = ? WHERE state = 'delivering' AND ({claims})",
+        due_at,
+        claims,
+    )
+    .await
+}
+
+/// Moves the lease of claims whose attempts wait to be recorded to
+/// `lease_until`, so that no other claim takes them meanwhile. Claims are
+/// (delivery or replay id, claim_seq); one claimed again since is left alone.
+pub async fn extend(
+    db: &sea_orm::DatabaseConnection,
+    deliveries: &[(String, i64)],
+    replays: &[(String, i64)],
+    lease_until: i64,
+) -> Result<(), StoreError> {
+    for_claims(
+        db,
+        "UPDATE delivery SET next_attempt_at = ? WHERE state = 'delivering' AND ({claims})",
+        lease_until,
+        deliveries,
+    )
+    .await?;
+    for_claims(
+        db,
+        "UPDATE replay SET next_attempt_at = ? WHERE {claims}",
+        lease_until,
+        replays,
+    )
+    .await
+}
+
+/// Runs `text` (one `?` for `at`, then `{claims}`) for each chunk of claims.
+async fn for_claims(
+    db: &sea_orm::DatabaseConnection,
+    text: &str,
+    at: i64,
+    claims: &[(String, i64)],
+) -> Result<(), StoreError> {
     for chunk in claims.chunks(200) {
-        let mut values: Vec<Value> = vec![due_at.into()];
+        let mut values: Vec<Value> = vec![at.into()];
         for (id, seq) in chunk {
             values.extend([Value::from(id.clone()), Value::from(*seq)]);
         }
         let pairs = vec!["(id = ? AND claim_seq = ?)"; chunk.len()].join(" OR ");
-        db.execute_raw(sql(
-            db.get_database_backend(),
-            &format!(
-                "UPDATE delivery SET state = CASE WHEN attempt_count = 0 THEN 'pending' ELSE 'failed' END, \
-                 next_attempt_at = ? WHERE state = 'delivering' AND ({pairs})"
-            ),
-            values,
-        ))
-        .await?;
+        let text = text.replace("{claims}", &format!("({pairs})"));
+        db.execute_raw(sql(db.get_database_backend(), &text, values))
+            .await?;
     }
     Ok(())
 }

@@ -1,12 +1,15 @@
 //! One endpoint's actor: it claims the endpoint's due deliveries, keeps at
-//! most `concurrency` requests in flight, owns the circuit breaker and the
-//! timer for the next due delivery, and waits for each attempt's record to be
-//! durable before it takes the next one.
+//! most `concurrency` requests on the wire (within its places in the
+//! connection budget), owns the circuit breaker and the timer for the next due
+//! delivery, and keeps sending while earlier attempts are being recorded, with
+//! at most `concurrency` records outstanding.
 
 use std::{collections::VecDeque, rc::Rc, sync::Arc, time::Duration};
 
 mod claims;
 mod messages;
+mod places;
+mod send;
 
 pub use messages::{Drain, Idle, Reload, Wake};
 
@@ -15,16 +18,15 @@ use rand::{SeedableRng, rngs::StdRng};
 
 use super::{
     Shared,
-    attempt::{ClientSlot, Job, Loaded, attempt_once, attempt_record, next_state},
-    client::Observed,
+    attempt::{ClientSlot, Job, Loaded},
+    budget,
     due::{Due, Rest},
-    recorder::{Record, Recorder},
+    recorder::Recorder,
 };
 use crate::{
     cluster::leases::Standing,
     domain::{
         circuit::{Circuit, CircuitState, Permit, Saved},
-        outcome::Outcome,
         token_bucket::TokenBucket,
     },
     egress::{resolver::ResolverActor, url_check::check_url},
@@ -33,8 +35,11 @@ use crate::{
 
 /// The most deliveries an endpoint actor holds at once.
 const MAX_CLAIM: usize = 256;
-/// How long an actor with nothing to do stays before it reports idle.
-const IDLE_GRACE: Duration = Duration::from_secs(30);
+/// A sleep at least this long gives the places back (closing connections).
+const LONG_SLEEP_MS: i64 = 1_000;
+/// Claims wait while this many attempts await their records, process-wide:
+/// what cannot be recorded is not sent.
+const MAX_UNRECORDED: usize = 4_096;
 /// How long endpoint settings and secrets are trusted before a reload.
 const RELOAD_AFTER_MS: i64 = 5_000;
 /// The longest single timer (a day): beyond it the actor just looks again.
@@ -59,7 +64,16 @@ pub struct EndpointActor {
     rate_limit: Option<u32>,
     rate: Option<TokenBucket>,
     queue: VecDeque<Job>,
+    /// Requests on the wire.
     in_flight: usize,
+    /// Attempts answered whose records are not yet durable.
+    recording: usize,
+    /// Places in the connection budget: one per socket the client may open.
+    places: Vec<budget::Permit>,
+    /// Waiting in line for a first place.
+    asking: bool,
+    /// A claim was made on the places held: under contention, the turn is over.
+    turn_used: bool,
     /// Settings are being (re)loaded: nothing is sent meanwhile.
     reloading: bool,
     /// A claim is running; sending goes on meanwhile.
@@ -102,6 +116,10 @@ impl EndpointActor {
             rate: None,
             queue: VecDeque::new(),
             in_flight: 0,
+            recording: 0,
+            places: Vec::new(),
+            asking: false,
+            turn_used: false,
             reloading: false,
             claiming: false,
             idle_timer: None,
@@ -154,7 +172,18 @@ impl EndpointActor {
             return self.wind_down(ctx);
         }
         let cap = self.concurrency();
-        while self.in_flight < cap && !self.queue.is_empty() {
+        self.grow_places(cap);
+        let wants_claim = !self.claiming
+            && !self.should_yield()
+            && self.queue.len() < cap
+            && self.due.rest(now) == Rest::Claim;
+        if (wants_claim || !self.queue.is_empty()) && !self.first_place(ctx) {
+            return;
+        }
+        let room = |act: &Self| {
+            act.in_flight < act.places().min(cap) && act.in_flight + act.recording < 2 * cap
+        };
+        while room(self) && !self.queue.is_empty() {
             if let Some(bucket) = &mut self.rate
                 && let Err(wait_ms) = bucket.take(now)
             {
@@ -173,21 +202,28 @@ impl EndpointActor {
                     if let Some(t) = until_ms {
                         self.sleep_until(ctx, t);
                     }
-                    return;
+                    return self.rest(ctx, now);
                 }
             }
         }
         if let CircuitState::Open { until_ms } = self.circuit.state()
             && until_ms > now
         {
-            return self.sleep_until(ctx, until_ms);
+            self.sleep_until(ctx, until_ms);
+            return self.rest(ctx, now);
         }
-        if !self.claiming && self.queue.len() < cap && self.due.rest(now) == Rest::Claim {
-            let want = self.claim_size(cap);
-            self.claim(
-                ctx,
-                want.saturating_sub(self.in_flight + self.queue.len()) as u32,
-            );
+        if wants_claim && !self.places.is_empty() {
+            if self.shared.activity.unrecorded() >= MAX_UNRECORDED {
+                // The recorder is behind: send nothing more than it can write.
+                self.sleep_until(ctx, now + 20);
+            } else {
+                let want = self.claim_size(self.places().min(cap));
+                self.turn_used = true;
+                self.claim(
+                    ctx,
+                    want.saturating_sub(self.in_flight + self.queue.len()) as u32,
+                );
+            }
         }
         if !self.claiming {
             self.rest(ctx, now);
@@ -195,12 +231,19 @@ impl EndpointActor {
     }
 
     /// Between claims: a timer for the next due time, or, with nothing held
-    /// and nothing known to become due, idling.
+    /// and nothing known to become due, idling. With nothing on the wire or
+    /// queued, a long sleep, an idle actor, or others waiting in line for the
+    /// budget give the places (and the connections) back.
     fn rest(&mut self, ctx: &mut Context<Self>, now: i64) {
+        let empty = self.queue.is_empty() && self.in_flight == 0;
         match self.due.rest(now) {
-            Rest::Nothing if self.queue.is_empty() && self.in_flight == 0 => self.idle_soon(ctx),
+            Rest::Nothing if empty && self.recording == 0 => self.idle_soon(ctx),
             Rest::Until(t) => self.sleep_until(ctx, t),
             _ => {}
+        }
+        let long_sleep = self.timer_at.is_some_and(|t| t - now >= LONG_SLEEP_MS);
+        if empty && (long_sleep || self.shared.budget.contended()) {
+            self.give_back_places();
         }
     }
 
@@ -270,6 +313,8 @@ impl EndpointActor {
             open_until_ms,
             consecutive_failures: self.circuit.consecutive_failures(),
             in_flight: self.in_flight,
+            recording: self.recording,
+            places: self.places(),
             concurrency: self.loaded.as_ref().map(|l| l.endpoint.concurrency),
             queued: self.queue.len(),
             next_due_ms: self.due.next(),
@@ -278,20 +323,25 @@ impl EndpointActor {
         }
     }
 
-    /// Nothing to do: stay a while (keeping the endpoint's kept-alive
-    /// connections) and report idle to the supervisor if nothing came.
+    /// Nothing to do: stay for `delivery.idle_connection_timeout` (keeping
+    /// the endpoint's kept-alive connections) and report idle to the
+    /// supervisor, which stops the actor, if nothing came.
     fn idle_soon(&mut self, ctx: &mut Context<Self>) {
         if self.idle_timer.is_some() {
             return;
         }
-        self.idle_timer = Some(ctx.run_later(IDLE_GRACE, |act, _| {
+        let grace = self.shared.config.delivery.idle_connection_timeout;
+        self.idle_timer = Some(ctx.run_later(grace, |act, _| {
             act.idle_timer = None;
             if act.queue.is_empty()
                 && act.in_flight == 0
+                && act.recording == 0
+                && !act.asking
                 && !act.reloading
                 && !act.claiming
                 && act.due.rest(act.shared.clock.now_ms()) == Rest::Nothing
             {
+                act.give_back_places();
                 act.supervisor.do_send(Idle {
                     endpoint_id: act.id.clone(),
                     seq: act.seq,
@@ -328,97 +378,9 @@ impl EndpointActor {
     fn wind_down(&mut self, ctx: &mut Context<Self>) {
         let now = self.shared.clock.now_ms();
         self.release_queue(ctx, now);
-        if self.in_flight == 0 {
+        if self.in_flight == 0 && self.recording == 0 {
             ctx.stop();
         }
-    }
-
-    fn start_attempt(&mut self, ctx: &mut Context<Self>) {
-        let Some(job) = self.queue.pop_front() else {
-            return;
-        };
-        let Some(loaded) = self.loaded.clone() else {
-            return;
-        };
-        self.in_flight += 1;
-        self.shared.activity.request_started();
-        let shared = self.shared.clone();
-        let resolver = self.resolver.clone();
-        let slot = self.client.clone();
-        let started_at = shared.clock.now_ms();
-        let attempt = async move {
-            let observed = attempt_once(&shared, &resolver, &slot, &loaded, &job).await;
-            (observed, job)
-        };
-        ctx.spawn(
-            attempt
-                .into_actor(self)
-                .then(move |(observed, job), act, _ctx| act.finish(observed, job, started_at)),
-        );
-    }
-
-    /// Decides the delivery's next state, records it, and frees the slot once
-    /// the record is durable.
-    fn finish(
-        &mut self,
-        observed: Observed,
-        job: Job,
-        started_at: i64,
-    ) -> ResponseActFuture<Self, ()> {
-        let now = self.shared.clock.now_ms();
-        let gone = observed.outcome == Outcome::Gone;
-        self.attempt_ms = 0.9 * self.attempt_ms + 0.1 * observed.latency.as_secs_f64() * 1000.0;
-        match observed.outcome {
-            Outcome::Delivered => self.circuit.on_success(),
-            _ => self.circuit.on_failure(now),
-        }
-        let manual = job.claimed.replay_id.is_some();
-        let next = next_state(
-            &observed.outcome,
-            manual,
-            &self.shared.retry,
-            job.claimed.scheduled_attempts + 1,
-            job.claimed.created_at,
-            now,
-            &mut self.rng,
-        );
-        let record = attempt_record(&self.id, &job.claimed, &observed, started_at, next);
-        let attempt_no = record.attempt_no;
-        // The circuit goes to the endpoint row with the record, when it changed.
-        let saved = self.circuit.save(now);
-        let circuit = (self.saved != Some(saved)).then_some((self.epoch, saved));
-        self.saved = Some(saved);
-        tracing::debug!(endpoint = %self.id, delivery = %record.delivery_id, attempt = attempt_no, status = ?record.status_code, next = ?record.next, "attempt finished");
-        self.shared.metrics.attempt(
-            &observed.outcome,
-            observed.latency,
-            manual,
-            matches!(record.next, store::deliveries::NextState::Dead),
-        );
-        let retry_at = match record.next {
-            store::deliveries::NextState::RetryAt(t) => Some(t),
-            _ => None,
-        };
-        let claimed = job.claimed;
-        Box::pin(self.recorder.send(Record { attempt: record, gone, circuit }).into_actor(self).map(move |res, act, ctx| {
-            act.in_flight -= 1;
-            act.shared.activity.request_ended();
-            act.due.unhold(&claimed);
-            if matches!(res, Ok(Ok(()))) {
-                if let Some(t) = retry_at {
-                    act.due.by(t);
-                }
-            } else {
-                // The row keeps its lease: look again, and the next claim
-                // counts the lease's end as due.
-                tracing::warn!(endpoint = %act.id, "an attempt was not recorded; its lease will retry it");
-                act.due.unknown();
-            }
-            if gone {
-                act.loaded = None;
-            }
-            act.pump(ctx);
-        }))
     }
 }
 

@@ -1,0 +1,118 @@
+//! One attempt from the endpoint actor's side: start it on a free place, and
+//! when the receiver has answered, free the slot at once, decide the
+//! delivery's next state, and hand the record to the recorder. The slot does
+//! not wait for the record: the actor keeps sending while the group commit
+//! runs, and what it holds stays held (and leased) until the record is durable.
+
+use actix::prelude::*;
+
+use super::EndpointActor;
+use crate::{
+    delivery::{
+        attempt::{Job, attempt_once, attempt_record, next_state},
+        client::Observed,
+        recorder::Record,
+    },
+    domain::outcome::Outcome,
+    store::deliveries::NextState,
+};
+
+impl EndpointActor {
+    pub(super) fn start_attempt(&mut self, ctx: &mut Context<Self>) {
+        let Some(job) = self.queue.pop_front() else {
+            return;
+        };
+        let Some(loaded) = self.loaded.clone() else {
+            return;
+        };
+        self.in_flight += 1;
+        self.shared.activity.request_started();
+        let shared = self.shared.clone();
+        let resolver = self.resolver.clone();
+        let slot = self.client.clone();
+        let started_at = shared.clock.now_ms();
+        let attempt = async move {
+            let observed = attempt_once(&shared, &resolver, &slot, &loaded, &job).await;
+            (observed, job)
+        };
+        ctx.spawn(
+            attempt
+                .into_actor(self)
+                .map(move |(observed, job), act, ctx| {
+                    act.in_flight -= 1;
+                    act.shared.activity.request_ended();
+                    act.finish(ctx, observed, job, started_at);
+                    act.pump(ctx);
+                }),
+        );
+    }
+
+    /// Decides the delivery's next state and sends its record; what the
+    /// record makes known (a retry time, a 410) is acted on once it is durable.
+    fn finish(&mut self, ctx: &mut Context<Self>, observed: Observed, job: Job, started_at: i64) {
+        let now = self.shared.clock.now_ms();
+        let gone = observed.outcome == Outcome::Gone;
+        self.attempt_ms = 0.9 * self.attempt_ms + 0.1 * observed.latency.as_secs_f64() * 1000.0;
+        match observed.outcome {
+            Outcome::Delivered => self.circuit.on_success(),
+            _ => self.circuit.on_failure(now),
+        }
+        let manual = job.claimed.replay_id.is_some();
+        let next = next_state(
+            &observed.outcome,
+            manual,
+            &self.shared.retry,
+            job.claimed.scheduled_attempts + 1,
+            job.claimed.created_at,
+            now,
+            &mut self.rng,
+        );
+        let record = attempt_record(&self.id, &job.claimed, &observed, started_at, next);
+        // The circuit goes to the endpoint row with the record, when it changed.
+        let saved = self.circuit.save(now);
+        let circuit = (self.saved != Some(saved)).then_some((self.epoch, saved));
+        self.saved = Some(saved);
+        tracing::debug!(endpoint = %self.id, delivery = %record.delivery_id, attempt = record.attempt_no, status = ?record.status_code, next = ?record.next, "attempt finished");
+        self.shared.metrics.attempt(
+            &observed.outcome,
+            observed.latency,
+            manual,
+            matches!(record.next, NextState::Dead),
+        );
+        let retry_at = match record.next {
+            NextState::RetryAt(t) => Some(t),
+            _ => None,
+        };
+        if gone {
+            // Send nothing more on these settings: reload once recorded.
+            self.loaded = None;
+        }
+        self.recording += 1;
+        self.shared.activity.record_sent();
+        let claimed = job.claimed;
+        let written = self.recorder.send(Record {
+            attempt: record,
+            gone,
+            circuit,
+        });
+        ctx.spawn(written.into_actor(self).map(move |res, act, ctx| {
+            act.recording -= 1;
+            act.shared.activity.record_done();
+            act.due.unhold(&claimed);
+            if matches!(res, Ok(Ok(()))) {
+                if let Some(t) = retry_at {
+                    act.due.by(t);
+                }
+            } else {
+                // The row keeps its lease: look again, and the next claim
+                // counts the lease's end as due.
+                tracing::warn!(endpoint = %act.id, "an attempt was not recorded; its lease will retry it");
+                act.due.unknown();
+            }
+            if gone {
+                act.loaded = None;
+            }
+            act.pump(ctx);
+        }));
+    }
+}
