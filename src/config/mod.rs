@@ -11,12 +11,15 @@ use serde::Deserialize;
 
 mod cluster;
 mod egress;
+mod endpoints;
 mod http;
 mod values;
 pub use cluster::ClusterConfig;
 use cluster::RawCluster;
 pub use egress::EgressConfig;
 use egress::RawEgress;
+pub use endpoints::EndpointsConfig;
+use endpoints::RawEndpoints;
 use http::RawHttp;
 pub use http::{HttpConfig, Origin};
 pub use values::parse_duration;
@@ -135,13 +138,6 @@ struct RawCircuit {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawEndpoints {
-    warn_after: String,
-    disable_after: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawLog {
     filter: String,
     format: String,
@@ -242,12 +238,6 @@ pub struct CircuitConfig {
     pub failure_threshold: u32,
     pub cooldown_initial: Duration,
     pub cooldown_max: Duration,
-}
-
-#[derive(Debug, Clone)]
-pub struct EndpointsConfig {
-    pub warn_after: Duration,
-    pub disable_after: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -441,10 +431,7 @@ impl Raw {
             cooldown_initial: duration("circuit.cooldown_initial", &self.circuit.cooldown_initial)?,
             cooldown_max: duration("circuit.cooldown_max", &self.circuit.cooldown_max)?,
         };
-        let endpoints = EndpointsConfig {
-            warn_after: duration("endpoints.warn_after", &self.endpoints.warn_after)?,
-            disable_after: duration("endpoints.disable_after", &self.endpoints.disable_after)?,
-        };
+        let endpoints = self.endpoints.validate()?;
 
         let egress = self.egress.validate()?;
         let json = match self.log.format.as_str() {
