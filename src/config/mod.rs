@@ -12,6 +12,7 @@ use serde::Deserialize;
 mod cluster;
 mod delivery;
 mod egress;
+mod endpoints;
 mod http;
 mod values;
 pub use cluster::ClusterConfig;
@@ -20,6 +21,8 @@ use delivery::RawDelivery;
 pub use delivery::{Connections, DeliveryConfig};
 pub use egress::EgressConfig;
 use egress::RawEgress;
+pub use endpoints::EndpointsConfig;
+use endpoints::RawEndpoints;
 use http::RawHttp;
 pub use http::{HttpConfig, Origin};
 pub use values::parse_duration;
@@ -121,13 +124,6 @@ struct RawCircuit {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawEndpoints {
-    warn_after: String,
-    disable_after: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawLog {
     filter: String,
     format: String,
@@ -212,12 +208,6 @@ pub struct CircuitConfig {
     pub failure_threshold: u32,
     pub cooldown_initial: Duration,
     pub cooldown_max: Duration,
-}
-
-#[derive(Debug, Clone)]
-pub struct EndpointsConfig {
-    pub warn_after: Duration,
-    pub disable_after: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -368,10 +358,7 @@ impl Raw {
             cooldown_initial: duration("circuit.cooldown_initial", &self.circuit.cooldown_initial)?,
             cooldown_max: duration("circuit.cooldown_max", &self.circuit.cooldown_max)?,
         };
-        let endpoints = EndpointsConfig {
-            warn_after: duration("endpoints.warn_after", &self.endpoints.warn_after)?,
-            disable_after: duration("endpoints.disable_after", &self.endpoints.disable_after)?,
-        };
+        let endpoints = self.endpoints.validate()?;
 
         let egress = self.egress.validate()?;
         let json = match self.log.format.as_str() {

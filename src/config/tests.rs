@@ -93,3 +93,19 @@ fn the_sqlite_file_is_found_in_the_url() {
     );
     assert_eq!(db("postgres://x/y").sqlite_path(), None);
 }
+
+#[test]
+fn the_health_sweep_interval_defaults_to_a_minute_and_must_be_positive() {
+    assert_eq!(
+        Config::defaults().endpoints.health_interval,
+        Duration::from_secs(60)
+    );
+    let c = Config::load(None, env(&[("HOOKD_ENDPOINTS__HEALTH_INTERVAL", "5s")]))
+        .expect("an override loads");
+    assert_eq!(c.endpoints.health_interval, Duration::from_secs(5));
+    let err = Config::load(None, env(&[("HOOKD_ENDPOINTS__HEALTH_INTERVAL", "0s")])).unwrap_err();
+    assert!(
+        err.to_string().contains("endpoints.health_interval"),
+        "a zero interval names its key: {err}"
+    );
+}

@@ -1,6 +1,7 @@
 //! The delivery engine: the fanout actor turns outbox rows into deliveries and
 //! supervises one endpoint actor per endpoint with work; endpoint actors send
-//! through the pinned client; the recorder group-commits what happened.
+//! through the pinned client; the recorder group-commits what happened; the
+//! health sweep warns about and disables endpoints that fail for too long.
 
 pub mod activity;
 pub mod attempt;
@@ -10,6 +11,7 @@ pub mod due;
 pub mod endpoint;
 pub mod excerpt;
 pub mod fanout;
+pub mod health_sweep;
 pub mod notify;
 pub mod recorder;
 pub mod report;
@@ -126,6 +128,7 @@ pub struct Engine {
     shared: Arc<Shared>,
     pub fanout: Addr<fanout::FanoutActor>,
     pub recorder: Addr<recorder::Recorder>,
+    pub health: Addr<health_sweep::HealthSweep>,
     pub resolver: Addr<ResolverActor>,
     pub cluster: Addr<ClusterActor>,
 }
@@ -158,10 +161,17 @@ impl Engine {
         });
         let (recorder, cluster) =
             started.ok_or_else(|| anyhow::anyhow!("the recorder did not start"))?;
+        let health = health_sweep::HealthSweep::new(
+            shared.clone(),
+            fanout.clone().recipient(),
+            fanout.clone().recipient(),
+        )
+        .start();
         Ok(Engine {
             shared,
             fanout,
             recorder,
+            health,
             resolver,
             cluster,
         })
@@ -212,8 +222,9 @@ impl Engine {
     /// recorded comes back when its lease ends.
     pub async fn shutdown(&self) {
         self.fanout.do_send(fanout::StopNow);
+        self.health.do_send(fanout::StopNow);
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-        while (self.fanout.connected() || self.recorder.connected())
+        while (self.fanout.connected() || self.recorder.connected() || self.health.connected())
             && std::time::Instant::now() < deadline
         {
             actix_rt::time::sleep(std::time::Duration::from_millis(10)).await;

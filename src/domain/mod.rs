@@ -1,9 +1,11 @@
 //! Pure domain code: identifiers, events and their envelope, the response
-//! policy, the retry schedule, the circuit breaker and the clock. No I/O here.
+//! policy, the retry schedule, the circuit breaker, endpoint health over time
+//! and the clock. No I/O here.
 
 pub mod circuit;
 pub mod clock;
 pub mod event;
+pub mod health;
 pub mod ids;
 pub mod outcome;
 pub mod partner;

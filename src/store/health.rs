@@ -1,13 +1,18 @@
-//! Endpoint health written with each group commit: when an endpoint started
-//! failing, the warning after `warn_after`, disabling after `disable_after` or
-//! on 410, and recovery, each announced to the partner as an operational event.
+//! Endpoint health as stored: when an endpoint started failing, the warning
+//! after `warn_after`, disabling after `disable_after` or on 410, and
+//! recovery, each announced to the partner as an operational event. Written
+//! with each group commit and by the periodic health sweep; every transition
+//! is an update guarded by the state it leaves, so it happens (and is
+//! announced) once however many writers race for it.
 
 use sea_orm::{ConnectionTrait, Value};
 use serde_json::json;
 
 use super::{StoreError, sql};
+pub use crate::domain::health::Thresholds;
 use crate::domain::{
     event::{NewEvent, Subject, format_time},
+    health::{Due, Standing},
     ids::EventId,
 };
 
@@ -20,13 +25,6 @@ pub enum Health {
     Failing,
     /// The receiver answered 410 Gone.
     Gone,
-}
-
-/// Thresholds in milliseconds.
-#[derive(Debug, Clone, Copy)]
-pub struct Thresholds {
-    pub warn_after_ms: i64,
-    pub disable_after_ms: i64,
 }
 
 /// What changed, for the caller to act on.
@@ -119,39 +117,32 @@ pub async fn apply(
     let id = || Value::from(endpoint_id);
     match health {
         Health::Succeeded => {
-            let recovered = changed(
-                db,
-                "UPDATE endpoint SET failing_since = NULL, warned_at = NULL WHERE id = ? AND warned_at IS NOT NULL",
-                vec![id()],
-            )
-            .await?;
-            if let Some((partner, url, _)) = recovered {
-                out.events.push(operational(
-                    partner,
-                    endpoint_id,
-                    "endpoint.recovered",
-                    json!({"endpoint_id": endpoint_id, "url": url}),
-                    now_ms,
-                ));
-            }
             db.execute_raw(sql(
                 db.get_database_backend(),
                 "UPDATE endpoint SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL",
                 vec![id()],
             ))
             .await?;
+            make_due(db, endpoint_id, Due::Recover, t, now_ms, out).await?;
         }
         Health::Gone => {
             let reason = "the receiver answered 410 Gone";
-            if let Some((partner, url, _)) = changed(
-                db,
-                "UPDATE endpoint SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND status = 'active'",
-                vec![reason.into(), now_ms.into(), id()],
-            )
-            .await?
+            let gone = Transition {
+                endpoint_id,
+                update: "UPDATE endpoint SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND status = 'active'",
+                values: vec![reason.into(), now_ms.into(), id()],
+                event_type: "endpoint.disabled",
+            };
+            if gone
+                .make(
+                    db,
+                    now_ms,
+                    out,
+                    |url, _| json!({"endpoint_id": endpoint_id, "url": url, "reason": reason}),
+                )
+                .await?
             {
                 out.disabled.push(endpoint_id.into());
-                out.events.push(operational(partner, endpoint_id, "endpoint.disabled", json!({"endpoint_id": endpoint_id, "url": url, "reason": reason}), now_ms));
             }
         }
         Health::Failing => {
@@ -161,48 +152,133 @@ pub async fn apply(
                 vec![now_ms.into(), id()],
             ))
             .await?;
-            let disabled = changed(
-                db,
-                "UPDATE endpoint SET status = 'disabled', disabled_reason = ?, updated_at = ? \
-                 WHERE id = ? AND status = 'active' AND failing_since <= ?",
-                vec![
-                    "failing with no success for longer than endpoints.disable_after".into(),
-                    now_ms.into(),
-                    id(),
-                    (now_ms - t.disable_after_ms).into(),
-                ],
-            )
-            .await?;
-            if let Some((partner, url, since)) = disabled {
-                out.disabled.push(endpoint_id.into());
-                let data = json!({"endpoint_id": endpoint_id, "url": url, "reason": "failing too long",
-                                  "failing_since": since.map(format_time)});
-                out.events.push(operational(
-                    partner,
-                    endpoint_id,
-                    "endpoint.disabled",
-                    data,
-                    now_ms,
-                ));
-                return Ok(());
-            }
-            let warned = changed(
-                db,
-                "UPDATE endpoint SET warned_at = ? WHERE id = ? AND warned_at IS NULL AND failing_since <= ?",
-                vec![now_ms.into(), id(), (now_ms - t.warn_after_ms).into()],
-            )
-            .await?;
-            if let Some((partner, url, since)) = warned {
-                let data = json!({"endpoint_id": endpoint_id, "url": url, "failing_since": since.map(format_time)});
-                out.events.push(operational(
-                    partner,
-                    endpoint_id,
-                    "endpoint.failing",
-                    data,
-                    now_ms,
-                ));
+            if !make_due(db, endpoint_id, Due::Disable, t, now_ms, out).await? {
+                make_due(db, endpoint_id, Due::Warn, t, now_ms, out).await?;
             }
         }
     }
     Ok(())
+}
+
+/// One guarded transition of an endpoint (an update whose condition is the
+/// state it leaves) and the operational event that announces it.
+struct Transition<'a> {
+    endpoint_id: &'a str,
+    update: &'a str,
+    values: Vec<Value>,
+    event_type: &'static str,
+}
+
+impl Transition<'_> {
+    /// Makes the transition and, if this writer made it, queues its event
+    /// with the data `data` gives from the row's url and failing-since;
+    /// whether it did.
+    async fn make(
+        self,
+        db: &impl ConnectionTrait,
+        now_ms: i64,
+        out: &mut Changes,
+        data: impl FnOnce(String, Option<i64>) -> serde_json::Value,
+    ) -> Result<bool, StoreError> {
+        let Some((partner, url, since)) = changed(db, self.update, self.values).await? else {
+            return Ok(false);
+        };
+        out.events.push(operational(
+            partner,
+            self.endpoint_id,
+            self.event_type,
+            data(url, since),
+            now_ms,
+        ));
+        Ok(true)
+    }
+}
+
+/// Makes the transition `due` if the endpoint is still in the state it
+/// leaves (the update's condition re-checks the thresholds), and announces
+/// it; whether this writer made it.
+pub async fn make_due(
+    db: &impl ConnectionTrait,
+    endpoint_id: &str,
+    due: Due,
+    t: Thresholds,
+    now_ms: i64,
+    out: &mut Changes,
+) -> Result<bool, StoreError> {
+    let id = endpoint_id;
+    let (update, values, event_type): (&str, Vec<Value>, _) = match due {
+        Due::Disable => (
+            "UPDATE endpoint SET status = 'disabled', disabled_reason = ?, updated_at = ? \
+             WHERE id = ? AND status = 'active' AND failing_since <= ?",
+            vec![
+                "failing with no success for longer than endpoints.disable_after".into(),
+                now_ms.into(),
+                id.into(),
+                now_ms.saturating_sub(t.disable_after_ms).into(),
+            ],
+            "endpoint.disabled",
+        ),
+        Due::Warn => (
+            "UPDATE endpoint SET warned_at = ? WHERE id = ? AND warned_at IS NULL AND failing_since <= ?",
+            vec![
+                now_ms.into(),
+                id.into(),
+                now_ms.saturating_sub(t.warn_after_ms).into(),
+            ],
+            "endpoint.failing",
+        ),
+        Due::Recover => (
+            "UPDATE endpoint SET warned_at = NULL WHERE id = ? AND failing_since IS NULL AND warned_at IS NOT NULL",
+            vec![id.into()],
+            "endpoint.recovered",
+        ),
+    };
+    let data = |url: String, since: Option<i64>| {
+        let since = since.map(format_time);
+        match due {
+            Due::Disable => json!({"endpoint_id": id, "url": url, "reason": "failing too long",
+                                   "failing_since": since}),
+            Due::Warn => json!({"endpoint_id": id, "url": url, "failing_since": since}),
+            Due::Recover => json!({"endpoint_id": id, "url": url}),
+        }
+    };
+    let transition = Transition {
+        endpoint_id,
+        update,
+        values,
+        event_type,
+    };
+    let made = transition.make(db, now_ms, out, data).await?;
+    if made && due == Due::Disable {
+        out.disabled.push(endpoint_id.into());
+    }
+    Ok(made)
+}
+
+/// Active endpoints that may have a transition due at `now_ms`: failing since
+/// before the shorter threshold, or warned and no longer failing. Oldest first.
+pub async fn to_sweep(
+    db: &impl ConnectionTrait,
+    t: Thresholds,
+    now_ms: i64,
+) -> Result<Vec<(String, Standing)>, StoreError> {
+    let rows = super::query_all(
+        db,
+        sql(
+            db.get_database_backend(),
+            "SELECT id, failing_since, warned_at FROM endpoint WHERE status = 'active' \
+             AND (failing_since <= ? OR (failing_since IS NULL AND warned_at IS NOT NULL)) \
+             ORDER BY failing_since, id",
+            vec![t.looked_at_before(now_ms).into()],
+        ),
+        |r| {
+            let standing = Standing {
+                failing_since_ms: r.try_get("", "failing_since")?,
+                warned: r.try_get::<Option<i64>>("", "warned_at")?.is_some(),
+            };
+            Ok((r.try_get::<String>("", "id")?, standing))
+        },
+    )
+    .await?;
+    Ok(rows)
 }

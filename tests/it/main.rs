@@ -15,6 +15,7 @@ mod dashboard;
 mod delivery;
 mod egress;
 mod exact;
+mod health;
 mod hostile;
 mod ingest;
 mod isolation;

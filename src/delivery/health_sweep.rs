@@ -1,0 +1,147 @@
+//! The health sweep: on a timer, and once at start, decides for every active
+//! endpoint whether its warning, its disabling or its recovery is due, so an
+//! endpoint that gets no attempts any more (its last delivery ran out of
+//! retries) is still warned and disabled on time. Every instance sweeps; the
+//! store's guarded updates make each transition, and its event, happen once.
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+use sea_orm::TransactionTrait;
+
+use super::{
+    Shared,
+    fanout::{StopNow, Wake},
+    recorder::EndpointsDisabled,
+};
+use crate::domain::health::{self, Due, Thresholds};
+use crate::store::{
+    StoreError,
+    health::{self as stored, Changes},
+    outbox,
+};
+
+/// Transitions written per transaction, so SQLite's one writer is not held
+/// for long when many endpoints are due at once.
+const PER_TRANSACTION: usize = 100;
+
+pub struct HealthSweep {
+    shared: Arc<Shared>,
+    wake_fanout: Recipient<Wake>,
+    disabled: Recipient<EndpointsDisabled>,
+    /// A sweep is running: a tick that comes meanwhile is skipped.
+    running: bool,
+}
+
+impl HealthSweep {
+    pub fn new(
+        shared: Arc<Shared>,
+        wake_fanout: Recipient<Wake>,
+        disabled: Recipient<EndpointsDisabled>,
+    ) -> HealthSweep {
+        HealthSweep {
+            shared,
+            wake_fanout,
+            disabled,
+            running: false,
+        }
+    }
+
+    fn sweep(&mut self, ctx: &mut Context<Self>) {
+        if self.running || self.shared.is_draining() {
+            return;
+        }
+        self.running = true;
+        let shared = self.shared.clone();
+        let work = async move { sweep(&shared).await };
+        ctx.spawn(work.into_actor(self).map(|res, act, _| {
+            act.running = false;
+            match res {
+                Ok(changes) => {
+                    if !changes.events.is_empty() {
+                        tracing::info!(
+                            events = changes.events.len(),
+                            "health sweep announced endpoint transitions"
+                        );
+                        act.wake_fanout.do_send(Wake);
+                    }
+                    if !changes.disabled.is_empty() {
+                        act.disabled.do_send(EndpointsDisabled(changes.disabled));
+                    }
+                }
+                // The next tick tries again; nothing was half written.
+                Err(e) => tracing::warn!(error = %e, "the endpoint health sweep failed"),
+            }
+        }));
+    }
+}
+
+/// One sweep: reads the candidates, decides what is due for each, and makes
+/// the due transitions with their events, a chunk per transaction.
+pub async fn sweep(shared: &Shared) -> Result<Changes, StoreError> {
+    let now = shared.clock.now_ms();
+    let e = &shared.config.endpoints;
+    let t = Thresholds::new(e.warn_after, e.disable_after);
+    let due: Vec<(String, Due)> = stored::to_sweep(&shared.db, t, now)
+        .await?
+        .into_iter()
+        .filter_map(|(id, standing)| health::due(standing, now, t).map(|d| (id, d)))
+        .collect();
+    let mut changes = Changes::default();
+    for chunk in due.chunks(PER_TRANSACTION) {
+        match transition(shared, chunk, t, now).await {
+            Ok(made) => {
+                changes.events.extend(made.events);
+                changes.disabled.extend(made.disabled);
+            }
+            Err(e) if changes.events.is_empty() => return Err(e),
+            // What committed must still reach the fanout: report it, and
+            // leave the rest to the next tick.
+            Err(e) => {
+                tracing::warn!(error = %e, "the endpoint health sweep stopped part way");
+                break;
+            }
+        }
+    }
+    Ok(changes)
+}
+
+/// One transaction: the due transitions of `chunk` and their events.
+async fn transition(
+    shared: &Shared,
+    chunk: &[(String, Due)],
+    t: Thresholds,
+    now: i64,
+) -> Result<Changes, StoreError> {
+    let mut made = Changes::default();
+    let _turn = shared.write_turn().await;
+    let txn = shared.db.begin().await?;
+    for (id, due) in chunk {
+        // Each update re-checks the state under the transaction: an instance
+        // or a group commit that got there first leaves it a no-op.
+        stored::make_due(&txn, id, *due, t, now, &mut made).await?;
+    }
+    outbox::insert(&txn, &made.events, now).await?;
+    txn.commit().await?;
+    Ok(made)
+}
+
+impl Actor for HealthSweep {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        // Once now: after a stop longer than the thresholds, endpoints are
+        // not left waiting for the first tick.
+        self.sweep(ctx);
+        ctx.run_interval(self.shared.config.endpoints.health_interval, |act, ctx| {
+            act.sweep(ctx)
+        });
+    }
+}
+
+impl Handler<StopNow> for HealthSweep {
+    type Result = ();
+    fn handle(&mut self, _: StopNow, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}

@@ -1,0 +1,337 @@
+//! Endpoint health on the manual clock: a failing endpoint is warned after an
+//! hour and disabled after five days even when no attempt runs any more, and
+//! recovers when it succeeds again; each announced once to the partner's
+//! other endpoint, however many sweeps (and instances) look.
+
+use std::time::Duration;
+
+use hookd::{
+    domain::{clock::Clock as _, event::format_time},
+    store::endpoints::{self, Endpoint, EndpointStatus},
+};
+use sea_orm::ConnectionTrait as _;
+use serde_json::{Value, json};
+
+use crate::harness::{
+    Backend, TestApp, another_instance,
+    receiver::{Receiver, Reply},
+    spawn_app_with, wait_until,
+};
+use crate::on_both_backends;
+
+const WAIT: Duration = Duration::from_secs(10);
+const MINUTE: u64 = 60;
+const HOUR: u64 = 3600;
+const DAY: u64 = 86_400;
+/// The real thresholds (1 h, 5 d) and schedule, without jitter, a circuit
+/// that stays closed, and a health sweep every 50 ms (wall time).
+const SWEEPING: [(&str, &str); 3] = [
+    ("HOOKD_DELIVERY__JITTER", "0"),
+    ("HOOKD_CIRCUIT__FAILURE_THRESHOLD", "100"),
+    ("HOOKD_ENDPOINTS__HEALTH_INTERVAL", "50ms"),
+];
+
+/// hookd sweeping, an endpoint whose receiver answers 500, and the
+/// partner's other endpoint listening for operational events.
+struct Scene {
+    app: TestApp,
+    receiver: Receiver,
+    id: String,
+    watch: Receiver,
+}
+
+async fn a_failing_endpoint_and_its_partner_watching(backend: Backend) -> Scene {
+    let app = spawn_app_with(backend, &SWEEPING).await;
+    let (receiver, id) = failing_endpoint(&app).await;
+    let watch = partner_watching(&app).await;
+    Scene {
+        app,
+        receiver,
+        id,
+        watch,
+    }
+}
+
+/// A receiver that answers 500, registered for `a.b` events: (receiver, endpoint id).
+async fn failing_endpoint(app: &TestApp) -> (Receiver, String) {
+    let receiver = Receiver::start().await;
+    receiver.set_default(Reply::status(500));
+    let (id, _) = app
+        .endpoint_for(&app.partner_id, &receiver.url(), &["a.b"], 8)
+        .await;
+    (receiver, id)
+}
+
+/// The partner's other endpoint, subscribed to operational events: what the
+/// partner hears.
+async fn partner_watching(app: &TestApp) -> Receiver {
+    let watch = Receiver::start().await;
+    app.endpoint_for(&app.partner_id, &watch.url(), &["endpoint.*"], 8)
+        .await;
+    watch
+}
+
+/// The operational events of `event_type` the watching endpoint received.
+fn heard(watch: &Receiver, event_type: &str) -> Vec<Value> {
+    watch
+        .received()
+        .iter()
+        .filter_map(|r| serde_json::from_slice::<Value>(&r.body).ok())
+        .filter(|e| e["type"] == event_type)
+        .collect()
+}
+
+/// Waits until the watching endpoint received `n` events of `event_type`.
+async fn hears(watch: &Receiver, event_type: &str, n: usize) -> Vec<Value> {
+    wait_until(WAIT, || async {
+        let got = heard(watch, event_type);
+        (got.len() >= n).then_some(got)
+    })
+    .await
+    .unwrap_or_else(|| panic!("the partner did not hear {n} `{event_type}` within {WAIT:?}"))
+}
+
+/// How many events of `event_type` are in the outbox.
+async fn announced(app: &TestApp, event_type: &str) -> i64 {
+    app.count(&format!(
+        "SELECT COUNT(*) AS n FROM outbox_event WHERE type = '{event_type}'"
+    ))
+    .await
+}
+
+async fn endpoint(app: &TestApp, id: &str) -> Endpoint {
+    endpoints::find_for_delivery(app.db(), id)
+        .await
+        .expect("the endpoint query runs")
+        .expect("the endpoint exists")
+}
+
+/// Lets several sweeps (50 ms apart) and deliveries run.
+async fn a_few_sweeps_later() {
+    actix_rt::time::sleep(Duration::from_millis(400)).await;
+}
+
+async fn attempts_made(app: &TestApp, event: &str, endpoint: &str, n: usize) {
+    wait_until(WAIT, || async {
+        (app.attempts(event, endpoint).await.len() >= n).then_some(())
+    })
+    .await
+    .unwrap_or_else(|| panic!("{n} attempts were not recorded"));
+}
+
+fn advance(app: &TestApp, secs: u64) {
+    app.advance(Duration::from_secs(secs));
+}
+
+on_both_backends!(
+    a_failing_endpoint_is_warned_once_after_an_hour,
+    |backend: Backend| async move {
+        let Scene { app, id, watch, .. } =
+            a_failing_endpoint_and_its_partner_watching(backend).await;
+        // On PostgreSQL a second instance sweeps the same database too.
+        let _second = match backend {
+            Backend::Postgres => Some(another_instance(&app, &SWEEPING).await),
+            Backend::Sqlite => None,
+        };
+        let started_failing = app.clock.now_ms();
+        let event = app.publish("a.b", json!({})).await;
+        attempts_made(&app, &event, &id, 1).await;
+        assert_eq!(
+            endpoint(&app, &id).await.failing_since,
+            Some(started_failing),
+            "the first failure starts the failing period"
+        );
+
+        // The 5 s retry runs just before the hour is up: too early to warn.
+        advance(&app, HOUR - 1);
+        attempts_made(&app, &event, &id, 2).await;
+        a_few_sweeps_later().await;
+        assert_eq!(
+            announced(&app, "endpoint.failing").await,
+            0,
+            "no warning before an hour of failing"
+        );
+
+        // The next retry is five minutes away: only the sweep can warn now.
+        advance(&app, 2);
+        let warning = hears(&watch, "endpoint.failing", 1).await;
+        assert_eq!(warning[0]["data"]["endpoint_id"], id.as_str());
+        assert_eq!(
+            warning[0]["data"]["failing_since"],
+            format_time(started_failing).as_str()
+        );
+
+        // Further sweeps and a further failure warn no more.
+        advance(&app, 5 * MINUTE);
+        attempts_made(&app, &event, &id, 3).await;
+        a_few_sweeps_later().await;
+        assert_eq!(
+            announced(&app, "endpoint.failing").await,
+            1,
+            "the warning is announced once"
+        );
+        assert_eq!(
+            heard(&watch, "endpoint.failing").len(),
+            1,
+            "the partner hears the warning once"
+        );
+        assert_eq!(endpoint(&app, &id).await.status, EndpointStatus::Active);
+    }
+);
+
+on_both_backends!(
+    a_failing_endpoint_is_disabled_after_five_days_although_its_last_delivery_died_on_day_three,
+    |backend: Backend| async move {
+        let Scene {
+            app,
+            receiver: failing,
+            id,
+            watch,
+        } = a_failing_endpoint_and_its_partner_watching(backend).await;
+        let started_failing = app.clock.now_ms();
+        let event = app.publish("a.b", json!({})).await;
+        let schedule = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400];
+        for (i, step) in schedule.iter().enumerate() {
+            attempts_made(&app, &event, &id, i + 1).await;
+            advance(&app, *step);
+        }
+        app.wait_for_state(&event, &id, "dead", WAIT).await;
+        let dead_after: u64 = schedule.iter().sum();
+        assert!(
+            (3 * DAY..4 * DAY).contains(&dead_after),
+            "the delivery dies on day three"
+        );
+
+        // Nothing is attempted any more; a minute before five days it is still active.
+        advance(&app, 5 * DAY - dead_after - MINUTE);
+        a_few_sweeps_later().await;
+        assert_eq!(failing.count(), 10, "no attempt runs after the last one");
+        assert_eq!(endpoint(&app, &id).await.status, EndpointStatus::Active);
+        assert_eq!(announced(&app, "endpoint.disabled").await, 0);
+
+        advance(&app, 2 * MINUTE);
+        let notice = hears(&watch, "endpoint.disabled", 1).await;
+        assert_eq!(notice[0]["data"]["endpoint_id"], id.as_str());
+        assert_eq!(
+            notice[0]["data"]["failing_since"],
+            format_time(started_failing).as_str()
+        );
+        let disabled = endpoint(&app, &id).await;
+        assert_eq!(disabled.status, EndpointStatus::Disabled);
+        assert!(
+            disabled
+                .disabled_reason
+                .as_deref()
+                .is_some_and(|r| r.contains("disable_after")),
+            "the reason names the threshold: {:?}",
+            disabled.disabled_reason
+        );
+
+        a_few_sweeps_later().await;
+        assert_eq!(
+            announced(&app, "endpoint.disabled").await,
+            1,
+            "disabling is announced once"
+        );
+        assert_eq!(heard(&watch, "endpoint.disabled").len(), 1);
+        assert_eq!(
+            heard(&watch, "endpoint.failing").len(),
+            1,
+            "the owner was warned once on the way"
+        );
+    }
+);
+
+on_both_backends!(
+    a_warned_endpoint_that_succeeds_again_recovers_once_and_a_later_failure_starts_a_new_period,
+    |backend: Backend| async move {
+        let Scene {
+            app,
+            receiver,
+            id,
+            watch,
+        } = a_failing_endpoint_and_its_partner_watching(backend).await;
+        let first = app.publish("a.b", json!({})).await;
+        attempts_made(&app, &first, &id, 1).await;
+        advance(&app, HOUR + 1);
+        hears(&watch, "endpoint.failing", 1).await;
+
+        receiver.set_default(Reply::status(200));
+        advance(&app, 5 * MINUTE);
+        app.wait_for_state(&first, &id, "delivered", WAIT).await;
+        let recovered = hears(&watch, "endpoint.recovered", 1).await;
+        assert_eq!(recovered[0]["data"]["endpoint_id"], id.as_str());
+        assert_eq!(endpoint(&app, &id).await.failing_since, None);
+        a_few_sweeps_later().await;
+        assert_eq!(
+            announced(&app, "endpoint.recovered").await,
+            1,
+            "recovery is announced once"
+        );
+
+        // A new failure starts a new period: warned an hour after it, not before.
+        receiver.set_default(Reply::status(500));
+        let started_again = app.clock.now_ms();
+        let second = app.publish("a.b", json!({})).await;
+        attempts_made(&app, &second, &id, 1).await;
+        assert_eq!(endpoint(&app, &id).await.failing_since, Some(started_again));
+        advance(&app, HOUR - MINUTE);
+        attempts_made(&app, &second, &id, 2).await;
+        a_few_sweeps_later().await;
+        assert_eq!(
+            announced(&app, "endpoint.failing").await,
+            1,
+            "the new period is not warned about before its hour"
+        );
+        advance(&app, 2 * MINUTE);
+        let warnings = hears(&watch, "endpoint.failing", 2).await;
+        assert_eq!(
+            warnings[1]["data"]["failing_since"],
+            format_time(started_again).as_str(),
+            "the second warning is about the new period"
+        );
+        a_few_sweeps_later().await;
+        assert_eq!(announced(&app, "endpoint.failing").await, 2);
+        assert_eq!(
+            heard(&watch, "endpoint.recovered").len(),
+            1,
+            "the partner hears of the recovery once"
+        );
+    }
+);
+
+/// PostgreSQL only (SQLite takes one running hookd): an instance sweeps as it
+/// starts, not only at its first tick.
+#[actix_rt::test]
+async fn an_instance_sweeps_once_as_it_starts_on_postgres() {
+    if crate::harness::skip_postgres() {
+        return;
+    }
+    let hourly = [("HOOKD_ENDPOINTS__HEALTH_INTERVAL", "1h")];
+    let app = spawn_app_with(Backend::Postgres, &hourly).await;
+    let (_failing, id) = failing_endpoint(&app).await;
+    let long_ago = app.clock.now_ms() - (HOUR as i64 + 1) * 1000;
+    app.db()
+        .execute_unprepared(&format!(
+            "UPDATE endpoint SET failing_since = {long_ago} WHERE id = '{id}'"
+        ))
+        .await
+        .expect("the endpoint has been failing for over an hour");
+    a_few_sweeps_later().await;
+    assert_eq!(
+        announced(&app, "endpoint.failing").await,
+        0,
+        "the first instance sweeps again only in an hour"
+    );
+
+    let _second = another_instance(&app, &hourly).await;
+    let warned = wait_until(WAIT, || async {
+        (announced(&app, "endpoint.failing").await == 1).then_some(())
+    })
+    .await;
+    assert!(
+        warned.is_some(),
+        "the new instance's first sweep warns at once"
+    );
+    crate::harness::quiesce().await;
+}
