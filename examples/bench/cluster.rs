@@ -6,16 +6,15 @@
 //! flows, and time how long its endpoints go without a delivery.
 
 use std::collections::HashMap;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use anyhow::Context as _;
-use hookd::store::{self, endpoints::EndpointStatus, endpoints::NewEndpoint, keys::Role};
 use sea_orm::{ConnectionTrait, Statement};
 
-const MASTER_KEY: &str = "bench-master-key-0123456789-abcdefghij";
+use crate::setup;
 
 pub struct Plan {
     pub instances: usize,
@@ -29,7 +28,7 @@ pub struct Plan {
 
 /// Runs the whole series; prints one line per instance count and the failover.
 pub async fn run(plan: Plan) -> anyhow::Result<bool> {
-    let binary = build_binary()?;
+    let binary = crate::process::build_binary()?;
     let receiver = Receiver::start(plan.delay)?;
     println!(
         "cluster: {} endpoints with concurrency {}, receiver answers after {} ms; {} events of {} per POST; \
@@ -76,31 +75,6 @@ pub async fn run(plan: Plan) -> anyhow::Result<bool> {
     Ok(ok)
 }
 
-/// `cargo build --release --bin hookd` (an example does not build the binary).
-fn build_binary() -> anyhow::Result<std::path::PathBuf> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let profile = if cfg!(debug_assertions) {
-        vec![]
-    } else {
-        vec!["--release"]
-    };
-    let status = Command::new(cargo)
-        .args(["build", "--quiet", "--bin", "hookd"])
-        .args(&profile)
-        .status()
-        .context("running cargo build for the hookd binary")?;
-    anyhow::ensure!(status.success(), "building the hookd binary failed");
-    let exe = std::env::current_exe()?;
-    // target/<profile>/examples/bench → target/<profile>/hookd
-    let binary = exe
-        .parent()
-        .and_then(|p| p.parent())
-        .map(|p| p.join("hookd"))
-        .context("finding the target folder")?;
-    anyhow::ensure!(binary.exists(), "{} is missing", binary.display());
-    Ok(binary)
-}
-
 struct Fleet {
     children: Vec<Child>,
     ingest: Ingest,
@@ -126,69 +100,26 @@ impl Fleet {
         let url = super::pg::fresh_database()
             .await
             .map_err(|e| anyhow::anyhow!("the private PostgreSQL cluster: {e}"))?;
-        let env = |listen: &str| -> Vec<(String, String)> {
-            let ttl = format!("{}s", plan.lease_ttl.as_secs());
-            let mut env: Vec<(String, String)> = [
-                ("HOOKD_DATABASE__URL", url.as_str()),
-                ("HOOKD_SECRETS__MASTER_KEY", MASTER_KEY),
-                ("HOOKD_HTTP__LISTEN", listen),
-                ("HOOKD_EGRESS__ALLOW_HTTP", "true"),
-                ("HOOKD_EGRESS__ALLOW_CIDRS", r#"["127.0.0.0/8"]"#),
-                ("HOOKD_EGRESS__ALLOWED_PORTS", "[]"),
-                ("HOOKD_API__SERVICE_RATE_LIMIT_PER_SECOND", "1000000"),
-                ("HOOKD_API__SERVICE_RATE_LIMIT_BURST", "1000000"),
-                ("HOOKD_CLUSTER__LEASE_TTL", ttl.as_str()),
-                ("HOOKD_LOG__FILTER", "warn"),
-            ]
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-            env.extend(
-                std::env::vars()
-                    .filter(|(k, _)| k.starts_with("HOOKD_") && k != "HOOKD_DATABASE__URL"),
-            );
-            env
-        };
+        let ttl = format!("{}s", plan.lease_ttl.as_secs());
+        let extra = [
+            ("HOOKD_CLUSTER__LEASE_TTL", ttl.as_str()),
+            ("HOOKD_LOG__FILTER", "warn"),
+        ];
+        let env = |listen: &str| setup::env(&url, listen, &extra);
         // The schema and the rows first, from this process.
-        let config = hookd::config::Config::load(None, env("127.0.0.1:0"))?;
-        let db = store::connect(&config.database).await?;
-        store::migrate(&db).await?;
-        let now = chrono::Utc::now().timestamp_millis();
-        let partner = store::partners::create(&db, None, "Bench", now).await?.id;
-        let key = store::keys::create(&db, Role::Service, None, now)
-            .await?
-            .key;
-        let secrets = hookd::secret::SecretBox::from_passphrase(MASTER_KEY)?;
-        for i in 0..plan.endpoints {
-            let endpoint = NewEndpoint {
-                partner_id: partner.clone(),
-                url: format!("http://127.0.0.1:{}/hooks/{i}", receiver.port),
-                description: String::new(),
-                event_types: Vec::new(),
-                schema_version: None,
-                concurrency: plan.concurrency,
-                rate_limit: None,
-                status: EndpointStatus::Active,
-            };
-            store::endpoints::create(&db, &secrets, endpoint, now).await?;
-        }
+        let db = setup::migrated(env("127.0.0.1:0")).await?;
+        let urls: Vec<String> = (0..plan.endpoints)
+            .map(|i| format!("http://127.0.0.1:{}/hooks/{i}", receiver.port))
+            .collect();
+        let made = setup::populate(&db, 1, &urls, plan.concurrency).await?;
+        let (key, partner) = (made.key, made.partners[0].clone());
         let logs = tempfile::tempdir()?;
         let mut children = Vec::new();
         let mut addrs = Vec::new();
         for i in 0..n {
-            let port = std::net::TcpListener::bind("127.0.0.1:0")?
-                .local_addr()?
-                .port();
-            let listen = format!("127.0.0.1:{port}");
-            let log = std::fs::File::create(logs.path().join(format!("hookd-{i}.log")))?;
-            let child = Command::new(binary)
-                .arg("serve")
-                .env_clear()
-                .envs(env(&listen))
-                .stdout(Stdio::null())
-                .stderr(log)
-                .spawn()
-                .context("starting hookd serve")?;
+            let listen = format!("127.0.0.1:{}", crate::process::free_port()?);
+            let log = logs.path().join(format!("hookd-{i}.log"));
+            let child = crate::process::serve(binary, env(&listen), &log)?;
             children.push(child);
             addrs.push(format!("http://{listen}"));
         }
@@ -207,12 +138,7 @@ impl Fleet {
     }
 
     async fn count(&self, sql: &str) -> anyhow::Result<i64> {
-        let row = self
-            .db
-            .query_one_raw(Statement::from_string(self.db.get_database_backend(), sql))
-            .await?
-            .context("no row")?;
-        Ok(row.try_get::<i64>("", "n")?)
+        setup::count(&self.db, sql).await
     }
 
     /// Until every endpoint is leased and every instance holds some.

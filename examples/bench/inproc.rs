@@ -1,0 +1,132 @@
+//! One run with hookd in this process (`hookd::app::start`) on a fresh
+//! database: start the receiver and hookd, publish a load, wait for the
+//! healthy endpoints to have every event, and collect what happened.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use crate::load::{Ingested, Load, Producer};
+use crate::receiver::{self, Receiver, Report};
+use crate::setup;
+
+/// What a run measured.
+pub struct Outcome {
+    pub ingest: Ingested,
+    /// The healthy endpoints' receipts.
+    pub report: Report,
+    pub healthy: usize,
+    /// Peak RSS of this whole process (engine, receiver and producer).
+    pub rss_mib: u64,
+    pub db: String,
+    pub connections: usize,
+    /// Requests the stalled endpoint held.
+    pub held: usize,
+}
+
+/// Runs `load` through hookd on `backend` into a receiver set up by `plan`;
+/// `None` if the backend is not available here.
+pub async fn run(
+    backend: &str,
+    keep_db: bool,
+    stall: Duration,
+    plan: receiver::Plan,
+    extra_env: &[(&str, &str)],
+    load: Load,
+) -> anyhow::Result<Option<Outcome>> {
+    let Some((url, _dir)) = setup::fresh_url(backend, keep_db).await? else {
+        return Ok(None);
+    };
+    let stalled = plan.stalled;
+    let receiver = Receiver::start(plan)?;
+    let config = hookd::config::Config::load(None, setup::env(&url, "127.0.0.1:0", extra_env))?;
+    let concurrency = config.delivery.default_concurrency;
+    let clock = Arc::new(hookd::domain::clock::SystemClock);
+    let hookd = hookd::app::start(config, clock, false).await?;
+    let made = setup::populate(&hookd.shared.db, 1, &receiver.urls, concurrency).await?;
+    let producer = Producer {
+        url: format!("http://{}/v1/events", hookd.addr),
+        key: made.key,
+        partners: made.partners,
+    };
+    let ingest = producer.run(load).await?;
+    let healthy: Vec<usize> = (0..receiver.urls.len())
+        .filter(|i| Some(*i) != stalled)
+        .collect();
+    receiver.wait_for(load.events * healthy.len(), stall).await;
+    let rss_mib = crate::report::peak_rss_mib("self");
+    let report = receiver.report(healthy.iter().copied(), |_| &ingest.sent);
+    let db = setup::counts(&hookd.shared.db).await;
+    hookd.engine.shutdown().await;
+    hookd.server.stop(true).await;
+    receiver.server.stop(false).await;
+    Ok(Some(Outcome {
+        ingest,
+        report,
+        healthy: healthy.len(),
+        rss_mib,
+        db,
+        connections: receiver.log.connections.load(Relaxed),
+        held: receiver.log.held.load(Relaxed),
+    }))
+}
+
+impl Outcome {
+    /// Deliveries per second from the first send to the last receipt.
+    pub fn delivery_rate(&self) -> String {
+        let span = self
+            .report
+            .last_receipt()
+            .map_or(Duration::ZERO, |t| t - self.ingest.first_send);
+        crate::report::per_sec(self.report.received, span)
+    }
+
+    /// "p50 … p99 … max …" from ingest to receipt.
+    pub fn latency(&self) -> String {
+        use crate::report::ms;
+        let r = &self.report;
+        format!(
+            "latency p50 {} p99 {} max {}",
+            ms(r.percentile(0.50)),
+            ms(r.percentile(0.99)),
+            ms(r.max_latency())
+        )
+    }
+
+    /// Prints the row of a throughput-like run (ingest, deliveries, latency,
+    /// peak RSS, counts) and the database's view under it; true if the counts hold.
+    pub fn print(&self, scenario: &str, backend: &str, conditions: &str) -> bool {
+        let (counts, ok) = self.report.check();
+        let figures = format!(
+            "ingest {} ev/s, deliveries {}/s, {}, peak RSS {} MiB (whole process), {counts}",
+            crate::report::per_sec(self.ingest.sent.len(), self.ingest.elapsed),
+            self.delivery_rate(),
+            self.latency(),
+            self.rss_mib,
+        );
+        crate::report::row(scenario, backend, &figures, conditions);
+        self.print_details("");
+        crate::report::verdict(scenario, backend, ok, &self.report.problems)
+    }
+
+    /// The database's view and the receiver's connections, under a row.
+    pub fn print_details(&self, label: &str) {
+        println!(
+            "    {label}{}; {} receiver connections",
+            self.db, self.connections
+        );
+    }
+}
+
+/// `run` with every endpoint healthy on a port of its own, and the command
+/// line's database and stall options.
+pub async fn run_healthy(
+    backend: &str,
+    args: &crate::args::Args,
+    endpoints: usize,
+    load: Load,
+) -> anyhow::Result<Option<Outcome>> {
+    let plan = receiver::Plan::port_each(endpoints);
+    let stall = Duration::from_secs(args.stall_secs);
+    run(backend, args.keep_db, stall, plan, &[], load).await
+}

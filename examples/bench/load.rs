@@ -1,0 +1,139 @@
+//! The producer: awc on a thread and System of its own, publishing a `Load`
+//! through `POST /v1/events` and noting when each event was sent.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt as _;
+
+/// Where and as whom events are published; event `i` belongs to
+/// `partners[i % partners.len()]`.
+#[derive(Clone)]
+pub struct Producer {
+    pub url: String,
+    pub key: String,
+    pub partners: Vec<String>,
+}
+
+pub struct Ingested {
+    /// Each event id, and the instant just before the POST that carried it was sent.
+    pub sent: HashMap<String, Instant>,
+    /// The same, split by the event's partner (its index in `Producer::partners`).
+    pub by_partner: Vec<HashMap<String, Instant>>,
+    pub first_send: Instant,
+    /// From the first send to the last POST's answer.
+    pub elapsed: Duration,
+}
+
+/// What to publish: `events` events, `batch` per POST, at most `in_flight`
+/// POSTs at once, the i-th POST no earlier than `pace` × i after the first.
+#[derive(Clone, Copy)]
+pub struct Load {
+    pub events: usize,
+    pub batch: usize,
+    pub in_flight: usize,
+    pub pace: Duration,
+}
+
+impl Ingested {
+    pub fn ended(&self) -> Instant {
+        self.first_send + self.elapsed
+    }
+}
+
+impl Producer {
+    /// Publishes the load from a new thread with its own actix System.
+    pub async fn run(self, load: Load) -> anyhow::Result<Ingested> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let run = move || drop(tx.send(actix_rt::System::new().block_on(self.publish(load))));
+        std::thread::Builder::new()
+            .name("bench-producer".into())
+            .spawn(run)?;
+        rx.await
+            .map_err(|_| anyhow::anyhow!("the producer thread died"))?
+    }
+
+    async fn publish(self, load: Load) -> anyhow::Result<Ingested> {
+        let client = awc::Client::builder()
+            .timeout(Duration::from_secs(120))
+            .finish();
+        let (step, n) = (load.batch.max(1), load.events);
+        let bodies: Vec<_> = (0..n)
+            .step_by(step)
+            .map(|i| self.events(i, step.min(n - i)))
+            .collect();
+        let first_send = Instant::now();
+        let paced = futures_util::stream::iter(bodies.into_iter().zip(0u32..)).then(
+            |(body, i)| async move {
+                actix_rt::time::sleep_until((first_send + load.pace * i).into()).await;
+                body
+            },
+        );
+        let posts = paced
+            .map(|body| self.post(&client, body))
+            .buffer_unordered(load.in_flight);
+        let done: Vec<_> = posts.collect().await;
+        let elapsed = first_send.elapsed();
+        let mut sent = HashMap::new();
+        let mut by_partner = vec![HashMap::new(); self.partners.len()];
+        for post in done {
+            let (ids, at) = post?;
+            for (id, partner) in ids {
+                by_partner[partner].insert(id.clone(), at);
+                sent.insert(id, at);
+            }
+        }
+        Ok(Ingested {
+            sent,
+            by_partner,
+            first_send,
+            elapsed,
+        })
+    }
+
+    /// `n` events with producer-chosen ids: a JSON array, or an object for one.
+    /// Each id comes with its partner's index.
+    fn events(&self, first: usize, n: usize) -> (Vec<(String, usize)>, String) {
+        let (ids, events): (Vec<_>, Vec<serde_json::Value>) = (first..first + n)
+            .map(|seq| {
+                let id = format!("evt_{}", ulid::Ulid::new());
+                let index = seq % self.partners.len();
+                let partner = &self.partners[index];
+                let data = serde_json::json!({"final_cost": "1.20", "currency": "USD", "seq": seq});
+                let event = serde_json::json!({"event_id": id, "type": "usage.finalized",
+                    "partner_id": partner, "data": data});
+                ((id, index), event)
+            })
+            .unzip();
+        let body = match <[_; 1]>::try_from(events) {
+            Ok([one]) => one.to_string(),
+            Err(many) => serde_json::Value::Array(many).to_string(),
+        };
+        (ids, body)
+    }
+
+    /// POSTs the body; returns its event ids with the instant the POST started.
+    async fn post(
+        &self,
+        client: &awc::Client,
+        (ids, body): (Vec<(String, usize)>, String),
+    ) -> anyhow::Result<(Vec<(String, usize)>, Instant)> {
+        let at = Instant::now();
+        let mut res = client
+            .post(&self.url)
+            .insert_header(("authorization", format!("Bearer {}", self.key)))
+            .insert_header(("content-type", "application/json"))
+            .send_body(body)
+            .await
+            .map_err(|e| anyhow::anyhow!("POST /v1/events: {e}"))?;
+        if res.status() != 201 {
+            let body = res.body().await.unwrap_or_default();
+            anyhow::bail!(
+                "POST /v1/events: {} {}",
+                res.status(),
+                String::from_utf8_lossy(&body)
+            );
+        }
+        Ok((ids, at))
+    }
+}
