@@ -21,9 +21,10 @@ pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<S
     let secrets = SecretBox::from_passphrase(&passphrase).context("secrets.master_key")?;
     let db = store::connect(&config.database).await?;
     store::migrate(&db).await?;
+    let control = store::connect_control(&config.database, &db).await?;
     let tls = client::tls_config(config.egress.extra_ca_file.as_deref())
         .context("egress.extra_ca_file")?;
-    let shared = Shared::new(db, clock, Arc::new(config), secrets, tls);
+    let shared = Shared::new(db, control, clock, Arc::new(config), secrets, tls);
     let files = shared.files;
     tracing::info!(
         soft_was = files.was,
@@ -71,7 +72,7 @@ impl Running {
             served = &mut self.task => {
                 // The server ended by itself: stop the rest and report why.
                 self.engine.shutdown().await;
-                self.shared.db.clone().close().await.ok();
+                self.shared.close_pools().await;
                 return served
                     .context("the web server task failed")?
                     .context("the web server failed");
@@ -98,7 +99,7 @@ impl Running {
             .context("the web server task failed")
             .and_then(|r| r.context("the web server failed"));
         self.engine.shutdown().await;
-        self.shared.db.clone().close().await.ok();
+        self.shared.close_pools().await;
         served
     }
 }

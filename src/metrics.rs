@@ -60,6 +60,8 @@ pub struct Metrics {
     pub connections_waiting: Gauge,
     /// Attempts answered whose records are not yet committed.
     pub attempts_unrecorded: Gauge,
+    /// Endpoint health sweeps finished (see `delivery::health_sweep`).
+    pub health_sweeps: Counter,
 }
 
 impl Default for Metrics {
@@ -88,6 +90,7 @@ impl Metrics {
             connections_max: Gauge::default(),
             connections_waiting: Gauge::default(),
             attempts_unrecorded: Gauge::default(),
+            health_sweeps: Counter::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -159,6 +162,11 @@ impl Metrics {
             "outbound_connection_waiters",
             "Endpoint actors waiting in line for a place in the connection budget",
             m.connections_waiting.clone(),
+        );
+        registry.register(
+            "health_sweeps",
+            "Endpoint health sweeps finished",
+            m.health_sweeps.clone(),
         );
         registry.register(
             "attempts_unrecorded",

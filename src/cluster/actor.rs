@@ -42,8 +42,11 @@ pub struct ClusterActor {
     held_elsewhere: HashSet<String>,
     /// Endpoints being handed back, and since which heartbeat.
     leaving: HashMap<String, Instant>,
-    /// Endpoints a `Consider` is taking now.
+    /// Endpoints a `Consider` is taking now, or queued to.
     taking: HashSet<String>,
+    /// Considered endpoints waiting for the next take.
+    to_take: Vec<String>,
+    take_running: bool,
     /// Endpoints considered before the first heartbeat knew the cluster.
     deferred: HashSet<String>,
     stopping: bool,
@@ -68,6 +71,8 @@ impl ClusterActor {
             held_elsewhere: HashSet::new(),
             leaving: HashMap::new(),
             taking: HashSet::new(),
+            to_take: Vec::new(),
+            take_running: false,
             deferred: HashSet::new(),
             stopping: false,
         }
@@ -92,13 +97,13 @@ impl ClusterActor {
         };
         let read = async move {
             let began = Instant::now();
-            if !store::cluster::heartbeat(&shared.db, &instance.id, load).await? {
+            if !store::cluster::heartbeat(&shared.control_db, &instance.id, load).await? {
                 tracing::warn!(instance = %instance.id, "this instance's row was gone (a long pause?); registering again");
-                store::cluster::register(&shared.db, &instance).await?;
+                store::cluster::register(&shared.control_db, &instance).await?;
             }
-            store::cluster::forget_dead(&shared.db, FORGET_AFTER_MS).await?;
-            let alive = store::cluster::alive(&shared.db, ttl_ms).await?;
-            let leases = store::cluster::leases(&shared.db).await?;
+            store::cluster::forget_dead(&shared.control_db, FORGET_AFTER_MS).await?;
+            let alive = store::cluster::alive(&shared.control_db, ttl_ms).await?;
+            let leases = store::cluster::leases(&shared.control_db).await?;
             Ok::<_, store::StoreError>(Seen {
                 began,
                 alive,
@@ -175,12 +180,13 @@ impl ClusterActor {
             let taken = if take.is_empty() {
                 Vec::new()
             } else {
-                store::cluster::take(&shared.db, &me, &take, ttl_ms).await?
+                store::cluster::take(&shared.control_db, &me, &take, ttl_ms).await?
             };
             let handed = if ready.is_empty() {
                 Vec::new()
             } else {
-                store::cluster::hand_back(&shared.db, &me, &ready, shared.clock.now_ms()).await?
+                store::cluster::hand_back(&shared.control_db, &me, &ready, shared.clock.now_ms())
+                    .await?
             };
             Ok::<_, store::StoreError>((taken, handed))
         };
@@ -244,27 +250,53 @@ impl Handler<Consider> for ClusterActor {
             return;
         }
         self.taking.insert(endpoint.clone());
+        self.to_take.push(endpoint);
+        self.take_considered(ctx);
+    }
+}
+
+impl ClusterActor {
+    /// Takes the considered endpoints' leases, all queued so far in one
+    /// statement: thousands of new endpoints cost a few writes, not one each.
+    fn take_considered(&mut self, ctx: &mut Context<Self>) {
+        if self.take_running || self.to_take.is_empty() {
+            return;
+        }
+        self.take_running = true;
+        let ids = std::mem::take(&mut self.to_take);
         let shared = self.shared.clone();
+        let me = self.instance.id.clone();
         let ttl_ms = self.ttl_ms();
-        let ids = vec![endpoint.clone()];
-        let take = async move { store::cluster::take(&shared.db, &me, &ids, ttl_ms).await };
-        ctx.spawn(take.into_actor(self).map(move |res, act, _| {
-            act.taking.remove(&endpoint);
-            match res {
-                Ok(taken) if !taken.is_empty() => {
-                    act.shared.leases.add(&taken);
-                    act.fanout.do_send(LeasesChanged {
-                        wake: taken.into_iter().map(|(e, _)| e).collect(),
-                        ..LeasesChanged::default()
-                    });
-                }
-                // Held by another instance after all: the next heartbeat says who.
-                Ok(_) if !act.shared.leases.holds(&endpoint) => {
-                    act.held_elsewhere.insert(endpoint);
-                }
-                Ok(_) => {}
-                Err(e) => tracing::warn!(endpoint = %endpoint, error = %e, "taking an endpoint's lease failed"),
+        let asked = ids.clone();
+        let take = async move { store::cluster::take(&shared.control_db, &me, &ids, ttl_ms).await };
+        ctx.spawn(take.into_actor(self).map(move |res, act, ctx| {
+            act.take_running = false;
+            for id in &asked {
+                act.taking.remove(id);
             }
+            match res {
+                Ok(taken) => {
+                    if !taken.is_empty() {
+                        act.shared.leases.add(&taken);
+                    }
+                    // Held by another instance after all: the next heartbeat says who.
+                    for id in asked {
+                        if !act.shared.leases.holds(&id) {
+                            act.held_elsewhere.insert(id);
+                        }
+                    }
+                    if !taken.is_empty() {
+                        act.fanout.do_send(LeasesChanged {
+                            wake: taken.into_iter().map(|(e, _)| e).collect(),
+                            ..LeasesChanged::default()
+                        });
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(endpoints = asked.len(), error = %e, "taking endpoint leases failed")
+                }
+            }
+            act.take_considered(ctx);
         }));
     }
 }
@@ -279,7 +311,7 @@ impl Handler<Leave> for ClusterActor {
         let me = self.instance.id.clone();
         Box::pin(
             async move {
-                store::cluster::leave(&shared.db, &me)
+                store::cluster::leave(&shared.control_db, &me)
                     .await
                     .map_err(|e| e.to_string())
             }

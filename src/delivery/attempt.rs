@@ -73,7 +73,7 @@ pub(super) fn attempt_record(
 }
 
 /// A claimed delivery with the bytes it sends.
-pub(super) struct Job {
+pub struct Job {
     pub(super) claimed: Claimed,
     pub(super) body: bytes::Bytes,
     pub(super) event_id: String,

@@ -28,6 +28,12 @@ pub struct Wake;
 #[rtype(result = "()")]
 pub struct WorkFor(pub Vec<String>);
 
+/// Deliveries published with their events: claimed ones go to their actors
+/// as they are, the others' actors are woken to claim.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Fresh(pub super::fresh::Handover);
+
 /// An endpoint changed (settings, status, secrets): its actor reloads it.
 #[derive(Message, Debug, Clone)]
 #[rtype(result = "()")]
@@ -74,15 +80,26 @@ impl FanoutActor {
     }
 
     /// Wakes the endpoint's actor, starting (or restarting) it if needed.
-    /// An endpoint this instance does not hold gets no actor here: its owner
-    /// sends, or, if it is free, the cluster actor may take it.
     fn wake_child(&mut self, ctx: &mut Context<Self>, endpoint_id: &str, new_work: bool) {
+        if let Some(child) = self.child(ctx, endpoint_id) {
+            child.seq += 1;
+            child.addr.do_send(endpoint::Wake {
+                new_work,
+                seq: child.seq,
+            });
+        }
+    }
+
+    /// The endpoint's running actor, started (or restarted) if needed. An
+    /// endpoint this instance does not hold gets no actor here: its owner
+    /// sends, or, if it is free, the cluster actor may take it.
+    fn child(&mut self, ctx: &mut Context<Self>, endpoint_id: &str) -> Option<&mut Child> {
         if self.shared.is_draining() {
-            return;
+            return None;
         }
         if !self.shared.leases.holds(endpoint_id) {
             self.cluster.do_send(Consider(endpoint_id.to_string()));
-            return;
+            return None;
         }
         let alive = self
             .children
@@ -104,13 +121,7 @@ impl FanoutActor {
                 },
             );
         }
-        if let Some(child) = self.children.get_mut(endpoint_id) {
-            child.seq += 1;
-            child.addr.do_send(endpoint::Wake {
-                new_work,
-                seq: child.seq,
-            });
-        }
+        self.children.get_mut(endpoint_id)
     }
 
     /// Claims batches until the outbox is drained, then wakes the endpoints
@@ -301,6 +312,44 @@ impl Handler<Idle> for FanoutActor {
             && let Some(child) = self.children.remove(&msg.endpoint_id)
         {
             child.addr.do_send(StopNow);
+        }
+    }
+}
+
+impl Handler<Fresh> for FanoutActor {
+    type Result = ();
+    fn handle(&mut self, msg: Fresh, ctx: &mut Context<Self>) {
+        let super::fresh::Handover { jobs, to_claim } = msg.0;
+        let mut orphans: Vec<(String, i64)> = Vec::new();
+        for (endpoint_id, jobs) in jobs {
+            match self.child(ctx, &endpoint_id) {
+                Some(child) => {
+                    // Counts as a wake: an idle report sent before it is stale.
+                    child.seq += 1;
+                    child.addr.do_send(endpoint::Take {
+                        jobs,
+                        seq: child.seq,
+                    });
+                }
+                // The lease went between the commit and now: hand them back.
+                None => orphans.extend(
+                    jobs.into_iter()
+                        .map(|j| (j.claimed.id, j.claimed.claim_seq)),
+                ),
+            }
+        }
+        for endpoint_id in &to_claim {
+            self.wake_child(ctx, endpoint_id, true);
+        }
+        if !orphans.is_empty() {
+            let shared = self.shared.clone();
+            let release = async move {
+                let now = shared.clock.now_ms();
+                if let Err(e) = store::claims::release(&shared.db, &orphans, now).await {
+                    tracing::warn!(error = %e, "handing back fresh deliveries failed; their lease brings them back");
+                }
+            };
+            ctx.spawn(release.into_actor(self));
         }
     }
 }

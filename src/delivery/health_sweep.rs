@@ -58,6 +58,7 @@ impl HealthSweep {
             act.running = false;
             match res {
                 Ok(changes) => {
+                    act.shared.metrics.health_sweeps.inc();
                     if !changes.events.is_empty() {
                         tracing::info!(
                             events = changes.events.len(),

@@ -11,6 +11,7 @@ pub mod due;
 pub mod endpoint;
 pub mod excerpt;
 pub mod fanout;
+pub mod fresh;
 pub mod health_sweep;
 pub mod notify;
 pub mod recorder;
@@ -32,6 +33,8 @@ use crate::{
 /// What every part of the engine shares; read-only after start.
 pub struct Shared {
     pub db: DatabaseConnection,
+    /// The cluster's own small pool (see `store::connect_control`).
+    pub control_db: DatabaseConnection,
     pub clock: SharedClock,
     pub config: Arc<Config>,
     pub secrets: SecretBox,
@@ -58,6 +61,7 @@ pub struct Shared {
 impl Shared {
     pub fn new(
         db: DatabaseConnection,
+        control_db: DatabaseConnection,
         clock: SharedClock,
         config: Arc<Config>,
         secrets: SecretBox,
@@ -100,11 +104,18 @@ impl Shared {
             ),
             activity: activity::Activity::default(),
             db,
+            control_db,
             clock,
             config,
             secrets,
             tls,
         }
+    }
+
+    /// Closes both pools (while the runtime still runs).
+    pub async fn close_pools(&self) {
+        self.control_db.clone().close().await.ok();
+        self.db.clone().close().await.ok();
     }
 
     /// Whether this instance is stopping (see `Engine::drain`).
@@ -236,5 +247,10 @@ impl Engine {
     /// Tells the fanout that new events are committed.
     pub fn wake(&self) {
         self.fanout.do_send(fanout::Wake);
+    }
+
+    /// Hands freshly published deliveries to their endpoint actors.
+    pub fn hand_over(&self, handover: fresh::Handover) {
+        self.fanout.do_send(fanout::Fresh(handover));
     }
 }

@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 use super::{AppState, auth, body, problem::Problem};
 use crate::{
     config::IngestConfig,
+    delivery::fresh,
     domain::event::{EventInput, NewEvent, envelope_json},
     store::{self, keys::Role},
 };
@@ -150,16 +151,22 @@ async fn store_events(
         }
     }
     if !fresh.is_empty() {
-        let _turn = state.shared.write_turn().await;
+        let shared = &state.shared;
+        let _turn = shared.write_turn().await;
         let txn = db.begin().await?;
-        match store::outbox::insert(&txn, &fresh, now_ms).await {
-            Ok(()) => {
+        let stored = async {
+            store::outbox::insert(&txn, &fresh, now_ms).await?;
+            // The fast path: deliveries in the same transaction (see
+            // `delivery::fresh`), handed to the actors after the commit.
+            fresh::publish_in(&txn, shared, &fresh, now_ms).await
+        };
+        match stored.await {
+            Ok(publication) => {
                 txn.commit().await?;
-                state
-                    .shared
-                    .metrics
-                    .events_ingested
-                    .inc_by(fresh.len() as u64);
+                let created: usize = publication.fanout.deliveries.values().sum();
+                shared.metrics.events_ingested.inc_by(fresh.len() as u64);
+                shared.metrics.deliveries_created.inc_by(created as u64);
+                state.engine.hand_over(fresh::handover(publication, &fresh));
             }
             Err(store::StoreError::Db(e)) if is_unique_violation(&e) => return Ok(Stored::Raced),
             Err(e) => return Err(e.into()),
@@ -217,9 +224,6 @@ pub async fn ingest(
             }
         }
     };
-    if created > 0 {
-        state.engine.wake();
-    }
     let mut response = if created > 0 {
         HttpResponse::Created()
     } else {

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use sea_orm::{ConnectionTrait, DbBackend, TransactionTrait, Value};
 
-use super::{StoreError, placeholders, skip_locked, sql};
+use super::{StoreError, claims::Claimed, placeholders, skip_locked, sql};
 use crate::domain::ids::new_id;
 
 /// What one claim did.
@@ -77,51 +77,148 @@ pub async fn claim_batch(
         return Ok(Fanout::default());
     }
 
-    let mut partners: Vec<&str> = events.iter().map(|e| e.1.as_str()).collect();
+    let events: Vec<Published<'_>> = events
+        .iter()
+        .map(|(id, partner_id, event_type, subject_id)| Published {
+            id,
+            partner_id,
+            event_type,
+            subject_id: subject_id.as_deref(),
+        })
+        .collect();
+    let done = publish(&txn, &events, now_ms, instance_id, &Preclaim::none()).await?;
+    txn.commit().await?;
+    Ok(done.fanout)
+}
+
+/// An event as publishing needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Published<'a> {
+    pub id: &'a str,
+    pub partner_id: &'a str,
+    pub event_type: &'a str,
+    pub subject_id: Option<&'a str>,
+}
+
+/// Which new deliveries to create already claimed, for this instance's own
+/// actors to send at once: those of endpoints it holds (`owned`), at most
+/// `per_endpoint` each, leased until `lease_until`.
+pub struct Preclaim<'a> {
+    pub owned: &'a dyn Fn(&str) -> bool,
+    pub per_endpoint: usize,
+    pub lease_until: i64,
+}
+
+impl Preclaim<'_> {
+    pub fn none() -> Preclaim<'static> {
+        Preclaim {
+            owned: &|_| false,
+            per_endpoint: 0,
+            lease_until: 0,
+        }
+    }
+}
+
+/// What publishing did: deliveries per endpoint, and those created claimed.
+#[derive(Debug, Default)]
+pub struct Publication {
+    pub fanout: Fanout,
+    /// (endpoint, the claimed delivery), in event order.
+    pub claimed: Vec<(String, Claimed)>,
+}
+
+/// In the caller's transaction: one delivery per subscribed, active endpoint
+/// of each event's own partner, the work announced to the other instances,
+/// and the events' feed positions. The feed counter is taken last, so that
+/// concurrent publishers wait for each other only for their commit.
+pub async fn publish(
+    txn: &impl ConnectionTrait,
+    events: &[Published<'_>],
+    now_ms: i64,
+    instance_id: &str,
+    preclaim: &Preclaim<'_>,
+) -> Result<Publication, StoreError> {
+    let backend = txn.get_database_backend();
+    let mut partners: Vec<&str> = events.iter().map(|e| e.partner_id).collect();
     partners.sort_unstable();
     partners.dedup();
-    let subscribers = active_subscribers(&txn, backend, &partners).await?;
+    let subscribers = active_subscribers(txn, backend, &partners).await?;
 
-    let mut fanout = Fanout {
-        events: events.len(),
-        ..Fanout::default()
-    };
-    let mut rows: Vec<(String, &str, &str)> = Vec::new();
-    for (event_id, partner_id, event_type, subject_id) in &events {
-        for s in subscribers.get(partner_id.as_str()).into_iter().flatten() {
+    let mut out = Publication::default();
+    out.fanout.events = events.len();
+    // (delivery, event, endpoint, claimed?)
+    let mut rows: Vec<(String, &str, &str, bool)> = Vec::new();
+    for e in events {
+        for s in subscribers.get(e.partner_id).into_iter().flatten() {
             // Operational events about an endpoint go to the partner's other endpoints.
             let about_itself =
-                event_type.starts_with("endpoint.") && subject_id.as_deref() == Some(s.id.as_str());
-            if subscribes(&s.event_types, event_type) && !about_itself {
-                rows.push((new_id("dlv"), event_id, &s.id));
-                *fanout.deliveries.entry(s.id.clone()).or_default() += 1;
+                e.event_type.starts_with("endpoint.") && e.subject_id == Some(s.id.as_str());
+            if subscribes(&s.event_types, e.event_type) && !about_itself {
+                let n = out.fanout.deliveries.entry(s.id.clone()).or_default();
+                *n += 1;
+                let claimed = *n <= preclaim.per_endpoint && (preclaim.owned)(&s.id);
+                rows.push((new_id("dlv"), e.id, &s.id, claimed));
             }
         }
     }
     for chunk in rows.chunks(500) {
-        let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 6);
-        for (id, event_id, endpoint_id) in chunk {
+        let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 8);
+        for (id, event_id, endpoint_id, claimed) in chunk {
+            let (state, due, seq) = if *claimed {
+                ("delivering", preclaim.lease_until, 1)
+            } else {
+                ("pending", now_ms, 0)
+            };
             values.extend([
                 id.clone().into(),
                 (*event_id).into(),
                 (*endpoint_id).into(),
+                state.into(),
+                due.into(),
                 now_ms.into(),
                 now_ms.into(),
-                now_ms.into(),
+                Value::from(seq),
             ]);
         }
-        let tuples = vec!["(?, ?, ?, 'pending', 0, ?, ?, ?)"; chunk.len()].join(", ");
+        let tuples = vec!["(?, ?, ?, ?, 0, ?, ?, ?, ?)"; chunk.len()].join(", ");
         txn.execute_raw(sql(
             backend,
             &format!(
-                "INSERT INTO delivery (id, event_id, endpoint_id, state, attempt_count, next_attempt_at, created_at, updated_at) \
+                "INSERT INTO delivery (id, event_id, endpoint_id, state, attempt_count, next_attempt_at, created_at, updated_at, claim_seq) \
                  VALUES {tuples} ON CONFLICT (event_id, endpoint_id) DO NOTHING"
             ),
             values,
         ))
         .await?;
     }
+    out.claimed = rows
+        .into_iter()
+        .filter(|r| r.3)
+        .map(|(id, event_id, endpoint_id, _)| {
+            let claimed = Claimed {
+                id,
+                event_id: event_id.to_string(),
+                attempt_count: 0,
+                scheduled_attempts: 0,
+                created_at: now_ms,
+                replay_id: None,
+                claim_seq: 1,
+            };
+            (endpoint_id.to_string(), claimed)
+        })
+        .collect();
+    announce_work(txn, instance_id, out.fanout.deliveries.keys()).await?;
+    number_in_feed(txn, events, now_ms).await?;
+    Ok(out)
+}
 
+/// Marks the events published and gives them the next feed positions.
+async fn number_in_feed(
+    txn: &impl ConnectionTrait,
+    events: &[Published<'_>],
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let backend = txn.get_database_backend();
     let n = events.len() as i64;
     let end: i64 = txn
         .query_one_raw(sql(
@@ -132,27 +229,28 @@ pub async fn claim_batch(
         .await?
         .ok_or_else(|| StoreError::Corrupt("the feed_counter row is missing".into()))?
         .try_get("", "value")?;
-    let first = end - n + 1;
-    let mut values: Vec<Value> = vec![now_ms.into()];
-    let mut cases = String::new();
-    for (i, (event_id, ..)) in events.iter().enumerate() {
-        cases.push_str(" WHEN ? THEN ?");
-        values.push(event_id.clone().into());
-        values.push((first + i as i64).into());
+    let mut next = end - n + 1;
+    for chunk in events.chunks(500) {
+        let mut values: Vec<Value> = vec![now_ms.into()];
+        let mut cases = String::new();
+        for e in chunk {
+            cases.push_str(" WHEN ? THEN ?");
+            values.push(e.id.into());
+            values.push(next.into());
+            next += 1;
+        }
+        values.extend(chunk.iter().map(|e| Value::from(e.id)));
+        txn.execute_raw(sql(
+            backend,
+            &format!(
+                "UPDATE outbox_event SET published_at = ?, feed_seq = CASE event_id{cases} END WHERE event_id IN ({})",
+                placeholders(chunk.len())
+            ),
+            values,
+        ))
+        .await?;
     }
-    values.extend(events.iter().map(|e| Value::from(e.0.clone())));
-    txn.execute_raw(sql(
-        backend,
-        &format!(
-            "UPDATE outbox_event SET published_at = ?, feed_seq = CASE event_id{cases} END WHERE event_id IN ({})",
-            placeholders(events.len())
-        ),
-        values,
-    ))
-    .await?;
-    announce_work(&txn, instance_id, fanout.deliveries.keys()).await?;
-    txn.commit().await?;
-    Ok(fanout)
+    Ok(())
 }
 
 async fn active_subscribers(

@@ -56,6 +56,27 @@ pub fn redact_url(url: &str) -> String {
 /// (durable at each WAL checkpoint; a committed transaction survives a process
 /// kill, which is the crash hookd promises to survive).
 pub async fn connect(cfg: &DatabaseConfig) -> Result<DatabaseConnection, StoreError> {
+    connect_pool(cfg, cfg.max_connections).await
+}
+
+/// Connections of the control pool: the cluster's heartbeat and leases.
+const CONTROL_CONNECTIONS: u32 = 2;
+
+/// A small pool of its own for the cluster's heartbeat and lease work, so a
+/// main pool saturated by delivery (thousands of endpoints starting at once)
+/// never delays a heartbeat past the lease TTL. An in-memory SQLite database
+/// exists only in its own pool, so there the main pool is shared.
+pub async fn connect_control(
+    cfg: &DatabaseConfig,
+    main: &DatabaseConnection,
+) -> Result<DatabaseConnection, StoreError> {
+    if cfg.is_sqlite() && cfg.sqlite_path().is_none() {
+        return Ok(main.clone());
+    }
+    connect_pool(cfg, CONTROL_CONNECTIONS).await
+}
+
+async fn connect_pool(cfg: &DatabaseConfig, size: u32) -> Result<DatabaseConnection, StoreError> {
     let mut url = cfg.url.clone();
     if cfg.is_sqlite() && !url.contains("mode=") {
         url.push_str(if url.contains('?') {
@@ -65,7 +86,7 @@ pub async fn connect(cfg: &DatabaseConfig) -> Result<DatabaseConnection, StoreEr
         });
     }
     let mut opts = ConnectOptions::new(url);
-    opts.max_connections(cfg.max_connections)
+    opts.max_connections(size)
         .min_connections(1)
         .acquire_timeout(cfg.acquire_timeout)
         .connect_timeout(Duration::from_secs(10))

@@ -310,6 +310,11 @@ async fn an_instance_sweeps_once_as_it_starts_on_postgres() {
     let hourly = [("HOOKD_ENDPOINTS__HEALTH_INTERVAL", "1h")];
     let app = spawn_app_with(Backend::Postgres, &hourly).await;
     let (_failing, id) = failing_endpoint(&app).await;
+    let swept = wait_until(WAIT, || async {
+        (app.running.shared.metrics.health_sweeps.get() >= 1).then_some(())
+    })
+    .await;
+    assert!(swept.is_some(), "the first instance swept as it started");
     let long_ago = app.clock.now_ms() - (HOUR as i64 + 1) * 1000;
     app.db()
         .execute_unprepared(&format!(

@@ -4,6 +4,7 @@
 use actix::prelude::*;
 
 use super::EndpointActor;
+use crate::delivery::attempt::Job;
 
 /// Look for due work. `new_work`: the fanout just created deliveries.
 #[derive(Message, Debug, Clone, Copy)]
@@ -58,6 +59,28 @@ impl Handler<Reload> for EndpointActor {
     type Result = ();
     fn handle(&mut self, _: Reload, ctx: &mut Context<Self>) {
         self.loaded = None;
+        self.pump(ctx);
+    }
+}
+
+/// Deliveries claimed for this actor as they were published (see
+/// `delivery::fresh`): hold them and send.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Take {
+    pub jobs: Vec<Job>,
+    /// As in `Wake`.
+    pub seq: u64,
+}
+
+impl Handler<Take> for EndpointActor {
+    type Result = ();
+    fn handle(&mut self, msg: Take, ctx: &mut Context<Self>) {
+        self.seq = msg.seq;
+        for job in msg.jobs {
+            self.due.hold(&job.claimed);
+            self.queue.push_back(job);
+        }
         self.pump(ctx);
     }
 }

@@ -11,7 +11,7 @@ mod messages;
 mod places;
 mod send;
 
-pub use messages::{Drain, Idle, Reload, Wake};
+pub use messages::{Drain, Idle, Reload, Take, Wake};
 
 use actix::prelude::*;
 use rand::{SeedableRng, rngs::StdRng};
@@ -157,6 +157,12 @@ impl EndpointActor {
             // The lease was not confirmed lately (the database is away, or
             // this process was paused): send nothing until it is.
             Standing::Unconfirmed => return self.sleep_until(ctx, now + 500),
+        }
+        // An actor starts work (its first load, its claims) only with a place
+        // in the connection budget: ten thousand endpoints with work take
+        // turns at the database as they do at the network.
+        if self.loaded.is_none() && !self.first_place(ctx) {
+            return;
         }
         let stale = self
             .loaded

@@ -1,0 +1,88 @@
+//! The fast path for fresh events. The transaction that stores an event also
+//! creates its deliveries; those for endpoints this instance holds are created
+//! already claimed (a few per endpoint), and after the commit they are handed
+//! in memory to the endpoint actors, which send at once: no wake, poll, fanout
+//! claim or actor claim stands between a committed event and its first
+//! attempt. The database stays the truth: if the process dies between commit
+//! and send, the claimed rows' leases end and the poll finds them.
+
+use std::collections::HashMap;
+
+use crate::{
+    cluster::leases::Standing,
+    domain::event::{NewEvent, envelope},
+    store::{
+        StoreError,
+        fanout::{Preclaim, Publication, Published, publish},
+    },
+};
+
+use super::{Shared, attempt::Job};
+
+/// Deliveries per endpoint and commit handed over in memory; the rest are
+/// claimed by the actor as usual. Bounds what a large batch puts in memory.
+const PER_ENDPOINT: usize = 32;
+
+/// Publishes `events` inside `txn`, the transaction that stored them.
+pub async fn publish_in(
+    txn: &impl sea_orm::ConnectionTrait,
+    shared: &Shared,
+    events: &[NewEvent],
+    now_ms: i64,
+) -> Result<Publication, StoreError> {
+    let published: Vec<Published<'_>> = events
+        .iter()
+        .map(|e| Published {
+            id: e.id.as_str(),
+            partner_id: &e.partner_id,
+            event_type: &e.event_type,
+            subject_id: e.subject.as_ref().map(|s| s.id.as_str()),
+        })
+        .collect();
+    let owned = |endpoint: &str| {
+        !shared.is_draining() && matches!(shared.leases.standing(endpoint), Standing::Owned { .. })
+    };
+    let preclaim = Preclaim {
+        owned: &owned,
+        per_endpoint: PER_ENDPOINT,
+        lease_until: now_ms + shared.config.delivery.lease.as_millis() as i64,
+    };
+    let instance = shared.leases.instance_id();
+    publish(txn, &published, now_ms, instance, &preclaim).await
+}
+
+/// What the fanout hands each endpoint after the commit.
+#[derive(Default)]
+pub struct Handover {
+    /// Endpoint → its claimed deliveries, ready to send.
+    pub jobs: HashMap<String, Vec<Job>>,
+    /// Endpoints with deliveries left for their actor to claim.
+    pub to_claim: Vec<String>,
+}
+
+/// The committed publication as work for the actors.
+pub fn handover(publication: Publication, events: &[NewEvent]) -> Handover {
+    let by_id: HashMap<&str, &NewEvent> = events.iter().map(|e| (e.id.as_str(), e)).collect();
+    let mut bodies: HashMap<&str, bytes::Bytes> = HashMap::new();
+    let mut out = Handover::default();
+    for (endpoint, claimed) in publication.claimed {
+        let Some(event) = by_id.get(claimed.event_id.as_str()) else {
+            continue;
+        };
+        let body = bodies
+            .entry(event.id.as_str())
+            .or_insert_with(|| bytes::Bytes::from(envelope(event)))
+            .clone();
+        out.jobs.entry(endpoint).or_default().push(Job {
+            body,
+            event_id: claimed.event_id.clone(),
+            claimed,
+        });
+    }
+    for (endpoint, n) in publication.fanout.deliveries {
+        if out.jobs.get(&endpoint).is_none_or(|jobs| jobs.len() < n) {
+            out.to_claim.push(endpoint);
+        }
+    }
+    out
+}
