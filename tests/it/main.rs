@@ -8,6 +8,7 @@
 
 mod harness;
 
+mod budget;
 mod cli;
 mod cluster;
 mod crash;

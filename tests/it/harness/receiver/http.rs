@@ -1,7 +1,7 @@
 //! Owns the HTTP/1.1 side of the receiver: accepting connections (with the TLS handshake and its
-//! SNI when the receiver speaks TLS), reading requests (head, `Content-Length` or chunked body,
-//! `Expect: 100-continue`) one after another on a keep-alive connection, and recording each one
-//! before it is answered.
+//! SNI when the receiver speaks TLS) and counting them while open, reading requests (head,
+//! `Content-Length` or chunked body, `Expect: 100-continue`) one after another on a keep-alive
+//! connection, and recording each one before it is answered.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,8 +25,12 @@ pub(super) async fn accept_loop(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
-                    shared.state().connections += 1;
-                    connections.spawn(connection(stream, peer, Arc::clone(&shared), tls.clone()));
+                    let open = Open::counted(Arc::clone(&shared));
+                    let served = connection(stream, peer, Arc::clone(&shared), tls.clone());
+                    connections.spawn(async move {
+                        served.await;
+                        drop(open);
+                    });
                 }
                 // E.g. out of file descriptors: don't spin.
                 Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
@@ -34,6 +38,27 @@ pub(super) async fn accept_loop(
             // Reap finished connection tasks.
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
+    }
+}
+
+/// One accepted connection, counted open from its accept until its task ends (the peer closed
+/// it, a reply ended it, or the receiver was dropped).
+struct Open(Arc<Shared>);
+
+impl Open {
+    fn counted(shared: Arc<Shared>) -> Open {
+        let mut state = shared.state();
+        state.connections += 1;
+        state.open += 1;
+        state.peak_open = state.peak_open.max(state.open);
+        drop(state);
+        Open(shared)
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.state().open -= 1;
     }
 }
 

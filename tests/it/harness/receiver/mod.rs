@@ -4,10 +4,12 @@
 //! after another), request bodies by `Content-Length` or `Transfer-Encoding: chunked`, and
 //! `Expect: 100-continue`. Every response carries `Content-Length`. The same server can speak
 //! TLS (rustls, via `start_tls`): it then records the SNI name each client presents. Per request
-//! path it counts requests in flight (now and at most) and deliveries by `webhook-id`.
+//! path it counts requests in flight (now and at most) and deliveries by `webhook-id`; it also
+//! counts the connections open (now and at most).
 //!
 //! - `reply`: `Reply`, the scripted answers, and writing one to the connection;
-//! - `http`: accepting connections (and TLS), reading requests, recording them;
+//! - `http`: accepting connections (and TLS) and counting them open, reading requests, recording
+//!   them;
 //! - `tally`: per-path counting of requests in flight and deliveries by `webhook-id`.
 
 use std::collections::{HashMap, VecDeque};
@@ -79,6 +81,9 @@ struct State {
     default: Reply,
     received: Vec<Received>,
     connections: usize,
+    /// Connections accepted and not yet closed: now, and the most at once.
+    open: usize,
+    peak_open: usize,
     /// One entry per TLS ClientHello, in arrival order.
     sni: Vec<Option<String>>,
     paths: HashMap<String, PathTally>,
@@ -134,6 +139,8 @@ impl Receiver {
                 default: Reply::status(200),
                 received: Vec::new(),
                 connections: 0,
+                open: 0,
+                peak_open: 0,
                 sni: Vec::new(),
                 paths: HashMap::new(),
             }),
@@ -210,6 +217,16 @@ impl Receiver {
     /// Number of TCP connections accepted so far (for TLS, whether or not the handshake worked).
     pub fn connections(&self) -> usize {
         self.shared.state().connections
+    }
+
+    /// TCP connections accepted and not yet closed (by either side).
+    pub fn open_connections(&self) -> usize {
+        self.shared.state().open
+    }
+
+    /// The most TCP connections it has had open at once.
+    pub fn peak_open_connections(&self) -> usize {
+        self.shared.state().peak_open
     }
 
     /// The SNI server names presented by TLS clients so far, in order: one entry per connection

@@ -1,0 +1,192 @@
+//! The outbound connection budget, seen from the receivers' side of real
+//! sockets: many endpoints share `delivery.max_connections` without anyone
+//! failing or starving, idle connections close, and the gauges an operator
+//! watches say what is on the wire.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use serde_json::{Value, json};
+
+use crate::harness::{
+    Backend, TestApp,
+    receiver::{Receiver, Reply},
+    spawn_app_with, wait_until,
+};
+use crate::on_both_backends;
+
+const WAIT: Duration = Duration::from_secs(60);
+const ENDPOINTS: usize = 12;
+const EVENTS: usize = 5;
+
+/// The value of `name` in a `GET /metrics` scrape, with an operator key.
+async fn gauge(app: &TestApp, operator: &str, name: &str) -> i64 {
+    let url = format!("{}/metrics", app.base_url);
+    let sent = app.http.get(url).bearer_auth(operator).send().await;
+    let mut res = sent.expect("the scrape completes");
+    let body = res.body().await.expect("a scrape body");
+    let text = String::from_utf8_lossy(&body);
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("the scrape ({}) has no `{name}`:\n{text}", res.status()))
+}
+
+/// hookd configured with `env`, an operator key to scrape it with, and a
+/// receiver answering 200 until scripted otherwise.
+async fn scene(backend: Backend, env: &[(&str, &str)]) -> (TestApp, String, Receiver) {
+    let app = spawn_app_with(backend, env).await;
+    let operator = app.operator_key().await;
+    (app, operator, Receiver::start().await)
+}
+
+/// Publishes `n` events of one type, for every endpoint of the test partner.
+async fn publish_many(app: &TestApp, n: usize) {
+    let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
+    let (status, body) = app.post_events(&Value::Array(vec![event; n])).await;
+    assert_eq!(status, 201, "publishing should be accepted: {body}");
+}
+
+/// Waits until `n` deliveries are recorded as delivered.
+async fn all_delivered(app: &TestApp, n: usize) {
+    let sql = "SELECT COUNT(*) AS n FROM delivery WHERE state = 'delivered'";
+    let done = wait_until(WAIT, || async {
+        (app.count(sql).await == n as i64).then_some(())
+    })
+    .await;
+    assert!(
+        done.is_some(),
+        "{n} deliveries were not recorded as delivered within {WAIT:?} (only {})",
+        app.count(sql).await
+    );
+}
+
+on_both_backends!(
+    twelve_endpoints_share_three_connections_and_every_delivery_arrives_once,
+    |backend: Backend| async move {
+        let (app, operator, receiver) =
+            scene(backend, &[("HOOKD_DELIVERY__MAX_CONNECTIONS", "3")]).await;
+        receiver.set_default(Reply::Delay(
+            Duration::from_millis(100),
+            Box::new(Reply::status(200)),
+        ));
+        for i in 0..ENDPOINTS {
+            app.endpoint_for(&app.partner_id, &format!("{}/e{i}", receiver.url()), &[], 8)
+                .await;
+        }
+        publish_many(&app, EVENTS).await;
+
+        let total = ENDPOINTS * EVENTS;
+        all_delivered(&app, total).await;
+
+        let deliveries = receiver.deliveries();
+        let twice: Vec<_> = deliveries.iter().filter(|(_, n)| **n != 1).collect();
+        assert!(twice.is_empty(), "each delivery arrives once: {twice:?}");
+        assert_eq!(deliveries.len(), total, "every delivery arrives");
+        let mut per_endpoint = BTreeMap::<&str, usize>::new();
+        for (path, _) in deliveries.keys() {
+            *per_endpoint.entry(path.as_str()).or_default() += 1;
+        }
+        assert!(
+            per_endpoint.len() == ENDPOINTS && per_endpoint.values().all(|&n| n == EVENTS),
+            "every endpoint gets all its deliveries, none starves: {per_endpoint:?}"
+        );
+        assert!(
+            receiver.peak_open_connections() <= 3,
+            "hookd had {} connections open at once (accepted {} in all) over a budget of 3",
+            receiver.peak_open_connections(),
+            receiver.connections()
+        );
+        let connect = app
+            .count("SELECT COUNT(*) AS n FROM attempt WHERE error_category = 'connect'")
+            .await;
+        assert_eq!(
+            connect, 0,
+            "our own limit never fails an attempt as `connect`"
+        );
+        let attempts = app.count("SELECT COUNT(*) AS n FROM attempt").await;
+        assert_eq!(
+            attempts, total as i64,
+            "one attempt per delivery, none failed"
+        );
+        assert_eq!(
+            gauge(&app, &operator, "hookd_outbound_connections_max").await,
+            3
+        );
+    }
+);
+
+on_both_backends!(
+    a_connection_left_idle_is_closed_and_the_gauges_go_back_to_zero,
+    |backend: Backend| async move {
+        let idle = [("HOOKD_DELIVERY__IDLE_CONNECTION_TIMEOUT", "300ms")];
+        let (app, operator, receiver) = scene(backend, &idle).await;
+        app.endpoint(&receiver.url()).await;
+        publish_many(&app, 1).await;
+        all_delivered(&app, 1).await;
+        assert_eq!(
+            receiver.connections(),
+            1,
+            "one connection carried the delivery"
+        );
+
+        let closed = wait_until(Duration::from_secs(5), || async {
+            (receiver.open_connections() == 0).then_some(())
+        })
+        .await;
+        assert!(
+            closed.is_some(),
+            "hookd kept {} connection(s) open 5 s after its last delivery",
+            receiver.open_connections()
+        );
+        for name in [
+            "hookd_outbound_connections",
+            "hookd_requests_in_flight",
+            "hookd_attempts_unrecorded",
+            "hookd_outbound_connection_waiters",
+        ] {
+            assert_eq!(
+                gauge(&app, &operator, name).await,
+                0,
+                "{name} once all is idle"
+            );
+        }
+    }
+);
+
+on_both_backends!(
+    requests_in_flight_counts_the_requests_a_receiver_holds_not_the_queue,
+    |backend: Backend| async move {
+        // Patient enough that holding a request is not a timeout.
+        let patient = [
+            ("HOOKD_DELIVERY__REQUEST_TIMEOUT", "30s"),
+            ("HOOKD_DELIVERY__LEASE", "60s"),
+        ];
+        let (app, operator, receiver) = scene(backend, &patient).await;
+        let held = || Reply::Delay(Duration::from_secs(5), Box::new(Reply::status(200)));
+        receiver.script([held(), held()]);
+        app.endpoint_for(&app.partner_id, &receiver.url(), &[], 2)
+            .await;
+        publish_many(&app, 4).await;
+
+        receiver
+            .wait_for(2, WAIT)
+            .await
+            .expect("two requests reach the receiver, which holds them");
+        assert_eq!(
+            gauge(&app, &operator, "hookd_requests_in_flight").await,
+            2,
+            "two requests are on the wire (two more wait behind them)"
+        );
+        assert_eq!(
+            receiver.count(),
+            2,
+            "the scrape ran while both requests were held and the rest waited"
+        );
+
+        all_delivered(&app, 4).await;
+        assert_eq!(
+            gauge(&app, &operator, "hookd_requests_in_flight").await,
+            0,
+            "nothing is on the wire once all is answered and recorded"
+        );
+    }
+);
