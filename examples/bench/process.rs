@@ -12,6 +12,10 @@ use anyhow::Context as _;
 /// `cargo build [--release] --bin hookd` (an example does not build the
 /// binary, and others may have rebuilt it from another checkout since).
 pub fn build_binary() -> anyhow::Result<PathBuf> {
+    // A binary built elsewhere (a copy set aside, another commit's).
+    if let Some(bin) = std::env::var_os("HOOKD_BIN") {
+        return Ok(PathBuf::from(bin));
+    }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let profile = if cfg!(debug_assertions) {
         vec![]

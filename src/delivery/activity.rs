@@ -9,6 +9,9 @@ pub struct Activity {
     actors: AtomicUsize,
     in_flight: AtomicUsize,
     unrecorded: AtomicUsize,
+    /// Told after each group commit: endpoints held back by the recorder's
+    /// backlog look again.
+    recorded: tokio::sync::Notify,
 }
 
 impl Activity {
@@ -31,6 +34,16 @@ impl Activity {
 
     pub fn record_done(&self) {
         self.unrecorded.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// A group commit finished.
+    pub fn batch_recorded(&self) {
+        self.recorded.notify_waiters();
+    }
+
+    /// Resolves at the next group commit.
+    pub fn next_batch_recorded(&self) -> tokio::sync::futures::Notified<'_> {
+        self.recorded.notified()
     }
 
     pub fn actor_started(&self) {

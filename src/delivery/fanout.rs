@@ -81,7 +81,7 @@ impl FanoutActor {
 
     /// Wakes the endpoint's actor, starting (or restarting) it if needed.
     fn wake_child(&mut self, ctx: &mut Context<Self>, endpoint_id: &str, new_work: bool) {
-        if let Some(child) = self.child(ctx, endpoint_id) {
+        if let Some(child) = self.child(ctx, endpoint_id, false) {
             child.seq += 1;
             child.addr.do_send(endpoint::Wake {
                 new_work,
@@ -93,7 +93,14 @@ impl FanoutActor {
     /// The endpoint's running actor, started (or restarted) if needed. An
     /// endpoint this instance does not hold gets no actor here: its owner
     /// sends, or, if it is free, the cluster actor may take it.
-    fn child(&mut self, ctx: &mut Context<Self>, endpoint_id: &str) -> Option<&mut Child> {
+    /// `handed`: work is handed to it in memory (see `delivery::fresh`), so a
+    /// new actor need not claim first.
+    fn child(
+        &mut self,
+        ctx: &mut Context<Self>,
+        endpoint_id: &str,
+        handed: bool,
+    ) -> Option<&mut Child> {
         if self.shared.is_draining() {
             return None;
         }
@@ -106,13 +113,16 @@ impl FanoutActor {
             .get(endpoint_id)
             .is_some_and(|c| c.addr.connected());
         if !alive {
-            let actor = EndpointActor::new(
+            let mut actor = EndpointActor::new(
                 endpoint_id.to_string(),
                 self.shared.clone(),
                 self.recorder.clone(),
                 self.resolver.clone(),
                 ctx.address().recipient(),
             );
+            if handed {
+                actor = actor.knowing_nothing_due();
+            }
             self.children.insert(
                 endpoint_id.to_string(),
                 Child {
@@ -322,7 +332,8 @@ impl Handler<Fresh> for FanoutActor {
         let super::fresh::Handover { jobs, to_claim } = msg.0;
         let mut orphans: Vec<(String, i64)> = Vec::new();
         for (endpoint_id, jobs) in jobs {
-            match self.child(ctx, &endpoint_id) {
+            let more = to_claim.contains(&endpoint_id);
+            match self.child(ctx, &endpoint_id, !more) {
                 Some(child) => {
                     // Counts as a wake: an idle report sent before it is stale.
                     child.seq += 1;
@@ -405,6 +416,29 @@ impl Handler<EndpointChanged> for FanoutActor {
             child.addr.do_send(endpoint::Reload);
         }
         self.wake_child(ctx, &msg.0, true);
+        // Its owner may be another instance: tell it too.
+        let shared = self.shared.clone();
+        let tell = async move {
+            let me = shared.leases.instance_id();
+            if let Err(e) = store::fanout::announce_change(&shared.db, me, &msg.0).await {
+                tracing::warn!(endpoint = %msg.0, error = %e, "telling the other instances of a changed endpoint failed; they reload it within a minute");
+            }
+        };
+        ctx.spawn(tell.into_actor(self));
+    }
+}
+
+/// Another instance changed an endpoint: its actor here, if any, reloads it.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct ChangedElsewhere(pub String);
+
+impl Handler<ChangedElsewhere> for FanoutActor {
+    type Result = ();
+    fn handle(&mut self, msg: ChangedElsewhere, _: &mut Context<Self>) {
+        if let Some(child) = self.children.get(&msg.0) {
+            child.addr.do_send(endpoint::Reload);
+        }
     }
 }
 

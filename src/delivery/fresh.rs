@@ -6,7 +6,7 @@
 //! attempt. The database stays the truth: if the process dies between commit
 //! and send, the claimed rows' leases end and the poll finds them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::{
     cluster::leases::Standing,
@@ -57,7 +57,7 @@ pub struct Handover {
     /// Endpoint → its claimed deliveries, ready to send.
     pub jobs: HashMap<String, Vec<Job>>,
     /// Endpoints with deliveries left for their actor to claim.
-    pub to_claim: Vec<String>,
+    pub to_claim: HashSet<String>,
 }
 
 /// The committed publication as work for the actors.
@@ -81,7 +81,7 @@ pub fn handover(publication: Publication, events: &[NewEvent]) -> Handover {
     }
     for (endpoint, n) in publication.fanout.deliveries {
         if out.jobs.get(&endpoint).is_none_or(|jobs| jobs.len() < n) {
-            out.to_claim.push(endpoint);
+            out.to_claim.insert(endpoint);
         }
     }
     out

@@ -2,7 +2,8 @@
 //! trigger on `outbox_event` NOTIFYs `hookd_outbox` at commit (migration 5),
 //! and this task LISTENs on its own connection. It also hears `hookd_work`:
 //! another instance fanned out deliveries to endpoints, some perhaps held
-//! here. The poll stays the backstop for a notification lost while the
+//! here; and `hookd_endpoint`: another instance changed an endpoint, whose
+//! actor here reloads it. The poll stays the backstop for a notification lost while the
 //! connection was down, and for SQLite.
 
 use std::time::Duration;
@@ -10,8 +11,8 @@ use std::time::Duration;
 use actix::prelude::*;
 use sea_orm::{DatabaseConnection, DbBackend, sqlx::postgres::PgListener};
 
-use super::fanout::{FanoutActor, Wake, WorkFor};
-use crate::store::fanout::{WORK_CHANNEL, parse_work_notice};
+use super::fanout::{ChangedElsewhere, FanoutActor, Wake, WorkFor};
+use crate::store::fanout::{CHANGED_CHANNEL, WORK_CHANNEL, parse_work_notice};
 
 /// The channel the trigger notifies.
 pub const CHANNEL: &str = "hookd_outbox";
@@ -38,6 +39,18 @@ pub async fn listen(db: DatabaseConnection, fanout: Addr<FanoutActor>, instance_
                             ),
                         }
                     }
+                    Ok(n) if n.channel() == CHANGED_CHANNEL => {
+                        match parse_work_notice(n.payload()) {
+                            Some((from, _)) if from == instance_id => {}
+                            Some((_, ids)) => ids
+                                .into_iter()
+                                .for_each(|id| fanout.do_send(ChangedElsewhere(id.to_string()))),
+                            None => tracing::warn!(
+                                payload = n.payload(),
+                                "an unreadable {CHANGED_CHANNEL} notification"
+                            ),
+                        }
+                    }
                     Ok(_) => fanout.do_send(Wake),
                     Err(e) => {
                         tracing::warn!(error = %e, "LISTEN {CHANNEL} lost its connection; the poll covers until it is back");
@@ -57,6 +70,8 @@ pub async fn listen(db: DatabaseConnection, fanout: Addr<FanoutActor>, instance_
 
 async fn subscribe(db: &DatabaseConnection) -> Result<PgListener, sea_orm::sqlx::Error> {
     let mut listener = PgListener::connect_with(db.get_postgres_connection_pool()).await?;
-    listener.listen_all([CHANNEL, WORK_CHANNEL]).await?;
+    listener
+        .listen_all([CHANNEL, WORK_CHANNEL, CHANGED_CHANNEL])
+        .await?;
     Ok(listener)
 }

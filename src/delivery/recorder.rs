@@ -127,6 +127,7 @@ impl Recorder {
                     for w in batch {
                         let _ = w.done.send(());
                     }
+                    act.shared.activity.batch_recorded();
                     if !changes.events.is_empty() {
                         act.wake_fanout.do_send(super::fanout::Wake);
                     }

@@ -320,6 +320,32 @@ async fn announce_work<'a>(
     Ok(())
 }
 
+/// The channel on which an instance tells the others, on PostgreSQL, that an
+/// endpoint's settings, status or secrets changed: its owner reloads it at
+/// once. The payload is `<instance>|<endpoint>`.
+pub const CHANGED_CHANNEL: &str = "hookd_endpoint";
+
+/// Tells the other instances that `endpoint_id` changed (PostgreSQL only).
+pub async fn announce_change(
+    db: &impl ConnectionTrait,
+    instance_id: &str,
+    endpoint_id: &str,
+) -> Result<(), StoreError> {
+    if db.get_database_backend() != DbBackend::Postgres {
+        return Ok(());
+    }
+    db.execute_raw(sql(
+        DbBackend::Postgres,
+        "SELECT pg_notify(?, ?)",
+        vec![
+            CHANGED_CHANNEL.into(),
+            format!("{instance_id}|{endpoint_id}").into(),
+        ],
+    ))
+    .await?;
+    Ok(())
+}
+
 /// Reads a work notification: (the instance that fanned out, the endpoints).
 pub fn parse_work_notice(payload: &str) -> Option<(&str, Vec<&str>)> {
     let (instance, ids) = payload.split_once('|')?;

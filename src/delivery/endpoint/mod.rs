@@ -40,8 +40,11 @@ const LONG_SLEEP_MS: i64 = 1_000;
 /// Claims wait while this many attempts await their records, process-wide:
 /// what cannot be recorded is not sent.
 const MAX_UNRECORDED: usize = 4_096;
-/// How long endpoint settings and secrets are trusted before a reload.
-const RELOAD_AFTER_MS: i64 = 5_000;
+/// How long endpoint settings and secrets are trusted before a reload. A
+/// change made through this instance reloads at once, and one made through
+/// another instance on PostgreSQL is announced (`hookd_endpoint`); this is the
+/// backstop for an announcement lost while the listener reconnected.
+const RELOAD_AFTER_MS: i64 = 60_000;
 /// The longest single timer (a day): beyond it the actor just looks again.
 const MAX_SLEEP_MS: i64 = 86_400_000;
 
@@ -74,6 +77,8 @@ pub struct EndpointActor {
     asking: bool,
     /// A claim was made on the places held: under contention, the turn is over.
     turn_used: bool,
+    /// Held back until the recorder's next group commit.
+    awaiting_recorder: bool,
     /// Settings are being (re)loaded: nothing is sent meanwhile.
     reloading: bool,
     /// A claim is running; sending goes on meanwhile.
@@ -120,6 +125,7 @@ impl EndpointActor {
             places: Vec::new(),
             asking: false,
             turn_used: false,
+            awaiting_recorder: false,
             reloading: false,
             claiming: false,
             idle_timer: None,
@@ -221,7 +227,7 @@ impl EndpointActor {
         if wants_claim && !self.places.is_empty() {
             if self.shared.activity.unrecorded() >= MAX_UNRECORDED {
                 // The recorder is behind: send nothing more than it can write.
-                self.sleep_until(ctx, now + 20);
+                self.wait_for_recorder(ctx);
             } else {
                 let want = self.claim_size(self.places().min(cap));
                 self.turn_used = true;
@@ -234,6 +240,27 @@ impl EndpointActor {
         if !self.claiming {
             self.rest(ctx, now);
         }
+    }
+
+    /// Pumps again after the recorder's next group commit.
+    fn wait_for_recorder(&mut self, ctx: &mut Context<Self>) {
+        if self.awaiting_recorder {
+            return;
+        }
+        self.awaiting_recorder = true;
+        let shared = self.shared.clone();
+        let recorded = async move { shared.activity.next_batch_recorded().await };
+        ctx.spawn(recorded.into_actor(self).map(|(), act, ctx| {
+            act.awaiting_recorder = false;
+            act.pump(ctx);
+        }));
+    }
+
+    /// A new actor handed deliveries as they were published knows of no other
+    /// due work: the supervisor's poll wakes it for any there is.
+    pub fn knowing_nothing_due(mut self) -> Self {
+        self.due.found(None);
+        self
     }
 
     /// Between claims: a timer for the next due time, or, with nothing held

@@ -8,6 +8,7 @@
 //! that answers 200 after 200 ms, and counts what reaches it: per path, the
 //! requests in flight and the deliveries of each event.
 
+mod changes;
 mod failover;
 mod fencing;
 mod outage;

@@ -185,6 +185,8 @@ pub struct Prepared {
     pub partner_id: String,
     pub service_key: String,
     pub operator_key: String,
+    /// The partner's own key (the Partner API).
+    pub partner_key: String,
     /// In the order of the URLs given.
     pub endpoint_ids: Vec<String>,
 }
@@ -214,6 +216,10 @@ pub async fn prepare_endpoints(url: &str, endpoint_urls: &[String], concurrency:
     let key = |role| store::keys::create(&db, role, None, now);
     let service_key = key(Role::Service).await.expect("a service key").key;
     let operator_key = key(Role::Operator).await.expect("an operator key").key;
+    let partner_key = store::keys::create(&db, Role::Partner, Some(&partner.id), now)
+        .await
+        .expect("a partner key")
+        .key;
     let secrets = SecretBox::from_passphrase(super::MASTER_KEY).expect("the test master key");
     let mut endpoint_ids = Vec::new();
     for endpoint_url in endpoint_urls {
@@ -237,6 +243,7 @@ pub async fn prepare_endpoints(url: &str, endpoint_urls: &[String], concurrency:
         partner_id: partner.id,
         service_key,
         operator_key,
+        partner_key,
         endpoint_ids,
     }
 }
