@@ -19,6 +19,11 @@ use crate::{
 
 use super::{Shared, attempt::Job};
 
+/// Requests of at most this many events take the fast path; a larger batch
+/// is throughput, not latency, and is fanned out behind its answer (ingest
+/// stays quick, the fanout creates deliveries in larger transactions).
+pub const MAX_EVENTS: usize = 16;
+
 /// Deliveries per endpoint and commit handed over in memory; the rest are
 /// claimed by the actor as usual. Bounds what a large batch puts in memory.
 const PER_ENDPOINT: usize = 32;

@@ -3,8 +3,8 @@
 //! running are written together by the next one. A failing database is retried
 //! with backoff, and nobody is told "done" before the rows are committed.
 //!
-//! Its queue is bounded from outside: an actor keeps at most twice its
-//! concurrency of attempts unrecorded, and no actor claims while the process
+//! Its queue is bounded from outside: an actor keeps at most 64 attempts
+//! unrecorded, and no actor claims while the process
 //! has `MAX_UNRECORDED` waiting. While records wait (a slow or absent
 //! database), the recorder extends their claims' leases, so no other claim
 //! takes a delivery whose attempt is already answered: a slow database slows

@@ -154,19 +154,31 @@ async fn store_events(
         let shared = &state.shared;
         let _turn = shared.write_turn().await;
         let txn = db.begin().await?;
+        // The fast path for a few events: deliveries in the same transaction
+        // (see `delivery::fresh`), handed to the actors after the commit. A
+        // large batch is answered first and fanned out behind the answer.
+        let fast = fresh.len() <= fresh::MAX_EVENTS;
         let stored = async {
             store::outbox::insert(&txn, &fresh, now_ms).await?;
-            // The fast path: deliveries in the same transaction (see
-            // `delivery::fresh`), handed to the actors after the commit.
-            fresh::publish_in(&txn, shared, &fresh, now_ms).await
+            match fast {
+                true => fresh::publish_in(&txn, shared, &fresh, now_ms)
+                    .await
+                    .map(Some),
+                false => Ok(None),
+            }
         };
         match stored.await {
             Ok(publication) => {
                 txn.commit().await?;
-                let created: usize = publication.fanout.deliveries.values().sum();
                 shared.metrics.events_ingested.inc_by(fresh.len() as u64);
-                shared.metrics.deliveries_created.inc_by(created as u64);
-                state.engine.hand_over(fresh::handover(publication, &fresh));
+                match publication {
+                    Some(publication) => {
+                        let created: usize = publication.fanout.deliveries.values().sum();
+                        shared.metrics.deliveries_created.inc_by(created as u64);
+                        state.engine.hand_over(fresh::handover(publication, &fresh));
+                    }
+                    None => state.engine.wake(),
+                }
             }
             Err(store::StoreError::Db(e)) if is_unique_violation(&e) => return Ok(Stored::Raced),
             Err(e) => return Err(e.into()),

@@ -2,7 +2,7 @@
 //! most `concurrency` requests on the wire (within its places in the
 //! connection budget), owns the circuit breaker and the timer for the next due
 //! delivery, and keeps sending while earlier attempts are being recorded, with
-//! at most `concurrency` records outstanding.
+//! at most `MAX_RECORDING` records outstanding.
 
 use std::{collections::VecDeque, rc::Rc, sync::Arc, time::Duration};
 
@@ -37,6 +37,10 @@ use crate::{
 const MAX_CLAIM: usize = 256;
 /// A sleep at least this long gives the places back (closing connections).
 const LONG_SLEEP_MS: i64 = 1_000;
+/// Attempts of one endpoint answered and not yet recorded, at most: sending
+/// goes on while a group commit runs, so one endpoint's rate is this many per
+/// commit, not its concurrency per commit.
+const MAX_RECORDING: usize = 64;
 /// Claims wait while this many attempts await their records, process-wide:
 /// what cannot be recorded is not sent.
 const MAX_UNRECORDED: usize = 4_096;
@@ -79,6 +83,8 @@ pub struct EndpointActor {
     turn_used: bool,
     /// Held back until the recorder's next group commit.
     awaiting_recorder: bool,
+    /// When the last attempt started.
+    last_sent_at: i64,
     /// Settings are being (re)loaded: nothing is sent meanwhile.
     reloading: bool,
     /// A claim is running; sending goes on meanwhile.
@@ -126,6 +132,7 @@ impl EndpointActor {
             asking: false,
             turn_used: false,
             awaiting_recorder: false,
+            last_sent_at: 0,
             reloading: false,
             claiming: false,
             idle_timer: None,
@@ -192,9 +199,8 @@ impl EndpointActor {
         if (wants_claim || !self.queue.is_empty()) && !self.first_place(ctx) {
             return;
         }
-        let room = |act: &Self| {
-            act.in_flight < act.places().min(cap) && act.in_flight + act.recording < 2 * cap
-        };
+        let room =
+            |act: &Self| act.in_flight < act.places().min(cap) && act.recording < MAX_RECORDING;
         while room(self) && !self.queue.is_empty() {
             if let Some(bucket) = &mut self.rate
                 && let Err(wait_ms) = bucket.take(now)
@@ -274,7 +280,11 @@ impl EndpointActor {
             Rest::Until(t) => self.sleep_until(ctx, t),
             _ => {}
         }
-        let long_sleep = self.timer_at.is_some_and(|t| t - now >= LONG_SLEEP_MS);
+        // Sleeping: a timer a second or more away, and nothing sent for a
+        // second (an endpoint with steady traffic and one retry pending keeps
+        // its connections).
+        let long_sleep = self.timer_at.is_some_and(|t| t - now >= LONG_SLEEP_MS)
+            && now - self.last_sent_at >= LONG_SLEEP_MS;
         if empty && (long_sleep || self.shared.budget.contended()) {
             self.give_back_places();
         }

@@ -31,6 +31,7 @@ impl EndpointActor {
         let resolver = self.resolver.clone();
         let slot = self.client.clone();
         let started_at = shared.clock.now_ms();
+        self.last_sent_at = started_at;
         let attempt = async move {
             let observed = attempt_once(&shared, &resolver, &slot, &loaded, &job).await;
             (observed, job)
