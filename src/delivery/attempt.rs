@@ -112,37 +112,67 @@ pub(super) fn next_state(
 /// The endpoint's client, shared by its in-flight attempts.
 pub(super) type ClientSlot = Rc<std::cell::RefCell<Option<Rc<PinnedClient>>>>;
 
-/// Resolves, pins and sends one attempt.
+/// Resolves, pins and sends one attempt; `None` if it was withheld because
+/// the endpoint's lease was no longer confirmed when it was about to go out
+/// (the process paused, or lost the lease, while it resolved): the caller
+/// hands the delivery back unattempted.
 pub(super) async fn attempt_once(
     shared: &Shared,
     resolver: &Addr<ResolverActor>,
     slot: &ClientSlot,
     loaded: &Loaded,
     job: &Job,
-) -> Observed {
+) -> Option<Observed> {
     let url = match &loaded.url {
         Ok(u) => u,
         Err(e) => {
-            return Observed::failed(ErrorCategory::Blocked, e.clone(), Duration::ZERO, None);
+            let reason = e.clone();
+            return Some(Observed::failed(
+                ErrorCategory::Blocked,
+                reason,
+                Duration::ZERO,
+                None,
+            ));
         }
     };
     let addrs: Vec<IpAddr> = match resolver.send(Resolve(url.host.clone())).await {
         Ok(Ok(a)) => a,
         Ok(Err(ResolveError::Blocked { reason, .. })) => {
-            return Observed::failed(
+            let reason = reason.to_string();
+            return Some(Observed::failed(
                 ErrorCategory::Blocked,
-                reason.to_string(),
+                reason,
                 Duration::ZERO,
                 None,
-            );
+            ));
         }
         Ok(Err(e)) => {
-            return Observed::failed(ErrorCategory::Dns, e.to_string(), Duration::ZERO, None);
+            let reason = e.to_string();
+            return Some(Observed::failed(
+                ErrorCategory::Dns,
+                reason,
+                Duration::ZERO,
+                None,
+            ));
         }
         Err(e) => {
-            return Observed::failed(ErrorCategory::Internal, e.to_string(), Duration::ZERO, None);
+            let reason = e.to_string();
+            return Some(Observed::failed(
+                ErrorCategory::Internal,
+                reason,
+                Duration::ZERO,
+                None,
+            ));
         }
     };
+    // The last look before the wire: a decision made under the lease may
+    // have waited out a pause (SIGSTOP, a stalled VM) in the resolver.
+    if !matches!(
+        shared.leases.standing(&loaded.endpoint.id),
+        crate::cluster::leases::Standing::Owned { .. }
+    ) {
+        return None;
+    }
     // A client only ever talks to the address set it was built for; it is
     // shared at once, so concurrent attempts do not each build their own.
     let client = {
@@ -182,5 +212,5 @@ pub(super) async fn attempt_once(
         headers: &headers,
         body: job.body.clone(),
     };
-    client::send(&client, request, &shared.limits, now).await
+    Some(client::send(&client, request, &shared.limits, now).await)
 }

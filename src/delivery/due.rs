@@ -106,6 +106,7 @@ mod tests {
             created_at: 0,
             replay_id: replay.map(str::to_string),
             claim_seq: 1,
+            lease_until: 0,
         }
     }
 

@@ -26,7 +26,7 @@ pub const MAX_EVENTS: usize = 16;
 
 /// Deliveries per endpoint and commit handed over in memory; the rest are
 /// claimed by the actor as usual. Bounds what a large batch puts in memory.
-const PER_ENDPOINT: usize = 32;
+pub(crate) const PER_ENDPOINT: usize = 32;
 
 /// Publishes `events` inside `txn`, the transaction that stored them.
 pub async fn publish_in(

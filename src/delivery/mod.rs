@@ -13,6 +13,7 @@ pub mod excerpt;
 pub mod fanout;
 pub mod fresh;
 pub mod health_sweep;
+pub mod lease_window;
 pub mod notify;
 pub mod recorder;
 pub mod report;
@@ -40,6 +41,9 @@ pub struct Shared {
     pub secrets: SecretBox,
     pub rules: EgressRules,
     pub retry: RetryPolicy,
+    /// When a claimed delivery may still be sent, and its record's lease
+    /// must be extended.
+    pub window: lease_window::LeaseWindow,
     pub tls: Arc<rustls::ClientConfig>,
     pub limits: client::Limits,
     pub metrics: crate::metrics::Metrics,
@@ -86,6 +90,7 @@ impl Shared {
                 max_age: d.max_age,
                 retry_after_cap: d.retry_after_cap,
             },
+            window: lease_window::LeaseWindow::new(d.lease, d.request_timeout),
             limits: client::Limits {
                 connect_timeout: d.connect_timeout,
                 request_timeout: d.request_timeout,

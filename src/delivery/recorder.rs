@@ -35,6 +35,8 @@ pub struct Record {
     /// The endpoint's circuit after this attempt, when it changed, with the
     /// lease epoch it was decided under.
     pub circuit: Option<(i64, Saved)>,
+    /// When the claim the attempt was made under ends (see `Claimed`).
+    pub lease_until: i64,
 }
 
 /// The recorder stopped before the record was written (the process is
@@ -43,11 +45,10 @@ pub struct Record {
 #[error("the attempt record was not written before shutdown")]
 pub struct RecordLost;
 
-/// A record waiting for its flush, with who waits for it and when it came.
+/// A record waiting for its flush, with who waits for it.
 struct Waiting {
     record: Record,
     done: oneshot::Sender<()>,
-    queued_at: i64,
 }
 
 /// The claim an attempt was made under: the delivery, the replay if it was
@@ -72,7 +73,7 @@ pub struct Recorder {
     wake_fanout: Recipient<super::fanout::Wake>,
     disabled: Recipient<EndpointsDisabled>,
     pending: Vec<Waiting>,
-    /// The claims of the batch being written, with when each was queued.
+    /// The claims of the batch being written, with when each lease ends.
     writing: Vec<(Claim, i64)>,
     flushing: bool,
     failures: u32,
@@ -112,7 +113,7 @@ impl Recorder {
             .collect();
         self.writing = batch
             .iter()
-            .map(|w| (claim_of(&w.record.attempt), w.queued_at))
+            .map(|w| (claim_of(&w.record.attempt), w.record.lease_until))
             .collect();
         // After a failed write, records may have landed without the answer
         // saying so: until a write succeeds, look before writing.
@@ -222,44 +223,58 @@ async fn write_batch(
 }
 
 impl Recorder {
-    /// Extends the leases of claims whose records have waited a quarter of
-    /// the lease, so that they are still held when the records land.
+    /// Extends the leases of claims whose records still wait and whose
+    /// leases would otherwise end before the next look, so that they are
+    /// still held when the records land.
     fn extend_waiting(&mut self, ctx: &mut Context<Self>) {
-        let lease = self.shared.config.delivery.lease.as_millis() as i64;
+        let window = self.shared.window;
         let now = self.shared.clock.now_ms();
-        let old = now - lease / 4;
-        let claims = self
+        let claims: Vec<Claim> = self
             .pending
             .iter()
-            .map(|w| (claim_of(&w.record.attempt), w.queued_at))
+            .map(|w| (claim_of(&w.record.attempt), w.record.lease_until))
             .chain(self.writing.iter().cloned())
-            .filter(|(_, at)| *at <= old)
-            .map(|(c, _)| c);
+            .filter(|(_, until)| window.needs_extension(*until, now))
+            .map(|(c, _)| c)
+            .collect();
+        if claims.is_empty() {
+            return;
+        }
         let (mut deliveries, mut replays) = (Vec::new(), Vec::new());
-        for (delivery, replay, seq) in claims {
+        for (delivery, replay, seq) in claims.iter().cloned() {
             match replay {
                 Some(r) => replays.push((r, seq)),
                 None => deliveries.push((delivery, seq)),
             }
         }
-        if deliveries.is_empty() && replays.is_empty() {
-            return;
-        }
+        let until = window.extended_until(now);
         let shared = self.shared.clone();
         let extend = async move {
             let _turn = shared.write_turn().await;
-            let n = deliveries.len() + replays.len();
-            match store::claims::extend(&shared.db, &deliveries, &replays, now + lease).await {
-                Ok(()) => tracing::warn!(
-                    claims = n,
-                    "attempts wait to be recorded; their leases were extended"
-                ),
+            store::claims::extend(&shared.db, &deliveries, &replays, until).await
+        };
+        ctx.spawn(extend.into_actor(self).map(move |res, act, _| {
+            let n = claims.len();
+            match res {
+                Ok(()) => {
+                    tracing::warn!(claims = n, "attempts wait to be recorded; their leases were extended");
+                    let extended: std::collections::HashSet<Claim> = claims.into_iter().collect();
+                    for w in &mut act.pending {
+                        if extended.contains(&claim_of(&w.record.attempt)) {
+                            w.record.lease_until = w.record.lease_until.max(until);
+                        }
+                    }
+                    for (claim, lease_until) in &mut act.writing {
+                        if extended.contains(claim) {
+                            *lease_until = (*lease_until).max(until);
+                        }
+                    }
+                }
                 Err(e) => {
                     tracing::error!(error = %e, claims = n, "attempts wait to be recorded and their leases could not be extended")
                 }
             }
-        };
-        ctx.spawn(extend.into_actor(self));
+        }));
     }
 }
 
@@ -267,7 +282,7 @@ impl Actor for Recorder {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let every = self.shared.config.delivery.lease / 4;
+        let every = self.shared.window.check_every();
         ctx.run_interval(every, |act, ctx| act.extend_waiting(ctx));
     }
 }
@@ -277,11 +292,7 @@ impl Handler<Record> for Recorder {
 
     fn handle(&mut self, msg: Record, ctx: &mut Context<Self>) -> Self::Result {
         let (done, written) = oneshot::channel();
-        self.pending.push(Waiting {
-            record: msg,
-            done,
-            queued_at: self.shared.clock.now_ms(),
-        });
+        self.pending.push(Waiting { record: msg, done });
         self.flush(ctx);
         Box::pin(async move { written.await.map_err(|_| RecordLost) })
     }

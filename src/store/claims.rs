@@ -22,9 +22,12 @@ pub struct Claimed {
     /// This claim's number on its row (the delivery's, or the replay's):
     /// the record and any release must find it unchanged.
     pub claim_seq: i64,
+    /// When this claim's lease ends (Unix ms): after it, another claim may
+    /// take the delivery, so no attempt starts that could outlive it.
+    pub lease_until: i64,
 }
 
-fn claimed_row(r: &sea_orm::QueryResult) -> Result<Claimed, sea_orm::DbErr> {
+fn claimed_row(r: &sea_orm::QueryResult, lease_until: i64) -> Result<Claimed, sea_orm::DbErr> {
     Ok(Claimed {
         id: r.try_get("", "id")?,
         event_id: r.try_get("", "event_id")?,
@@ -33,6 +36,7 @@ fn claimed_row(r: &sea_orm::QueryResult) -> Result<Claimed, sea_orm::DbErr> {
         created_at: r.try_get("", "created_at")?,
         replay_id: None,
         claim_seq: r.try_get("", "claim_seq")?,
+        lease_until,
     })
 }
 
@@ -64,7 +68,10 @@ pub async fn claim_due(
     ];
     values.extend(fence_values);
     values.push(i64::from(limit).into());
-    Ok(super::query_all(db, sql(backend, &text, values), claimed_row).await?)
+    Ok(super::query_all(db, sql(backend, &text, values), |r| {
+        claimed_row(r, lease_until)
+    })
+    .await?)
 }
 
 /// When this endpoint's earliest unfinished delivery is due, if it has one.
@@ -154,7 +161,7 @@ pub async fn claim_replays(
             ),
             ids,
         ),
-        claimed_row,
+        |r| claimed_row(r, lease_until),
     )
     .await?
     .into_iter()

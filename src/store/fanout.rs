@@ -203,6 +203,7 @@ pub async fn publish(
                 created_at: now_ms,
                 replay_id: None,
                 claim_seq: 1,
+                lease_until: preclaim.lease_until,
             };
             (endpoint_id.to_string(), claimed)
         })

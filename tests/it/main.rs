@@ -20,6 +20,7 @@ mod health;
 mod hostile;
 mod ingest;
 mod isolation;
+mod lease_window;
 mod observe;
 mod partner_api;
 mod records;

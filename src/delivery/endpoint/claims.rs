@@ -98,11 +98,11 @@ impl EndpointActor {
     }
 
     /// How many deliveries to hold at once: enough that claims are rare for a
-    /// fast receiver, few enough that the last one is sent well within its
+    /// fast receiver, few enough that the last one starts well within its
     /// lease for a slow one (from the observed time per attempt).
     pub(super) fn claim_size(&self, cap: usize) -> usize {
-        let lease_ms = self.shared.config.delivery.lease.as_millis() as f64;
-        let fits = cap as f64 * (lease_ms / 2.0) / self.attempt_ms.max(1.0);
+        let window_ms = self.shared.window.sendable_ms() as f64 / 2.0;
+        let fits = cap as f64 * window_ms / self.attempt_ms.max(1.0);
         (fits as usize).clamp(2 * cap, MAX_CLAIM.max(2 * cap))
     }
 
@@ -131,6 +131,47 @@ impl EndpointActor {
 
     pub(super) fn release_queue(&mut self, ctx: &mut Context<Self>, due_at: i64) {
         let jobs: Vec<Job> = self.queue.drain(..).collect();
+        self.release(ctx, jobs, due_at);
+    }
+
+    /// Hands back queued deliveries whose leases no longer leave time for an
+    /// attempt (they waited behind a slow receiver): sent now, one could go
+    /// out again under a new claim. Released, they are claimed afresh.
+    pub(super) fn release_stale(&mut self, ctx: &mut Context<Self>, now: i64) {
+        let window = self.shared.window;
+        if self
+            .queue
+            .iter()
+            .all(|j| window.may_start(j.claimed.lease_until, now))
+        {
+            return;
+        }
+        let (fresh, stale): (Vec<Job>, Vec<Job>) = self
+            .queue
+            .drain(..)
+            .partition(|j| window.may_start(j.claimed.lease_until, now));
+        self.queue.extend(fresh);
+        tracing::debug!(endpoint = %self.id, released = stale.len(), "queued deliveries outlived their lease window");
+        self.release(ctx, stale, now);
+    }
+
+    /// Keeps what one claim would hold (and at least one handover), handing
+    /// back what was handed over beyond it (fresh events faster than the
+    /// receiver): those wait as rows, not as leases running out in memory.
+    pub(super) fn release_beyond(&mut self, ctx: &mut Context<Self>, cap: usize) {
+        let keep = self
+            .claim_size(cap)
+            .max(crate::delivery::fresh::PER_ENDPOINT)
+            .saturating_sub(self.in_flight);
+        if self.queue.len() <= keep {
+            return;
+        }
+        let extra: Vec<Job> = self.queue.drain(keep..).collect();
+        let now = self.shared.clock.now_ms();
+        self.release(ctx, extra, now);
+    }
+
+    pub(super) fn release(&mut self, ctx: &mut Context<Self>, jobs: Vec<Job>, due_at: i64) {
         if jobs.is_empty() {
             return;
         }

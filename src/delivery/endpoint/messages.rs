@@ -81,6 +81,8 @@ impl Handler<Take> for EndpointActor {
             self.due.hold(&job.claimed);
             self.queue.push_back(job);
         }
+        let cap = self.concurrency();
+        self.release_beyond(ctx, cap);
         self.pump(ctx);
     }
 }

@@ -199,6 +199,7 @@ impl EndpointActor {
         if (wants_claim || !self.queue.is_empty()) && !self.first_place(ctx) {
             return;
         }
+        self.release_stale(ctx, now);
         let room =
             |act: &Self| act.in_flight < act.places().min(cap) && act.recording < MAX_RECORDING;
         while room(self) && !self.queue.is_empty() {

@@ -42,7 +42,13 @@ impl EndpointActor {
                 .map(move |(observed, job), act, ctx| {
                     act.in_flight -= 1;
                     act.shared.activity.request_ended();
-                    act.finish(ctx, observed, job, started_at);
+                    match observed {
+                        Some(observed) => act.finish(ctx, observed, job, started_at),
+                        None => {
+                            let now = act.shared.clock.now_ms();
+                            act.release(ctx, vec![job], now);
+                        }
+                    }
                     act.pump(ctx);
                 }),
         );
@@ -95,6 +101,7 @@ impl EndpointActor {
             attempt: record,
             gone,
             circuit,
+            lease_until: claimed.lease_until,
         });
         ctx.spawn(written.into_actor(self).map(move |res, act, ctx| {
             act.recording -= 1;

@@ -40,6 +40,8 @@ const LEASE_TTL: Duration = Duration::from_secs(3);
 const CONCURRENCY: usize = 2;
 /// How long the receiver takes to answer 200.
 const REPLY_DELAY: Duration = Duration::from_millis(200);
+/// Events per request when a test publishes.
+const BATCH: usize = 10;
 
 /// One `hookd serve` of the fleet.
 pub struct Node {
@@ -189,6 +191,31 @@ impl Fleet {
             .unwrap_or_else(|e| panic!("the query `{sql}` runs: {e}"))
     }
 
+    /// What each database session is doing and waiting for, for a report.
+    pub async fn sessions(&self) -> String {
+        let rows = self
+            .query(
+                "SELECT pid, state, COALESCE(wait_event_type, '') || ':' || COALESCE(wait_event, '') AS waits, \
+                 COALESCE((EXTRACT(EPOCH FROM clock_timestamp() - xact_start) * 1000)::BIGINT, -1) AS xact_ms, \
+                 LEFT(query, 120) AS query FROM pg_stat_activity WHERE datname = current_database() \
+                 AND pid <> pg_backend_pid()",
+            )
+            .await;
+        rows.iter()
+            .map(|r| {
+                format!(
+                    "  {:?} {:?} waits {:?} in a transaction for {:?} ms: {:?}",
+                    r.try_get::<i32>("", "pid").ok(),
+                    r.try_get::<Option<String>>("", "state").ok().flatten(),
+                    r.try_get::<String>("", "waits").ok(),
+                    r.try_get::<i64>("", "xact_ms").ok(),
+                    r.try_get::<Option<String>>("", "query").ok().flatten(),
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// Every endpoint's lease, as the database has it now.
     pub async fn leases(&self) -> Vec<Lease> {
         let leases = self.lease_reader().read().await;
@@ -295,18 +322,23 @@ impl Fleet {
         );
     }
 
-    /// Publishes `n` events through node `i`, in batches of 25; returns their ids.
+    /// Publishes `n` events through node `i`, in batches of `BATCH` (small
+    /// enough for the fast path: the publishing node sends what it owns at
+    /// once, under the lease it believes it holds); returns their ids.
     pub async fn publish(&self, i: usize, n: usize) -> Vec<String> {
         let mut all = Vec::new();
-        for size in (0..n).step_by(25).map(|start| (n - start).min(25)) {
+        for size in (0..n).step_by(BATCH).map(|start| (n - start).min(BATCH)) {
             let (ids, body) = event_batch(&self.store.partner_id, size);
             let base_url = &self.nodes[i].base_url;
             let answer = post_events(&self.http, base_url, &self.store.service_key, &body).await;
-            assert!(
-                matches!(answer, Ok((201, _))),
-                "{} should accept {size} events: {answer:?}",
-                self.nodes[i].name
-            );
+            if !matches!(answer, Ok((201, _))) {
+                panic!(
+                    "{} should accept {size} events: {answer:?}\nthe database's sessions:\n{}\n{}",
+                    self.nodes[i].name,
+                    self.sessions().await,
+                    self.logs()
+                );
+            }
             all.extend(ids);
         }
         all
