@@ -41,6 +41,8 @@ pub struct StateLabels {
 pub struct Metrics {
     registry: Registry,
     pub events_ingested: Counter,
+    /// Group commits of fresh events (see `delivery::committer`).
+    pub ingest_commits: Counter,
     pub deliveries_created: Counter,
     pub deliveries_dead: Counter,
     pub attempts: Family<AttemptLabels, Counter>,
@@ -75,6 +77,7 @@ impl Metrics {
         let mut registry = Registry::with_prefix("hookd");
         let m = Metrics {
             events_ingested: Counter::default(),
+            ingest_commits: Counter::default(),
             deliveries_created: Counter::default(),
             deliveries_dead: Counter::default(),
             attempts: Family::default(),
@@ -97,6 +100,11 @@ impl Metrics {
             "events_ingested",
             "Events accepted into the outbox through the API",
             m.events_ingested.clone(),
+        );
+        registry.register(
+            "ingest_commits",
+            "Transactions that stored fresh events, each for every request that waited (group commit)",
+            m.ingest_commits.clone(),
         );
         registry.register(
             "deliveries_created",

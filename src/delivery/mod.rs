@@ -7,6 +7,7 @@ pub mod activity;
 pub mod attempt;
 pub mod budget;
 pub mod client;
+pub mod committer;
 pub mod due;
 pub mod endpoint;
 pub mod excerpt;
@@ -147,6 +148,7 @@ pub struct Engine {
     pub health: Addr<health_sweep::HealthSweep>,
     pub resolver: Addr<ResolverActor>,
     pub cluster: Addr<ClusterActor>,
+    committer: Addr<committer::Committer>,
 }
 
 impl Engine {
@@ -183,7 +185,10 @@ impl Engine {
             fanout.clone().recipient(),
         )
         .start();
+        let committer =
+            committer::Committer::new(shared.clone(), fanout.clone().recipient()).start();
         Ok(Engine {
+            committer,
             shared,
             fanout,
             recorder,
@@ -254,8 +259,19 @@ impl Engine {
         self.fanout.do_send(fanout::Wake);
     }
 
-    /// Hands freshly published deliveries to their endpoint actors.
-    pub fn hand_over(&self, handover: fresh::Handover) {
-        self.fanout.do_send(fanout::Fresh(handover));
+    /// Stores and publishes a few new events in the next group commit (see
+    /// `committer`), and hands their deliveries to the endpoint actors.
+    pub async fn commit_fresh(
+        &self,
+        events: Vec<crate::domain::event::NewEvent>,
+        now_ms: i64,
+    ) -> Result<(), crate::store::StoreError> {
+        let commit = committer::Commit { events, now_ms };
+        match self.committer.send(commit).await {
+            Ok(result) => result,
+            Err(e) => Err(crate::store::StoreError::Db(sea_orm::DbErr::Custom(
+                format!("the ingest committer is gone: {e}"),
+            ))),
+        }
     }
 }

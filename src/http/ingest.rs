@@ -114,7 +114,6 @@ async fn store_events(
     events: &[NewEvent],
     now_ms: i64,
 ) -> Result<Stored, Problem> {
-    use sea_orm::TransactionTrait;
     let db = &state.shared.db;
     let mut partner_ids: Vec<&str> = events.iter().map(|e| e.partner_id.as_str()).collect();
     partner_ids.sort_unstable();
@@ -150,41 +149,38 @@ async fn store_events(
             }
         }
     }
-    if !fresh.is_empty() {
-        let shared = &state.shared;
-        let _turn = shared.write_turn().await;
-        let txn = db.begin().await?;
-        // The fast path for a few events: deliveries in the same transaction
-        // (see `delivery::fresh`), handed to the actors after the commit. A
-        // large batch is answered first and fanned out behind the answer.
-        let fast = fresh.len() <= fresh::MAX_EVENTS;
-        let stored = async {
-            store::outbox::insert(&txn, &fresh, now_ms).await?;
-            match fast {
-                true => fresh::publish_in(&txn, shared, &fresh, now_ms)
-                    .await
-                    .map(Some),
-                false => Ok(None),
-            }
-        };
-        match stored.await {
-            Ok(publication) => {
-                txn.commit().await?;
-                shared.metrics.events_ingested.inc_by(fresh.len() as u64);
-                match publication {
-                    Some(publication) => {
-                        let created: usize = publication.fanout.deliveries.values().sum();
-                        shared.metrics.deliveries_created.inc_by(created as u64);
-                        state.engine.hand_over(fresh::handover(publication, &fresh));
-                    }
-                    None => state.engine.wake(),
-                }
-            }
-            Err(store::StoreError::Db(e)) if is_unique_violation(&e) => return Ok(Stored::Raced),
-            Err(e) => return Err(e.into()),
-        }
+    let created = fresh.len();
+    // The fast path for a few events: stored with their deliveries in the
+    // next group commit (see `delivery::committer`) and handed to the actors
+    // after it. A large batch is stored alone, answered first, and fanned out
+    // behind the answer.
+    let stored = match created {
+        0 => Ok(()),
+        n if n <= fresh::MAX_EVENTS => state.engine.commit_fresh(fresh, now_ms).await,
+        _ => store_batch(&state.shared, &fresh, now_ms).await,
+    };
+    match stored {
+        Ok(()) if created > fresh::MAX_EVENTS => state.engine.wake(),
+        Ok(()) => {}
+        Err(store::StoreError::Db(e)) if is_unique_violation(&e) => return Ok(Stored::Raced),
+        Err(e) => return Err(e.into()),
     }
-    Ok(Stored::Done(result, fresh.len()))
+    Ok(Stored::Done(result, created))
+}
+
+/// A large batch in a transaction of its own; the fanout publishes it.
+async fn store_batch(
+    shared: &crate::delivery::Shared,
+    events: &[NewEvent],
+    now_ms: i64,
+) -> Result<(), store::StoreError> {
+    use sea_orm::TransactionTrait;
+    let _turn = shared.write_turn().await;
+    let txn = shared.db.begin().await?;
+    store::outbox::insert(&txn, events, now_ms).await?;
+    txn.commit().await?;
+    shared.metrics.events_ingested.inc_by(events.len() as u64);
+    Ok(())
 }
 
 fn is_unique_violation(e: &sea_orm::DbErr) -> bool {

@@ -18,18 +18,6 @@ const WAIT: Duration = Duration::from_secs(60);
 const ENDPOINTS: usize = 12;
 const EVENTS: usize = 5;
 
-/// The value of `name` in a `GET /metrics` scrape, with an operator key.
-async fn gauge(app: &TestApp, operator: &str, name: &str) -> i64 {
-    let url = format!("{}/metrics", app.base_url);
-    let sent = app.http.get(url).bearer_auth(operator).send().await;
-    let mut res = sent.expect("the scrape completes");
-    let body = res.body().await.expect("a scrape body");
-    let text = String::from_utf8_lossy(&body);
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or_else(|| panic!("the scrape ({}) has no `{name}`:\n{text}", res.status()))
-}
-
 /// hookd configured with `env`, an operator key to scrape it with, and a
 /// receiver answering 200 until scripted otherwise.
 async fn scene(backend: Backend, env: &[(&str, &str)]) -> (TestApp, String, Receiver) {
@@ -108,7 +96,8 @@ on_both_backends!(
             "one attempt per delivery, none failed"
         );
         assert_eq!(
-            gauge(&app, &operator, "hookd_outbound_connections_max").await,
+            app.metric(&operator, "hookd_outbound_connections_max")
+                .await,
             3
         );
     }
@@ -144,7 +133,7 @@ on_both_backends!(
             "hookd_outbound_connection_waiters",
         ] {
             assert_eq!(
-                gauge(&app, &operator, name).await,
+                app.metric(&operator, name).await,
                 0,
                 "{name} once all is idle"
             );
@@ -172,7 +161,7 @@ on_both_backends!(
             .await
             .expect("two requests reach the receiver, which holds them");
         assert_eq!(
-            gauge(&app, &operator, "hookd_requests_in_flight").await,
+            app.metric(&operator, "hookd_requests_in_flight").await,
             2,
             "two requests are on the wire (two more wait behind them)"
         );
@@ -184,7 +173,7 @@ on_both_backends!(
 
         all_delivered(&app, 4).await;
         assert_eq!(
-            gauge(&app, &operator, "hookd_requests_in_flight").await,
+            app.metric(&operator, "hookd_requests_in_flight").await,
             0,
             "nothing is on the wire once all is answered and recorded"
         );

@@ -16,6 +16,7 @@ mod dashboard;
 mod delivery;
 mod egress;
 mod exact;
+mod group_commit;
 mod health;
 mod hostile;
 mod ingest;

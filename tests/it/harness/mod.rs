@@ -243,6 +243,18 @@ impl TestApp {
         body["event_id"].as_str().expect("an event id").to_string()
     }
 
+    /// The value of `name` in a `GET /metrics` scrape, with an operator key.
+    pub async fn metric(&self, operator: &str, name: &str) -> i64 {
+        let url = format!("{}/metrics", self.base_url);
+        let sent = self.http.get(url).bearer_auth(operator).send().await;
+        let mut res = sent.expect("the scrape completes");
+        let body = res.body().await.expect("a scrape body");
+        let text = String::from_utf8_lossy(&body);
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("the scrape ({}) has no `{name}`:\n{text}", res.status()))
+    }
+
     /// Moves the manual clock; the engine's poll notices within 50 ms.
     pub fn advance(&self, by: Duration) {
         self.clock.advance(by);

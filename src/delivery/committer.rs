@@ -1,0 +1,162 @@
+//! Group commit of fresh events. Ingest requests of a few events (the fast
+//! path, `fresh::MAX_EVENTS`) do not each open a transaction: they queue
+//! here, and every request that arrived while the last commit ran is stored,
+//! fanned out and numbered in the feed by the next one, in one transaction.
+//! No timer waits for company: one request alone is committed at once, and
+//! under load the commits grow instead of queueing one by one behind the feed
+//! counter. Each request is answered once its commit is durable.
+//!
+//! All or nothing stays per request: if a group fails (another request
+//! inserted one of its ids meanwhile), each of its requests is committed again
+//! on its own and gets its own answer.
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+use sea_orm::TransactionTrait;
+use tokio::sync::oneshot;
+
+use super::{Shared, fanout::Fresh, fresh};
+use crate::{
+    domain::event::NewEvent,
+    store::{self, StoreError, fanout::Publication},
+};
+
+/// The most events one group commit carries; more wait for the next.
+const MAX_GROUP_EVENTS: usize = 128;
+
+/// Store, publish and hand over these new events (none of them stored yet,
+/// at most `fresh::MAX_EVENTS`); answers once they are committed.
+#[derive(Message)]
+#[rtype(result = "Result<(), StoreError>")]
+pub struct Commit {
+    pub events: Vec<NewEvent>,
+    /// The request's clock reading: the events' `created_at`.
+    pub now_ms: i64,
+}
+
+struct Waiting {
+    commit: Commit,
+    done: oneshot::Sender<Result<(), StoreError>>,
+}
+
+pub struct Committer {
+    shared: Arc<Shared>,
+    hand_over: Recipient<Fresh>,
+    pending: Vec<Waiting>,
+    committing: bool,
+}
+
+impl Committer {
+    pub fn new(shared: Arc<Shared>, hand_over: Recipient<Fresh>) -> Committer {
+        Committer {
+            shared,
+            hand_over,
+            pending: Vec::new(),
+            committing: false,
+        }
+    }
+
+    fn flush(&mut self, ctx: &mut Context<Self>) {
+        if self.committing || self.pending.is_empty() {
+            return;
+        }
+        let mut events = 0;
+        let take = self
+            .pending
+            .iter()
+            .take_while(|w| {
+                events += w.commit.events.len();
+                events <= MAX_GROUP_EVENTS
+            })
+            .count()
+            .max(1);
+        let group: Vec<Waiting> = self.pending.drain(..take).collect();
+        self.committing = true;
+        let shared = self.shared.clone();
+        let hand_over = self.hand_over.clone();
+        let work = async move { commit_and_answer(&shared, &hand_over, group).await };
+        ctx.spawn(work.into_actor(self).map(|(), act, ctx| {
+            act.committing = false;
+            act.flush(ctx);
+        }));
+    }
+}
+
+/// Commits the group; if it fails, each request alone.
+async fn commit_and_answer(shared: &Shared, hand_over: &Recipient<Fresh>, group: Vec<Waiting>) {
+    let requests: Vec<&Commit> = group.iter().map(|w| &w.commit).collect();
+    match commit(shared, &requests).await {
+        Ok(committed) => {
+            after_commit(shared, hand_over, committed);
+            for w in group {
+                let _ = w.done.send(Ok(()));
+            }
+        }
+        Err(e) if group.len() == 1 => {
+            let _ = group.into_iter().next().map(|w| w.done.send(Err(e)));
+        }
+        Err(_) => {
+            for w in group {
+                let alone = [&w.commit];
+                let result = commit(shared, &alone).await;
+                let answer = result.map(|committed| after_commit(shared, hand_over, committed));
+                let _ = w.done.send(answer);
+            }
+        }
+    }
+}
+
+/// One transaction: every request's events, their deliveries (those of
+/// endpoints held here created claimed), the work notice and feed numbers.
+async fn commit(
+    shared: &Shared,
+    requests: &[&Commit],
+) -> Result<(Publication, Vec<NewEvent>), StoreError> {
+    let _turn = shared.write_turn().await;
+    let txn = shared.db.begin().await?;
+    for r in requests {
+        store::outbox::insert(&txn, &r.events, r.now_ms).await?;
+    }
+    let events: Vec<NewEvent> = requests
+        .iter()
+        .flat_map(|r| r.events.iter().cloned())
+        .collect();
+    let now_ms = requests.iter().map(|r| r.now_ms).max().unwrap_or_default();
+    let publication = fresh::publish_in(&txn, shared, &events, now_ms).await?;
+    txn.commit().await?;
+    Ok((publication, events))
+}
+
+fn after_commit(
+    shared: &Shared,
+    hand_over: &Recipient<Fresh>,
+    (publication, events): (Publication, Vec<NewEvent>),
+) {
+    shared.metrics.ingest_commits.inc();
+    shared.metrics.events_ingested.inc_by(events.len() as u64);
+    let created: usize = publication.fanout.deliveries.values().sum();
+    shared.metrics.deliveries_created.inc_by(created as u64);
+    hand_over.do_send(Fresh(fresh::handover(publication, &events)));
+}
+
+impl Actor for Committer {
+    type Context = Context<Self>;
+}
+
+impl Handler<Commit> for Committer {
+    type Result = ResponseFuture<Result<(), StoreError>>;
+
+    fn handle(&mut self, msg: Commit, ctx: &mut Context<Self>) -> Self::Result {
+        let (done, answer) = oneshot::channel();
+        self.pending.push(Waiting { commit: msg, done });
+        self.flush(ctx);
+        Box::pin(async move {
+            answer.await.unwrap_or_else(|_| {
+                Err(StoreError::Db(sea_orm::DbErr::Custom(
+                    "the ingest committer stopped before this commit".into(),
+                )))
+            })
+        })
+    }
+}
