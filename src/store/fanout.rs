@@ -41,15 +41,12 @@ pub async fn claim_batch(
 ) -> Result<Fanout, StoreError> {
     let backend = db.get_database_backend();
     let txn = db.begin().await?;
-    // The counter row first: on SQLite this takes the write lock before any
-    // read (so the transaction cannot fail to upgrade), on PostgreSQL it
-    // orders concurrent publishers by commit for the feed.
-    txn.execute_raw(sql(
-        backend,
-        "UPDATE feed_counter SET value = value WHERE id = 1",
-        vec![],
-    ))
-    .await?;
+    // On SQLite, the write lock before any read (so the transaction cannot
+    // fail to upgrade). PostgreSQL takes the feed counter only at the end of
+    // `publish`, and only when there is something to publish: a poll that
+    // finds nothing must not hold the lock every publisher needs (an
+    // instance paused mid-poll would stall every other instance's ingest).
+    super::write_lock_first(&txn).await?;
 
     let events = super::query_all(
         &txn,

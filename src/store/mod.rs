@@ -59,6 +59,12 @@ pub async fn connect(cfg: &DatabaseConfig) -> Result<DatabaseConnection, StoreEr
     connect_pool(cfg, cfg.max_connections).await
 }
 
+/// PostgreSQL ends a session left idle inside a transaction this long. hookd
+/// never pauses inside a transaction; a process that was paused (SIGSTOP, a
+/// frozen VM) or hung there would otherwise hold its row locks, and the feed
+/// counter every publisher needs, until it woke.
+const IDLE_IN_TRANSACTION: &str = "10s";
+
 /// Connections of the control pool: the cluster's heartbeat and leases.
 const CONTROL_CONNECTIONS: u32 = 2;
 
@@ -96,6 +102,9 @@ async fn connect_pool(cfg: &DatabaseConfig, size: u32) -> Result<DatabaseConnect
                 .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
                 .busy_timeout(Duration::from_secs(30))
                 .foreign_keys(true)
+        })
+        .map_sqlx_postgres_opts(|o| {
+            o.options([("idle_in_transaction_session_timeout", IDLE_IN_TRANSACTION)])
         });
     let connect_error = |source: Box<dyn std::error::Error + Send + Sync>| StoreError::Connect {
         url: redact_url(&cfg.url),

@@ -120,3 +120,43 @@ on_both_backends!(
         assert_eq!(app.count(counted).await, 4, "the stale record was counted");
     }
 );
+
+#[actix_rt::test]
+async fn every_postgresql_session_asks_the_server_to_end_a_transaction_left_idle_for_ten_seconds() {
+    use sea_orm::{ConnectionTrait, TransactionTrait};
+    if crate::harness::skip_postgres() {
+        return;
+    }
+    let app = spawn_app(Backend::Postgres).await;
+    let db = app.db();
+    let setting = db
+        .query_one_raw(sea_orm::Statement::from_string(
+            db.get_database_backend(),
+            "SHOW idle_in_transaction_session_timeout",
+        ))
+        .await
+        .expect("the setting can be read")
+        .expect("a row");
+    let value: String = setting
+        .try_get("", "idle_in_transaction_session_timeout")
+        .expect("the setting's value");
+    assert_eq!(
+        value, "10s",
+        "every hookd session asks PostgreSQL to end a transaction left idle for 10 s, \
+         so a paused instance cannot hold the feed counter that every publisher needs"
+    );
+    // And it is every session's, not only the first one's.
+    let txn = db.begin().await.expect("a transaction");
+    let inside = txn
+        .query_one_raw(sea_orm::Statement::from_string(
+            db.get_database_backend(),
+            "SELECT current_setting('idle_in_transaction_session_timeout') AS v",
+        ))
+        .await
+        .expect("read inside a transaction")
+        .expect("a row");
+    assert_eq!(inside.try_get::<String>("", "v").expect("a value"), "10s");
+    txn.rollback().await.expect("rollback");
+    drop(app);
+    crate::harness::quiesce().await;
+}
