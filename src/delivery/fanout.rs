@@ -54,6 +54,7 @@ pub struct FanoutActor {
     recorder: Addr<Recorder>,
     resolver: Addr<ResolverActor>,
     cluster: Recipient<Consider>,
+    threads: Arc<super::threads::Threads>,
     children: HashMap<String, Child>,
     claiming: bool,
     again: bool,
@@ -66,12 +67,14 @@ impl FanoutActor {
         recorder: Addr<Recorder>,
         resolver: Addr<ResolverActor>,
         cluster: Recipient<Consider>,
+        threads: Arc<super::threads::Threads>,
     ) -> FanoutActor {
         FanoutActor {
             shared,
             recorder,
             resolver,
             cluster,
+            threads,
             children: HashMap::new(),
             claiming: false,
             again: false,
@@ -113,23 +116,20 @@ impl FanoutActor {
             .get(endpoint_id)
             .is_some_and(|c| c.addr.connected());
         if !alive {
-            let mut actor = EndpointActor::new(
-                endpoint_id.to_string(),
-                self.shared.clone(),
-                self.recorder.clone(),
-                self.resolver.clone(),
-                ctx.address().recipient(),
-            );
-            if handed {
-                actor = actor.knowing_nothing_due();
-            }
-            self.children.insert(
-                endpoint_id.to_string(),
-                Child {
-                    addr: actor.start(),
-                    seq: 0,
-                },
-            );
+            let (id, shared) = (endpoint_id.to_string(), self.shared.clone());
+            let (recorder, resolver) = (self.recorder.clone(), self.resolver.clone());
+            let supervisor = ctx.address().recipient();
+            let thread = self.threads.for_endpoint(endpoint_id);
+            let addr = EndpointActor::start_in_arbiter(&thread, move |_| {
+                let actor = EndpointActor::new(id, shared, recorder, resolver, supervisor);
+                if handed {
+                    actor.knowing_nothing_due()
+                } else {
+                    actor
+                }
+            });
+            self.children
+                .insert(endpoint_id.to_string(), Child { addr, seq: 0 });
         }
         self.children.get_mut(endpoint_id)
     }

@@ -18,6 +18,7 @@ pub mod lease_window;
 pub mod notify;
 pub mod recorder;
 pub mod report;
+pub mod threads;
 
 use std::sync::Arc;
 
@@ -149,6 +150,7 @@ pub struct Engine {
     pub resolver: Addr<ResolverActor>,
     pub cluster: Addr<ClusterActor>,
     committer: Addr<committer::Committer>,
+    threads: Arc<threads::Threads>,
 }
 
 impl Engine {
@@ -164,6 +166,7 @@ impl Engine {
         // The fanout, the recorder and the cluster actor address each other:
         // the other two start inside the fanout's constructor, where the
         // fanout's address exists.
+        let threads = Arc::new(threads::Threads::per_core());
         let mut started = None;
         let fanout = fanout::FanoutActor::create(|ctx| {
             let rec = recorder::Recorder::new(
@@ -175,7 +178,13 @@ impl Engine {
             let cluster =
                 ClusterActor::new(shared.clone(), instance, ctx.address().recipient()).start();
             started = Some((rec.clone(), cluster.clone()));
-            fanout::FanoutActor::new(shared.clone(), rec, resolver.clone(), cluster.recipient())
+            fanout::FanoutActor::new(
+                shared.clone(),
+                rec,
+                resolver.clone(),
+                cluster.recipient(),
+                threads.clone(),
+            )
         });
         let (recorder, cluster) =
             started.ok_or_else(|| anyhow::anyhow!("the recorder did not start"))?;
@@ -185,10 +194,15 @@ impl Engine {
             fanout.clone().recipient(),
         )
         .start();
-        let committer =
-            committer::Committer::new(shared.clone(), fanout.clone().recipient()).start();
+        let committer = {
+            let (shared, hand_over) = (shared.clone(), fanout.clone().recipient());
+            committer::Committer::start_in_arbiter(&threads.first(), move |_| {
+                committer::Committer::new(shared, hand_over)
+            })
+        };
         Ok(Engine {
             committer,
+            threads,
             shared,
             fanout,
             recorder,
@@ -252,6 +266,7 @@ impl Engine {
         }
         // Endpoint actors stop on the fanout's word; give them a moment.
         actix_rt::time::sleep(std::time::Duration::from_millis(50)).await;
+        self.threads.stop();
     }
 
     /// Tells the fanout that new events are committed.
