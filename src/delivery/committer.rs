@@ -116,7 +116,7 @@ async fn commit(
     let _turn = shared.write_turn().await;
     let txn = shared.db.begin().await?;
     for r in requests {
-        store::outbox::insert(&txn, &r.events, r.now_ms).await?;
+        store::outbox::insert_published(&txn, &r.events, r.now_ms).await?;
     }
     let events: Vec<NewEvent> = requests
         .iter()

@@ -169,12 +169,11 @@ impl Engine {
         let threads = Arc::new(threads::Threads::per_core());
         let mut started = None;
         let fanout = fanout::FanoutActor::create(|ctx| {
-            let rec = recorder::Recorder::new(
-                shared.clone(),
-                ctx.address().recipient(),
-                ctx.address().recipient(),
-            )
-            .start();
+            let (wake, disabled) = (ctx.address().recipient(), ctx.address().recipient());
+            let on_recorder_thread = shared.clone();
+            let rec = recorder::Recorder::start_in_arbiter(&threads.recorder(), move |_| {
+                recorder::Recorder::new(on_recorder_thread, wake, disabled)
+            });
             let cluster =
                 ClusterActor::new(shared.clone(), instance, ctx.address().recipient()).start();
             started = Some((rec.clone(), cluster.clone()));

@@ -1,8 +1,9 @@
-//! The threads the endpoint actors (and the ingest committer) run on. One
-//! actix arbiter per core: an endpoint always lives on the same one, chosen
-//! by its id, so its actor keeps its single-threaded state while the
-//! endpoints together use every core. The supervisor, the recorder and the
-//! cluster actor stay on the engine's own thread.
+//! The threads the engine's busy actors run on. One actix arbiter per core
+//! for the endpoint actors (and the ingest committer beside them): an
+//! endpoint always lives on the same one, chosen by its id, so its actor keeps
+//! its single-threaded state while the endpoints together use every core. The
+//! recorder, the busiest single actor, has a thread of its own. The
+//! supervisor and the cluster actor stay on the engine's thread.
 
 use actix::{Arbiter, ArbiterHandle};
 
@@ -11,6 +12,7 @@ const MAX_THREADS: usize = 8;
 
 pub struct Threads {
     arbiters: Vec<Arbiter>,
+    recorder: Arbiter,
 }
 
 impl Threads {
@@ -21,7 +23,13 @@ impl Threads {
             arbiters: (0..cores.clamp(1, MAX_THREADS))
                 .map(|_| Arbiter::new())
                 .collect(),
+            recorder: Arbiter::new(),
         }
+    }
+
+    /// The recorder's own thread.
+    pub fn recorder(&self) -> ArbiterHandle {
+        self.recorder.handle()
     }
 
     /// The thread an endpoint's actor runs on.
@@ -36,7 +44,7 @@ impl Threads {
 
     /// Stops every thread once the actors on it have stopped.
     pub fn stop(&self) {
-        for arbiter in &self.arbiters {
+        for arbiter in self.arbiters.iter().chain([&self.recorder]) {
             arbiter.stop();
         }
     }
@@ -45,11 +53,9 @@ impl Threads {
 /// Which of `n` threads an endpoint's actor runs on: the same one always,
 /// spread evenly (FNV-1a of the id; ids are random, so any stable hash does).
 pub fn thread_for(endpoint_id: &str, n: usize) -> usize {
-    let hash = endpoint_id
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-        });
+    let hash = endpoint_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
     (hash % n.max(1) as u64) as usize
 }
 

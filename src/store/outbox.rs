@@ -10,7 +10,7 @@ use crate::domain::{
 
 const INSERT_CHUNK: usize = 500;
 
-fn to_row(e: &NewEvent, now_ms: i64) -> outbox_event::ActiveModel {
+fn to_row(e: &NewEvent, now_ms: i64, published_at: Option<i64>) -> outbox_event::ActiveModel {
     outbox_event::ActiveModel {
         event_id: Set(e.id.as_str().to_string()),
         partner_id: Set(e.partner_id.clone()),
@@ -23,7 +23,7 @@ fn to_row(e: &NewEvent, now_ms: i64) -> outbox_event::ActiveModel {
         payload: Set(e.payload.clone()),
         correlation_id: Set(e.correlation_id.clone()),
         created_at: Set(now_ms),
-        published_at: Set(None),
+        published_at: Set(published_at),
         feed_seq: Set(None),
     }
 }
@@ -53,14 +53,35 @@ pub fn from_row(m: outbox_event::Model) -> Result<NewEvent, StoreError> {
     })
 }
 
-/// Inserts events; inside the caller's transaction when `db` is one.
+/// Inserts events for the fanout to publish; inside the caller's
+/// transaction when `db` is one.
 pub async fn insert(
     db: &impl ConnectionTrait,
     events: &[NewEvent],
     now_ms: i64,
 ) -> Result<(), StoreError> {
+    insert_rows(db, events, now_ms, None).await
+}
+
+/// Inserts events that the caller's transaction publishes itself (the fast
+/// path): they are never unpublished, so on PostgreSQL their insert wakes no
+/// fanout (migration 8).
+pub async fn insert_published(
+    db: &impl ConnectionTrait,
+    events: &[NewEvent],
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    insert_rows(db, events, now_ms, Some(now_ms)).await
+}
+
+async fn insert_rows(
+    db: &impl ConnectionTrait,
+    events: &[NewEvent],
+    now_ms: i64,
+    published_at: Option<i64>,
+) -> Result<(), StoreError> {
     for chunk in events.chunks(INSERT_CHUNK) {
-        outbox_event::Entity::insert_many(chunk.iter().map(|e| to_row(e, now_ms)))
+        outbox_event::Entity::insert_many(chunk.iter().map(|e| to_row(e, now_ms, published_at)))
             .exec_without_returning(db)
             .await?;
     }
