@@ -77,3 +77,41 @@ on_both_backends!(
 fn uuid_id(i: usize) -> String {
     format!("evt_00000000-0000-4000-8000-{i:012}")
 }
+
+/// PostgreSQL only: events the fast path stores are published in their own
+/// transaction, so their insert wakes no fanout (`hookd_outbox` stays quiet),
+/// while an event another writer commits unpublished still wakes it.
+#[actix_rt::test]
+async fn a_fast_path_commit_sends_no_outbox_notice_and_another_writers_event_does() {
+    use sea_orm::sqlx::postgres::PgListener;
+    if crate::harness::skip_postgres() {
+        return;
+    }
+    let app = crate::harness::spawn_app(Backend::Postgres).await;
+    let pool = app.db().get_postgres_connection_pool().clone();
+    let mut listener = PgListener::connect_with(&pool).await.expect("a listener");
+    listener.listen("hookd_outbox").await.expect("LISTEN");
+
+    app.publish("a.b", json!({"n": 1})).await;
+    let quiet = actix_rt::time::timeout(Duration::from_millis(700), listener.recv()).await;
+    assert!(
+        quiet.is_err(),
+        "an event published on the fast path woke the fanouts: {quiet:?}"
+    );
+
+    use sea_orm::TransactionTrait as _;
+    let txn = app.db().begin().await.expect("a transaction");
+    let event = hookd::outbox::Event::new("a.b", &app.partner_id, json!({"n": 2}));
+    hookd::outbox::enqueue(&txn, event)
+        .await
+        .expect("the outbox row");
+    txn.commit().await.expect("commit");
+    let notice = actix_rt::time::timeout(Duration::from_secs(5), listener.recv()).await;
+    assert!(
+        matches!(notice, Ok(Ok(_))),
+        "an unpublished event committed by another writer wakes the fanouts: {notice:?}"
+    );
+    drop(listener);
+    drop(app);
+    crate::harness::quiesce().await;
+}
