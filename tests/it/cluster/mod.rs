@@ -14,6 +14,7 @@ mod fencing;
 mod outage;
 mod producer;
 mod rolling;
+mod sessions;
 mod spread;
 
 pub use producer::Producer;
@@ -189,31 +190,6 @@ impl Fleet {
             .query_all_raw(Statement::from_string(DbBackend::Postgres, sql))
             .await
             .unwrap_or_else(|e| panic!("the query `{sql}` runs: {e}"))
-    }
-
-    /// What each database session is doing and waiting for, for a report.
-    pub async fn sessions(&self) -> String {
-        let rows = self
-            .query(
-                "SELECT pid, state, COALESCE(wait_event_type, '') || ':' || COALESCE(wait_event, '') AS waits, \
-                 COALESCE((EXTRACT(EPOCH FROM clock_timestamp() - xact_start) * 1000)::BIGINT, -1) AS xact_ms, \
-                 LEFT(query, 120) AS query FROM pg_stat_activity WHERE datname = current_database() \
-                 AND pid <> pg_backend_pid()",
-            )
-            .await;
-        rows.iter()
-            .map(|r| {
-                format!(
-                    "  {:?} {:?} waits {:?} in a transaction for {:?} ms: {:?}",
-                    r.try_get::<i32>("", "pid").ok(),
-                    r.try_get::<Option<String>>("", "state").ok().flatten(),
-                    r.try_get::<String>("", "waits").ok(),
-                    r.try_get::<i64>("", "xact_ms").ok(),
-                    r.try_get::<Option<String>>("", "query").ok().flatten(),
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
     }
 
     /// Every endpoint's lease, as the database has it now.
