@@ -123,47 +123,20 @@ pub(super) async fn attempt_once(
     loaded: &Loaded,
     job: &Job,
 ) -> Option<Observed> {
+    // Failures before anything is sent: no latency, no answer.
+    let unsent =
+        |category, reason: String| Some(Observed::failed(category, reason, Duration::ZERO, None));
     let url = match &loaded.url {
         Ok(u) => u,
-        Err(e) => {
-            let reason = e.clone();
-            return Some(Observed::failed(
-                ErrorCategory::Blocked,
-                reason,
-                Duration::ZERO,
-                None,
-            ));
-        }
+        Err(e) => return unsent(ErrorCategory::Blocked, e.clone()),
     };
     let addrs: Vec<IpAddr> = match resolver.send(Resolve(url.host.clone())).await {
         Ok(Ok(a)) => a,
         Ok(Err(ResolveError::Blocked { reason, .. })) => {
-            let reason = reason.to_string();
-            return Some(Observed::failed(
-                ErrorCategory::Blocked,
-                reason,
-                Duration::ZERO,
-                None,
-            ));
+            return unsent(ErrorCategory::Blocked, reason.to_string());
         }
-        Ok(Err(e)) => {
-            let reason = e.to_string();
-            return Some(Observed::failed(
-                ErrorCategory::Dns,
-                reason,
-                Duration::ZERO,
-                None,
-            ));
-        }
-        Err(e) => {
-            let reason = e.to_string();
-            return Some(Observed::failed(
-                ErrorCategory::Internal,
-                reason,
-                Duration::ZERO,
-                None,
-            ));
-        }
+        Ok(Err(e)) => return unsent(ErrorCategory::Dns, e.to_string()),
+        Err(e) => return unsent(ErrorCategory::Internal, e.to_string()),
     };
     // The last look before the wire: a decision made under the lease may
     // have waited out a pause (SIGSTOP, a stalled VM) in the resolver.

@@ -138,21 +138,19 @@ impl EndpointActor {
     /// attempt (they waited behind a slow receiver): sent now, one could go
     /// out again under a new claim. Released, they are claimed afresh.
     pub(super) fn release_stale(&mut self, ctx: &mut Context<Self>, now: i64) {
+        // The queue is in claim order, so in order of lease end: the stale
+        // ones are at its front, and the pump looks at one job when none is.
         let window = self.shared.window;
-        if self
+        let stale = self
             .queue
             .iter()
-            .all(|j| window.may_start(j.claimed.lease_until, now))
-        {
-            return;
+            .take_while(|j| !window.may_start(j.claimed.lease_until, now))
+            .count();
+        if stale > 0 {
+            let stale: Vec<Job> = self.queue.drain(..stale).collect();
+            tracing::debug!(endpoint = %self.id, released = stale.len(), "queued deliveries outlived their lease window");
+            self.release(ctx, stale, now);
         }
-        let (fresh, stale): (Vec<Job>, Vec<Job>) = self
-            .queue
-            .drain(..)
-            .partition(|j| window.may_start(j.claimed.lease_until, now));
-        self.queue.extend(fresh);
-        tracing::debug!(endpoint = %self.id, released = stale.len(), "queued deliveries outlived their lease window");
-        self.release(ctx, stale, now);
     }
 
     /// Keeps what one claim would hold (and at least one handover), handing

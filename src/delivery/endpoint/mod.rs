@@ -199,10 +199,14 @@ impl EndpointActor {
         if (wants_claim || !self.queue.is_empty()) && !self.first_place(ctx) {
             return;
         }
-        self.release_stale(ctx, now);
         let room =
             |act: &Self| act.in_flight < act.places().min(cap) && act.recording < MAX_RECORDING;
-        while room(self) && !self.queue.is_empty() {
+        while room(self) {
+            // Each job is looked at as it comes to the front, before it is sent.
+            self.release_stale(ctx, now);
+            if self.queue.is_empty() {
+                break;
+            }
             if let Some(bucket) = &mut self.rate
                 && let Err(wait_ms) = bucket.take(now)
             {
