@@ -17,6 +17,8 @@ use crate::{
 
 /// Everything but the actors: key, database (migrated), TLS.
 pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<Shared>> {
+    // A catalog that does not load stops the start before anything else.
+    let catalog = config.catalog.load().context("catalog.path")?;
     let passphrase = keyfile::master_passphrase(&config)?;
     let secrets = SecretBox::from_passphrase(&passphrase).context("secrets.master_key")?;
     let db = store::connect(&config.database).await?;
@@ -24,7 +26,7 @@ pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<S
     let control = store::connect_control(&config.database, &db).await?;
     let tls = client::tls_config(config.egress.extra_ca_file.as_deref())
         .context("egress.extra_ca_file")?;
-    let shared = Shared::new(db, control, clock, Arc::new(config), secrets, tls);
+    let shared = Shared::new(db, control, clock, Arc::new(config), secrets, tls, catalog);
     let files = shared.files;
     tracing::info!(
         soft_was = files.was,

@@ -54,6 +54,10 @@ pub enum Command {
     /// Manage endpoints.
     #[command(subcommand)]
     Endpoint(EndpointCommand),
+    /// Check the event catalog (compile every schema, validate every example)
+    /// without starting.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
     /// Run hookd on a throwaway database with a local receiver, publish sample
     /// events and show each signed delivery arrive (then keep running).
     Demo {
@@ -63,6 +67,17 @@ pub enum Command {
         /// Exit once every event is delivered (instead of running on).
         #[arg(long)]
         exit_when_delivered: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// Load a catalog directory (default: `catalog.path`, else the bundled
+    /// one) as `serve` would, and list its types; exit 1 naming the file and
+    /// the JSON pointer of the first problem.
+    Check {
+        /// A directory of `<type>.json` files.
+        dir: Option<PathBuf>,
     },
 }
 
@@ -146,6 +161,34 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
             events,
             exit_when_delivered,
         } => crate::demo::run(config, events, exit_when_delivered).await,
+        Command::Catalog(CatalogCommand::Check { dir }) => {
+            let mut catalog = config.catalog.clone();
+            if dir.is_some() {
+                catalog.path = dir;
+            }
+            let shown = catalog
+                .path
+                .as_ref()
+                .map_or("the bundled catalog".to_string(), |p| {
+                    p.display().to_string()
+                });
+            let loaded = catalog.load().map_err(|e| anyhow::anyhow!("{e}"))?;
+            for t in loaded.types() {
+                let versions: Vec<String> =
+                    t.versions.iter().map(|v| v.version.to_string()).collect();
+                println!(
+                    "{}  versions {}{}",
+                    t.name,
+                    versions.join(", "),
+                    if t.deprecated { "  (deprecated)" } else { "" }
+                );
+            }
+            println!(
+                "{shown}: {} event types, every schema compiles and every example is valid",
+                loaded.types().count()
+            );
+            Ok(())
+        }
         Command::Migrate => {
             let db = store::connect(&config.database).await?;
             store::migrate(&db).await?;

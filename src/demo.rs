@@ -27,34 +27,26 @@ use crate::{
     },
 };
 
-/// What `hookd demo` publishes: realistic events of the catalog's types.
+/// What `hookd demo` publishes: the bundled catalog's own examples of its
+/// business types (hookd's own `endpoint.*` and `webhook.test` aside), each
+/// at its latest version, so the demo is valid by construction.
 fn samples(partner: &str, n: usize) -> Vec<serde_json::Value> {
-    let kinds = [
-        (
-            "usage.finalized",
-            json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800", "tokens": 48213}),
-        ),
-        (
-            "balance.updated",
-            json!({"customer_id": "cus_204", "currency": "USD", "balance": "98.725200"}),
-        ),
-        (
-            "budget.exceeded",
-            json!({"customer_id": "cus_204", "budget_id": "bud_7", "limit": "100.00", "spent": "100.42"}),
-        ),
-        (
-            "customer.created",
-            json!({"customer_id": "cus_205", "email": "ops@example.com"}),
-        ),
-        (
-            "api_key.revoked",
-            json!({"customer_id": "cus_204", "api_key_id": "ak_31"}),
-        ),
-    ];
+    let catalog = crate::catalog::Catalog::bundled();
+    let kinds: Vec<(String, u32, serde_json::Value)> = catalog
+        .types()
+        .filter(|t| !t.name.starts_with("endpoint.") && t.name != "webhook.test")
+        .map(|t| {
+            (
+                t.name.clone(),
+                t.latest().version,
+                t.latest().example.clone(),
+            )
+        })
+        .collect();
     (0..n)
         .map(|i| {
-            let (event_type, data) = &kinds[i % kinds.len()];
-            json!({"type": event_type, "partner_id": partner, "data": data,
+            let (event_type, version, data) = &kinds[i % kinds.len()];
+            json!({"type": event_type, "partner_id": partner, "data": data, "schema_version": version,
                    "subject": {"type": "customer", "id": "cus_204", "version": i + 1}})
         })
         .collect()

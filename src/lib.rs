@@ -13,6 +13,7 @@
 //!
 //! The database is the truth; actors only schedule. Modules:
 //! - [`config`]: raw configuration validated into typed values.
+//! - [`catalog`]: event types, their versioned JSON Schemas, validation and projection.
 //! - [`domain`]: pure code: events, envelope, response policy, retries, circuit, clock.
 //! - [`signing`], [`secret`]: Standard Webhooks signatures; secrets and their encryption at rest.
 //! - [`egress`]: which addresses may be contacted, URL checks, the resolver actor.
@@ -25,6 +26,7 @@
 //!   [`demo`]: everything end to end on this machine in one command.
 
 pub mod app;
+pub mod catalog;
 pub mod cli;
 pub mod cluster;
 pub mod config;

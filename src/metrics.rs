@@ -32,6 +32,11 @@ pub struct AttemptLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabels {
+    pub reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct StateLabels {
     pub state: &'static str,
 }
@@ -45,6 +50,8 @@ pub struct Metrics {
     pub ingest_commits: Counter,
     pub deliveries_created: Counter,
     pub deliveries_dead: Counter,
+    /// Deliveries closed before an attempt because they no longer qualify.
+    pub deliveries_cancelled: Family<ReasonLabels, Counter>,
     pub attempts: Family<AttemptLabels, Counter>,
     pub attempt_seconds: Histogram,
     /// Deliveries waiting, by state (set when scraped).
@@ -80,6 +87,7 @@ impl Metrics {
             ingest_commits: Counter::default(),
             deliveries_created: Counter::default(),
             deliveries_dead: Counter::default(),
+            deliveries_cancelled: Family::default(),
             attempts: Family::default(),
             // 5 ms to about 41 s.
             attempt_seconds: Histogram::new(exponential_buckets(0.005, 2.0, 14)),
@@ -115,6 +123,11 @@ impl Metrics {
             "deliveries_dead",
             "Deliveries that ran out of attempts or age",
             m.deliveries_dead.clone(),
+        );
+        registry.register(
+            "deliveries_cancelled",
+            "Deliveries closed without an attempt because they no longer qualify (the endpoint stopped subscribing to the type, or belongs to another partner), by reason",
+            m.deliveries_cancelled.clone(),
         );
         registry.register(
             "attempts",
@@ -182,6 +195,13 @@ impl Metrics {
             m.attempts_unrecorded.clone(),
         );
         Metrics { registry, ..m }
+    }
+
+    /// Counts a delivery cancelled before its attempt.
+    pub fn delivery_cancelled(&self, reason: &'static str) {
+        self.deliveries_cancelled
+            .get_or_create(&ReasonLabels { reason })
+            .inc();
     }
 
     /// Counts one finished attempt; `dead` when it ended the delivery.

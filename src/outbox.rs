@@ -7,7 +7,7 @@
 //! use sea_orm::TransactionTrait;
 //! let txn = db.begin().await?;
 //! // … update the balance in `txn` …
-//! let event = hookd::outbox::Event::new("balance.updated", "partner_42", serde_json::json!({"balance": "10.00", "currency": "USD"}))
+//! let event = hookd::outbox::Event::new("balance.updated", "partner_42", serde_json::json!({"customer_id": "cus_204", "balance": "10.00", "currency": "USD"}))
 //!     .subject("balance", "bal_1", Some(7));
 //! let id = hookd::outbox::enqueue(&txn, event).await?;
 //! txn.commit().await?;
@@ -19,6 +19,7 @@
 use sea_orm::ConnectionTrait;
 use serde_json::Value;
 
+use crate::catalog::Catalog;
 use crate::domain::{
     event::{EventInput, FieldError, SubjectInput},
     ids::EventId,
@@ -63,6 +64,12 @@ impl Event {
         self.0.occurred_at = Some(t.to_rfc3339());
         self
     }
+    /// The catalog version `data` is written for (the type's latest when
+    /// not given).
+    pub fn schema_version(mut self, version: u32) -> Event {
+        self.0.schema_version = serde_json::value::RawValue::from_string(version.to_string()).ok();
+        self
+    }
     pub fn correlation_id(mut self, id: &str) -> Event {
         self.0.correlation_id = Some(id.into());
         self
@@ -79,13 +86,24 @@ pub enum OutboxError {
 
 /// Writes the event into the outbox through `conn`, normally the caller's
 /// open transaction, and returns its id.
+pub async fn enqueue(conn: &impl ConnectionTrait, event: Event) -> Result<EventId, OutboxError> {
+    enqueue_checked(conn, &Catalog::bundled(), event).await
+}
+
+/// As [`enqueue`], with `data` checked against `catalog` (a host that runs
+/// hookd with its own `catalog.path` loads it with
+/// [`crate::catalog::load_dir`]).
 #[allow(
     clippy::disallowed_methods,
     reason = "runs in the host's process, which has no hookd clock to inject"
 )]
-pub async fn enqueue(conn: &impl ConnectionTrait, event: Event) -> Result<EventId, OutboxError> {
+pub async fn enqueue_checked(
+    conn: &impl ConnectionTrait,
+    catalog: &Catalog,
+    event: Event,
+) -> Result<EventId, OutboxError> {
     let now = chrono::Utc::now().timestamp_millis();
-    let event = event.0.validate(now, MAX_PAYLOAD_BYTES)?;
+    let event = event.0.validate(now, MAX_PAYLOAD_BYTES, catalog)?;
     crate::store::outbox::insert(conn, std::slice::from_ref(&event), now).await?;
     Ok(event.id)
 }

@@ -14,6 +14,7 @@ mod m20261130_000005_outbox_notify;
 mod m20261201_000006_dashboard_sessions;
 mod m20261201_000007_cluster;
 mod m20261202_000008_notify_unpublished;
+mod m20261202_000009_contract;
 
 pub struct Migrator;
 
@@ -29,6 +30,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000006_dashboard_sessions::Migration),
             Box::new(m20261201_000007_cluster::Migration),
             Box::new(m20261202_000008_notify_unpublished::Migration),
+            Box::new(m20261202_000009_contract::Migration),
         ]
     }
 }

@@ -9,12 +9,15 @@ use figment::{
 };
 use serde::Deserialize;
 
+mod catalog;
 mod cluster;
 mod delivery;
 mod egress;
 mod endpoints;
 mod http;
 mod values;
+pub use catalog::CatalogConfig;
+use catalog::RawCatalog;
 pub use cluster::ClusterConfig;
 use cluster::RawCluster;
 use delivery::RawDelivery;
@@ -55,6 +58,7 @@ struct Raw {
     api: RawApi,
     retention: RawRetention,
     ingest: RawIngest,
+    catalog: RawCatalog,
     delivery: RawDelivery,
     circuit: RawCircuit,
     endpoints: RawEndpoints,
@@ -138,6 +142,7 @@ pub struct Config {
     pub api: ApiConfig,
     pub retention: RetentionConfig,
     pub ingest: IngestConfig,
+    pub catalog: CatalogConfig,
     pub delivery: DeliveryConfig,
     pub circuit: CircuitConfig,
     pub endpoints: EndpointsConfig,
@@ -389,6 +394,7 @@ impl Raw {
                 max_payload_bytes: self.ingest.max_payload_bytes,
                 max_batch: self.ingest.max_batch,
             },
+            catalog: self.catalog.validate(),
             delivery,
             circuit,
             endpoints,

@@ -77,6 +77,26 @@ pub struct Job {
     pub(super) claimed: Claimed,
     pub(super) body: bytes::Bytes,
     pub(super) event_id: String,
+    /// The event's type and partner, checked against the endpoint again
+    /// before the attempt (`domain::subscription::qualifies`).
+    pub(super) event_type: String,
+    pub(super) partner_id: String,
+}
+
+impl Job {
+    pub(super) fn new(
+        claimed: Claimed,
+        event: &crate::domain::event::NewEvent,
+        body: bytes::Bytes,
+    ) -> Job {
+        Job {
+            body,
+            event_id: event.id.as_str().to_string(),
+            event_type: event.event_type.clone(),
+            partner_id: event.partner_id.clone(),
+            claimed,
+        }
+    }
 }
 
 pub(super) struct Loaded {

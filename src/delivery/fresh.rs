@@ -78,11 +78,10 @@ pub fn handover(publication: Publication, events: &[NewEvent]) -> Handover {
             .entry(event.id.as_str())
             .or_insert_with(|| bytes::Bytes::from(envelope(event)))
             .clone();
-        out.jobs.entry(endpoint).or_default().push(Job {
-            body,
-            event_id: claimed.event_id.clone(),
-            claimed,
-        });
+        out.jobs
+            .entry(endpoint)
+            .or_default()
+            .push(Job::new(claimed, event, body));
     }
     for (endpoint, n) in publication.fanout.deliveries {
         if out.jobs.get(&endpoint).is_none_or(|jobs| jobs.len() < n) {

@@ -49,6 +49,8 @@ pub struct Shared {
     pub tls: Arc<rustls::ClientConfig>,
     pub limits: client::Limits,
     pub metrics: crate::metrics::Metrics,
+    /// The event types, their schemas and versions.
+    pub catalog: Arc<crate::catalog::Catalog>,
     /// SQLite has one writer: this process's writers queue here instead of
     /// sleeping in SQLite's busy handler (which backs off in steps of up to
     /// 100 ms and made latency jump).
@@ -72,6 +74,7 @@ impl Shared {
         config: Arc<Config>,
         secrets: SecretBox,
         tls: Arc<rustls::ClientConfig>,
+        catalog: Arc<crate::catalog::Catalog>,
     ) -> Shared {
         let d = &config.delivery;
         let files = crate::file_limit::raise();
@@ -116,6 +119,7 @@ impl Shared {
             config,
             secrets,
             tls,
+            catalog,
         }
     }
 

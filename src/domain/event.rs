@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, value::RawValue};
 
 use super::ids::EventId;
+use crate::catalog::{Catalog, DataError, Refusal};
 
 /// A producer's event, as JSON. Unknown fields are refused so typos surface.
 #[derive(Debug, Deserialize)]
@@ -20,7 +21,9 @@ pub struct EventInput {
     pub subject: Option<SubjectInput>,
     pub occurred_at: Option<String>,
     pub correlation_id: Option<String>,
-    pub schema_version: Option<String>,
+    /// An integer (`2`); a string of digits (`"2"`) is read the same. The
+    /// type's latest version when absent.
+    pub schema_version: Option<Box<RawValue>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -53,7 +56,8 @@ pub struct NewEvent {
     /// Whether the producer gave `occurred_at` (an idempotent retry without it
     /// must not conflict only because the clock moved).
     pub occurred_at_given: bool,
-    pub schema_version: String,
+    /// The catalog version `payload` was checked against.
+    pub schema_version: u32,
     /// `data` exactly as the producer sent it (every number, exponent and
     /// escape as written): the receiver gets these bytes.
     pub payload: String,
@@ -66,16 +70,92 @@ pub struct NewEvent {
 pub struct FieldError {
     pub field: String,
     pub problem: String,
-    /// The payload is too large (answered with 413, not 422).
-    pub too_large: bool,
+    pub kind: FieldErrorKind,
+}
+
+/// How a refusal is answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldErrorKind {
+    /// A malformed field (422 `invalid`).
+    Invalid,
+    /// The payload is too large (413, not 422).
+    TooLarge,
+    /// The catalog does not name the type (422 `unknown-event-type`).
+    UnknownType,
+    /// `data` fails its version's schema (422 `invalid-data`), each error
+    /// with its pointer inside `data`.
+    InvalidData(Vec<DataError>),
 }
 
 fn field_error(field: &str, problem: impl Into<String>) -> FieldError {
     FieldError {
         field: field.into(),
         problem: problem.into(),
-        too_large: false,
+        kind: FieldErrorKind::Invalid,
     }
+}
+
+/// `schema_version` as sent: a positive integer, or a string of its digits.
+fn parse_version(raw: &RawValue) -> Result<u32, FieldError> {
+    let text = raw.get();
+    let digits = text
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .unwrap_or(text);
+    match digits.parse::<u32>() {
+        Ok(v) if v >= 1 && digits.bytes().all(|b| b.is_ascii_digit()) => Ok(v),
+        _ => Err(field_error(
+            "schema_version",
+            "must be a positive integer, like 1",
+        )),
+    }
+}
+
+/// Checks `data` against the catalog: the type must be known (when the
+/// catalog is strict), the version must exist, and `data` must be valid.
+fn check_against(
+    catalog: &Catalog,
+    event_type: &str,
+    version: u32,
+    payload: &str,
+) -> Result<(), FieldError> {
+    let data: Value = serde_json::from_str(payload)
+        .map_err(|e| field_error("data", format!("is not JSON: {e}")))?;
+    catalog
+        .check(event_type, version, &data)
+        .map_err(|refusal| match refusal {
+            Refusal::UnknownType => FieldError {
+                field: "type".into(),
+                problem: format!(
+                    "`{event_type}` is not in the event catalog (GET /v1/event-types lists it)"
+                ),
+                kind: FieldErrorKind::UnknownType,
+            },
+            Refusal::UnknownVersion { latest } => field_error(
+                "schema_version",
+                format!("{event_type} has no version {version}; the latest is {latest}"),
+            ),
+            Refusal::InvalidData(errors) => FieldError {
+                field: "data".into(),
+                problem: format!(
+                    "does not match the schema of {event_type} version {version}: {}",
+                    errors
+                        .iter()
+                        .map(|e| format!(
+                            "{} {}",
+                            if e.pointer.is_empty() {
+                                "/"
+                            } else {
+                                &e.pointer
+                            },
+                            e.message
+                        ))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                kind: FieldErrorKind::InvalidData(errors),
+            },
+        })
 }
 
 /// `usage.finalized`: lowercase words of letters, digits and `_`, joined by dots.
@@ -101,8 +181,14 @@ fn short_text(field: &str, value: &str, max: usize) -> Result<(), FieldError> {
 }
 
 impl EventInput {
-    /// Validates the input; `now_ms` fills `occurred_at` when absent.
-    pub fn validate(self, now_ms: i64, max_payload_bytes: usize) -> Result<NewEvent, FieldError> {
+    /// Validates the input, `data` against its type's schema in `catalog`;
+    /// `now_ms` fills `occurred_at` when absent.
+    pub fn validate(
+        self,
+        now_ms: i64,
+        max_payload_bytes: usize,
+        catalog: &Catalog,
+    ) -> Result<NewEvent, FieldError> {
         let id = match self.event_id {
             Some(id) => EventId::parse(&id).map_err(|e| field_error("event_id", e.to_string()))?,
             None => EventId::generate(),
@@ -134,7 +220,7 @@ impl EventInput {
                     "is {} bytes, more than the {max_payload_bytes} allowed",
                     payload.len()
                 ),
-                too_large: true,
+                kind: FieldErrorKind::TooLarge,
             });
         }
         let subject = match self.subject {
@@ -167,8 +253,11 @@ impl EventInput {
         if let Some(c) = &self.correlation_id {
             short_text("correlation_id", c, 256)?;
         }
-        let schema_version = self.schema_version.unwrap_or_else(|| "1".into());
-        short_text("schema_version", &schema_version, 32)?;
+        let schema_version = match &self.schema_version {
+            Some(raw) => parse_version(raw)?,
+            None => catalog.default_version(&event_type),
+        };
+        check_against(catalog, &event_type, schema_version, &payload)?;
         Ok(NewEvent {
             id,
             event_type,
@@ -217,7 +306,7 @@ struct EnvelopeHead<'a> {
     partner_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     subject: Option<&'a Subject>,
-    schema_version: &'a str,
+    schema_version: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     correlation_id: Option<&'a str>,
 }
@@ -243,7 +332,7 @@ pub fn envelope(e: &NewEvent) -> Vec<u8> {
         occurred_at: format_time(e.occurred_at_ms),
         partner_id: &e.partner_id,
         subject: e.subject.as_ref(),
-        schema_version: &e.schema_version,
+        schema_version: e.schema_version,
         correlation_id: e.correlation_id.as_deref(),
     };
     // The head serializes as an object; splice `data` in verbatim, so the
@@ -261,6 +350,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn catalog() -> Catalog {
+        Catalog::bundled().with_strict(false)
+    }
+
     fn input(v: Value) -> EventInput {
         serde_json::from_str(&v.to_string()).expect("test input should deserialize")
     }
@@ -270,17 +363,19 @@ mod tests {
                "event_id": "evt_01JAAAAAAAAAAAAAAAAAAAAAAA",
                "occurred_at": "2026-10-15T14:22:31Z",
                "subject": {"type": "usage_record", "id": "usage_9182", "version": 7},
-               "correlation_id": "op_7fd",
+               "correlation_id": "op_7fd", "schema_version": 1,
                "data": {"final_cost": "1.274800", "currency": "USD", "customer_id": "cus_204"}})
     }
 
     #[test]
     fn the_envelope_matches_the_published_shape_with_data_keys_sorted() {
-        let e = input(usage_event()).validate(0, 1024).expect("valid event");
+        let e = input(usage_event())
+            .validate(0, 1024, &catalog())
+            .expect("valid event");
         let body = String::from_utf8(envelope(&e)).expect("utf-8");
         assert_eq!(
             body,
-            r#"{"event_id":"evt_01JAAAAAAAAAAAAAAAAAAAAAAA","type":"usage.finalized","occurred_at":"2026-10-15T14:22:31Z","partner_id":"partner_42","subject":{"type":"usage_record","id":"usage_9182","version":7},"schema_version":"1","correlation_id":"op_7fd","data":{"currency":"USD","customer_id":"cus_204","final_cost":"1.274800"}}"#
+            r#"{"event_id":"evt_01JAAAAAAAAAAAAAAAAAAAAAAA","type":"usage.finalized","occurred_at":"2026-10-15T14:22:31Z","partner_id":"partner_42","subject":{"type":"usage_record","id":"usage_9182","version":7},"schema_version":1,"correlation_id":"op_7fd","data":{"currency":"USD","customer_id":"cus_204","final_cost":"1.274800"}}"#
         );
         let parsed: Value = serde_json::from_str(&body).expect("the envelope is JSON");
         assert_eq!(parsed["data"]["final_cost"], "1.274800");
@@ -311,7 +406,7 @@ mod tests {
         ];
         for (value, field) in cases {
             let err = input(value.clone())
-                .validate(0, 1024)
+                .validate(0, 1024, &catalog())
                 .expect_err("should be refused");
             assert_eq!(
                 err.field, field,
@@ -324,20 +419,30 @@ mod tests {
     fn an_oversize_payload_is_too_large_not_merely_invalid() {
         let big = "x".repeat(2000);
         let err = input(json!({"type": "a.b", "partner_id": "p", "data": {"blob": big}}))
-            .validate(0, 1024)
+            .validate(0, 1024, &catalog())
             .expect_err("over the cap");
-        assert!(err.too_large && err.field == "data", "{err:?}");
+        assert!(
+            err.kind == FieldErrorKind::TooLarge && err.field == "data",
+            "{err:?}"
+        );
     }
 
     #[test]
     fn a_retry_without_occurred_at_is_the_same_event_but_changed_data_is_not() {
         let mut v = usage_event();
         v.as_object_mut().map(|o| o.remove("occurred_at"));
-        let first = input(v.clone()).validate(1_000, 1024).expect("valid");
-        let retry = input(v.clone()).validate(9_000, 1024).expect("valid");
+        let first = input(v.clone())
+            .validate(1_000, 1024, &catalog())
+            .expect("valid");
+        let retry = input(v.clone())
+            .validate(9_000, 1024, &catalog())
+            .expect("valid");
         assert!(retry.same_content_as(&first));
         v["data"]["final_cost"] = json!("9.99");
-        let changed = input(v).validate(9_000, 1024).expect("valid");
+        let changed = input(v).validate(9_000, 1024, &catalog()).expect("valid");
         assert!(!changed.same_content_as(&first));
     }
 }
+
+#[cfg(test)]
+mod catalog_tests;

@@ -11,4 +11,5 @@ pub mod outcome;
 pub mod partner;
 pub mod retry;
 pub mod strict_json;
+pub mod subscription;
 pub mod token_bucket;

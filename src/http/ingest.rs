@@ -8,9 +8,10 @@ use serde_json::value::RawValue;
 
 use super::{AppState, auth, body, problem::Problem};
 use crate::{
+    catalog::{Catalog, DataError},
     config::IngestConfig,
     delivery::fresh,
-    domain::event::{EventInput, NewEvent, envelope_json},
+    domain::event::{EventInput, FieldError, FieldErrorKind, NewEvent, envelope_json},
     store::{self, keys::Role},
 };
 
@@ -21,6 +22,7 @@ pub fn parse(
     body: &[u8],
     now_ms: i64,
     limits: &IngestConfig,
+    catalog: &Catalog,
 ) -> Result<(Vec<NewEvent>, bool), Problem> {
     let batch = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
     body::strict(body).map_err(|mut p| {
@@ -75,15 +77,8 @@ pub fn parse(
             )
         })?;
         let event = input
-            .validate(now_ms, limits.max_payload_bytes)
-            .map_err(|e| {
-                let field = format!("{}{}", prefix(i), e.field);
-                if e.too_large {
-                    Problem::too_large(Some(field.clone()), format!("{field} {}", e.problem))
-                } else {
-                    Problem::invalid(field.clone(), format!("{field} {}", e.problem))
-                }
-            })?;
+            .validate(now_ms, limits.max_payload_bytes, catalog)
+            .map_err(|e| refusal(e, batch.then_some(i)))?;
         match seen.get(event.id.as_str()) {
             Some(&j) if events[j].same_content_as(&event) => continue,
             Some(_) => {
@@ -100,6 +95,33 @@ pub fn parse(
         }
     }
     Ok((events, batch))
+}
+
+/// The answer to one event's refusal; `index` is its place in a batch.
+fn refusal(e: FieldError, index: Option<usize>) -> Problem {
+    let (field, pointer) = match index {
+        Some(i) => (
+            format!("events[{i}].{}", e.field),
+            format!("/events/{i}/data"),
+        ),
+        None => (e.field.clone(), "/data".to_string()),
+    };
+    let detail = format!("{field} {}", e.problem);
+    match e.kind {
+        FieldErrorKind::Invalid => Problem::invalid(field, detail),
+        FieldErrorKind::TooLarge => Problem::too_large(Some(field), detail),
+        FieldErrorKind::UnknownType => Problem::unknown_event_type(field, detail),
+        FieldErrorKind::InvalidData(errors) => {
+            let errors = errors
+                .into_iter()
+                .map(|d| DataError {
+                    pointer: format!("{pointer}{}", d.pointer),
+                    message: d.message,
+                })
+                .collect();
+            Problem::invalid_data(field, detail, errors)
+        }
+    }
 }
 
 enum Stored {
@@ -203,7 +225,7 @@ struct BatchOut {
     request_body(content = Object, description = "One event, or an array of events", content_type = "application/json"),
     responses((status = 201, description = "Created: the stored event (or `{data, created}` for a batch)", body = Object),
               (status = 200, description = "Every event already existed with this content", body = Object),
-              super::problem::Errors))]
+              super::problem::IngestErrors))]
 #[post("/v1/events")]
 pub async fn ingest(
     req: HttpRequest,
@@ -217,7 +239,12 @@ pub async fn ingest(
     let http = &state.shared.config.http;
     let body = body::read(&req, payload, http.max_body_bytes, http.body_timeout).await?;
     let now_ms = state.shared.clock.now_ms();
-    let (events, batch) = parse(&body, now_ms, &state.shared.config.ingest)?;
+    let (events, batch) = parse(
+        &body,
+        now_ms,
+        &state.shared.config.ingest,
+        &state.shared.catalog,
+    )?;
     // A concurrent request may insert one of these ids between our read and
     // our insert; reading again then answers it as a repeat (or a conflict).
     let mut tries = 0;

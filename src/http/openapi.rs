@@ -13,7 +13,7 @@ use utoipa::{
         title = "hookd",
         description = "Webhook delivery: produce events, manage endpoints and secrets, search deliveries, replay, recover and read the event feed. Every error is application/problem+json.",
     ),
-    components(schemas(super::problem::Problem)),
+    components(schemas(super::problem::Problem, crate::catalog::DataError)),
     modifiers(&Keys),
     tags(
         (name = "ingest", description = "Producing events (service key)"),

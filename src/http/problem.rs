@@ -18,6 +18,10 @@ pub struct Problem {
     pub field: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub event_id: Option<String>,
+    /// For `invalid-data`: each way `data` fails its schema, with the JSON
+    /// pointer of the value in the request body (`/events/3/data/final_cost`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<crate::catalog::DataError>>,
     /// Seconds to wait, sent as `Retry-After` with a 429.
     #[serde(skip)]
     #[schema(ignore)]
@@ -49,6 +53,7 @@ impl Problem {
             detail: detail.into(),
             field: None,
             event_id: None,
+            errors: None,
             retry_after: None,
         }
     }
@@ -129,6 +134,31 @@ impl Problem {
             "Unsupported media type",
             detail,
         )
+    }
+    pub fn unknown_event_type(field: impl Into<String>, detail: impl Into<String>) -> Problem {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown-event-type",
+            "Unknown event type",
+            detail,
+        )
+        .with_field(field)
+    }
+    /// `data` fails its schema; `errors` point into the request body.
+    pub fn invalid_data(
+        field: impl Into<String>,
+        detail: impl Into<String>,
+        errors: Vec<crate::catalog::DataError>,
+    ) -> Problem {
+        let mut p = Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid-data",
+            "Data does not match its schema",
+            detail,
+        )
+        .with_field(field);
+        p.errors = Some(errors);
+        p
     }
     pub fn unknown_field(field: impl Into<String>, detail: impl Into<String>) -> Problem {
         Problem::new(
@@ -299,24 +329,28 @@ impl From<sea_orm::DbErr> for Problem {
 /// The error answers every route may give, for the OpenAPI document.
 pub struct Errors;
 
+/// An `application/problem+json` answer described as `description`.
+fn problem_response(
+    description: &str,
+) -> utoipa::openapi::RefOr<utoipa::openapi::response::Response> {
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/problem+json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("Problem")))
+                .build(),
+        )
+        .build()
+        .into()
+}
+
 impl utoipa::IntoResponses for Errors {
     fn responses() -> std::collections::BTreeMap<
         String,
         utoipa::openapi::RefOr<utoipa::openapi::response::Response>,
     > {
-        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
-        let problem = |description: &str| {
-            ResponseBuilder::new()
-                .description(description)
-                .content(
-                    "application/problem+json",
-                    ContentBuilder::new()
-                        .schema(Some(Ref::from_schema_name("Problem")))
-                        .build(),
-                )
-                .build()
-                .into()
-        };
         [
             ("400", "Malformed JSON (or a repeated key), query or cursor"),
             ("401", "Missing, unknown or revoked API key"),
@@ -342,7 +376,31 @@ impl utoipa::IntoResponses for Errors {
             ("503", "The database is unavailable"),
         ]
         .into_iter()
-        .map(|(code, d)| (code.to_string(), problem(d)))
+        .map(|(code, d)| (code.to_string(), problem_response(d)))
         .collect()
+    }
+}
+
+/// The error answers of `POST /v1/events`: the common ones, with the 422
+/// spelt out for the event catalog's refusals.
+pub struct IngestErrors;
+
+impl utoipa::IntoResponses for IngestErrors {
+    fn responses() -> std::collections::BTreeMap<
+        String,
+        utoipa::openapi::RefOr<utoipa::openapi::response::Response>,
+    > {
+        let mut responses = <Errors as utoipa::IntoResponses>::responses();
+        responses.insert(
+            "422".into(),
+            problem_response(
+                "`unknown-event-type`: the catalog does not name the type (`field` is `type` or \
+                 `events[i].type`). `invalid-data`: `data` fails its version's JSON Schema; \
+                 `errors` lists up to 10 failures, each with the JSON pointer of the value in \
+                 the request (`/events/3/data/final_cost`). `validation`: another field is \
+                 malformed, or `schema_version` names no version of the type.",
+            ),
+        );
+        responses
     }
 }

@@ -242,6 +242,38 @@ async fn for_claims(
     Ok(())
 }
 
+/// Closes claimed work that no longer qualifies for its endpoint, never
+/// sent: a scheduled delivery becomes `cancelled` with `reason`; a replay is
+/// dropped (its delivery keeps the state it had). Claims are (id,
+/// claim_seq): one claimed again since is left alone.
+pub async fn cancel(
+    db: &sea_orm::DatabaseConnection,
+    delivery: Option<(&str, i64)>,
+    replay: Option<(&str, i64)>,
+    reason: &str,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let backend = db.get_database_backend();
+    if let Some((id, seq)) = delivery {
+        db.execute_raw(sql(
+            backend,
+            "UPDATE delivery SET state = 'cancelled', reason = ?, updated_at = ? \
+             WHERE state = 'delivering' AND id = ? AND claim_seq = ?",
+            vec![reason.into(), now_ms.into(), id.into(), seq.into()],
+        ))
+        .await?;
+    }
+    if let Some((id, seq)) = replay {
+        db.execute_raw(sql(
+            backend,
+            "DELETE FROM replay WHERE id = ? AND claim_seq = ?",
+            vec![id.into(), seq.into()],
+        ))
+        .await?;
+    }
+    Ok(())
+}
+
 /// Marks claimed deliveries dead without an attempt (past their maximum age).
 pub async fn expire(
     db: &sea_orm::DatabaseConnection,

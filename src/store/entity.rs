@@ -140,6 +140,8 @@ pub mod delivery {
         pub updated_at: i64,
         /// Scheduled attempts only: the position in the retry schedule.
         pub scheduled_attempts: i32,
+        /// Why it was closed without an attempt (`cancelled`).
+        pub reason: Option<String>,
     }
     no_relations!();
 }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use sea_orm::{ConnectionTrait, DbBackend, TransactionTrait, Value};
 
 use super::{StoreError, claims::Claimed, placeholders, skip_locked, sql};
-use crate::domain::ids::new_id;
+use crate::domain::{ids::new_id, subscription::subscribes};
 
 /// What one claim did.
 #[derive(Debug, Default, Clone)]
@@ -20,16 +20,6 @@ pub struct Fanout {
 struct Subscriber {
     id: String,
     event_types: Vec<String>,
-}
-
-fn subscribes(patterns: &[String], event_type: &str) -> bool {
-    patterns.is_empty()
-        || patterns.iter().any(|p| match p.strip_suffix(".*") {
-            Some(prefix) => event_type
-                .strip_prefix(prefix)
-                .is_some_and(|rest| rest.starts_with('.')),
-            None => p == event_type,
-        })
 }
 
 /// Claims up to `limit` unpublished events and fans them out.
@@ -352,7 +342,7 @@ pub fn parse_work_notice(payload: &str) -> Option<(&str, Vec<&str>)> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_work_notice, subscribes};
+    use super::parse_work_notice;
 
     #[test]
     fn a_work_notice_names_its_sender_and_the_endpoints() {
@@ -362,22 +352,5 @@ mod tests {
         );
         assert_eq!(parse_work_notice("ins_a|"), Some(("ins_a", vec![])));
         assert_eq!(parse_work_notice("garbage"), None);
-    }
-
-    #[test]
-    fn an_endpoint_without_types_subscribes_to_everything() {
-        assert!(subscribes(&[], "usage.finalized"));
-    }
-
-    #[test]
-    fn types_match_exactly_or_by_a_trailing_wildcard() {
-        let p = vec!["usage.*".to_string(), "balance.updated".to_string()];
-        assert!(subscribes(&p, "usage.finalized"));
-        assert!(subscribes(&p, "balance.updated"));
-        assert!(!subscribes(&p, "balance.created"));
-        assert!(
-            !subscribes(&p, "usage_x.finalized"),
-            "a wildcard stops at a dot"
-        );
     }
 }

@@ -52,7 +52,7 @@ fn operational(
         }),
         occurred_at_ms: now_ms,
         occurred_at_given: true,
-        schema_version: "1".into(),
+        schema_version: 1,
         payload: data.to_string(),
         correlation_id: None,
     }

@@ -19,7 +19,7 @@ fn to_row(e: &NewEvent, now_ms: i64, published_at: Option<i64>) -> outbox_event:
         subject_id: Set(e.subject.as_ref().map(|s| s.id.clone())),
         subject_version: Set(e.subject.as_ref().and_then(|s| s.version)),
         occurred_at: Set(e.occurred_at_ms),
-        schema_version: Set(e.schema_version.clone()),
+        schema_version: Set(e.schema_version.to_string()),
         payload: Set(e.payload.clone()),
         correlation_id: Set(e.correlation_id.clone()),
         created_at: Set(now_ms),
@@ -40,6 +40,12 @@ pub fn from_row(m: outbox_event::Model) -> Result<NewEvent, StoreError> {
         }),
         _ => None,
     };
+    let schema_version = m.schema_version.parse::<u32>().map_err(|_| {
+        StoreError::Corrupt(format!(
+            "event {id} has schema_version `{}`, not a positive integer",
+            m.schema_version
+        ))
+    })?;
     Ok(NewEvent {
         id,
         event_type: m.r#type,
@@ -47,7 +53,7 @@ pub fn from_row(m: outbox_event::Model) -> Result<NewEvent, StoreError> {
         subject,
         occurred_at_ms: m.occurred_at,
         occurred_at_given: true,
-        schema_version: m.schema_version,
+        schema_version,
         payload: m.payload,
         correlation_id: m.correlation_id,
     })

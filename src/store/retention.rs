@@ -21,7 +21,7 @@ pub async fn sweep(
         .execute_raw(sql(
             backend,
             "DELETE FROM delivery WHERE id IN (SELECT id FROM delivery \
-             WHERE state IN ('delivered', 'dead') AND updated_at < ? LIMIT ?)",
+             WHERE state IN ('delivered', 'dead', 'cancelled', 'skipped') AND updated_at < ? LIMIT ?)",
             vec![Value::from(now_ms - deliveries_age_ms), BATCH.into()],
         ))
         .await?

@@ -63,12 +63,14 @@ pub struct DeliveryRow {
     pub last_status: Option<i32>,
     pub last_latency_ms: Option<i32>,
     pub last_error_category: Option<String>,
+    /// Why it was closed without an attempt (`cancelled`).
+    pub reason: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
 }
 
 const DELIVERY_COLUMNS: &str = "d.id, d.event_id, o.type AS event_type, d.endpoint_id, d.state, d.attempt_count, \
-     d.next_attempt_at, d.last_status, d.last_latency_ms, d.last_error_category, d.created_at, d.updated_at";
+     d.next_attempt_at, d.last_status, d.last_latency_ms, d.last_error_category, d.reason, d.created_at, d.updated_at";
 
 /// Deliveries joined to their endpoint (for the partner) and event (for its type).
 const DELIVERY_FROM: &str = "FROM delivery d JOIN endpoint e ON e.id = d.endpoint_id \
@@ -86,6 +88,7 @@ fn delivery_row(r: &sea_orm::QueryResult) -> Result<DeliveryRow, sea_orm::DbErr>
         last_status: r.try_get("", "last_status")?,
         last_latency_ms: r.try_get("", "last_latency_ms")?,
         last_error_category: r.try_get("", "last_error_category")?,
+        reason: r.try_get("", "reason")?,
         created_at: r.try_get("", "created_at")?,
         updated_at: r.try_get("", "updated_at")?,
     })

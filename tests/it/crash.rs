@@ -64,8 +64,9 @@ fn batches(partner_id: &str, count: usize, size: usize) -> Vec<Batch> {
                     json!({
                         "event_id": id,
                         "type": "usage.finalized",
+                        "schema_version": 1,
                         "partner_id": partner_id,
-                        "data": {"batch": b, "n": i, "final_cost": "1.20", "currency": "USD"},
+                        "data": {"batch": b, "n": i, "customer_id": "cus_204", "final_cost": "1.20", "currency": "USD"},
                     })
                 })
                 .collect();
@@ -528,7 +529,8 @@ fn event_batch(partner_id: &str, n: usize) -> (Vec<String>, Value) {
     let ids: Vec<String> = (0..n).map(|_| new_id("evt")).collect();
     let body = ids
         .iter()
-        .map(|id| json!({"event_id": id, "type": "usage.finalized", "partner_id": partner_id, "data": {"final_cost": "1.20"}}))
+        .map(|id| json!({"event_id": id, "type": "usage.finalized", "schema_version": 1, "partner_id": partner_id,
+            "data": {"customer_id": "cus_204", "currency": "USD", "final_cost": "1.20"}}))
         .collect();
     (ids, body)
 }

@@ -15,6 +15,12 @@ use crate::on_both_backends;
 
 const WAIT: Duration = Duration::from_secs(10);
 
+/// `usage.finalized` data (its latest version, 2) numbered `n`.
+fn usage(n: u32) -> serde_json::Value {
+    json!({"n": n, "customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
+        "usage_id": format!("usage_{n}"), "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013})
+}
+
 /// No further request arrives within a short while (the engine polls every 50 ms).
 async fn stays_at(receiver: &Receiver, n: usize) {
     actix_rt::time::sleep(Duration::from_millis(300)).await;
@@ -44,7 +50,8 @@ on_both_backends!(
         let event = app
             .publish(
                 "usage.finalized",
-                json!({"final_cost": "1.274800", "currency": "USD"}),
+                json!({"final_cost": "1.274800", "currency": "USD", "customer_id": "cus_204",
+                    "usage_id": "usage_9182", "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013}),
             )
             .await;
 
@@ -447,7 +454,13 @@ on_both_backends!(
         hookd::store::endpoints::disable(app.db(), &paused, "paused for the test", 0)
             .await
             .expect("paused");
-        let event = app.publish("usage.finalized", json!({})).await;
+        let event = app
+            .publish(
+                "usage.finalized",
+                json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
+                    "usage_id": "usage_9182", "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013}),
+            )
+            .await;
         receiver.wait_for(1, WAIT).await.expect("one delivery");
         stays_at(&receiver, 1).await;
         assert!(
@@ -696,13 +709,13 @@ on_both_backends!(
             Reply::status(503),
         ]);
         let (endpoint, _) = app.endpoint(&receiver.url()).await;
-        let slow = app.publish("usage.finalized", json!({"n": 1})).await;
+        let slow = app.publish("usage.finalized", usage(1)).await;
         receiver
             .wait_for(1, WAIT)
             .await
             .expect("the slow attempt starts");
         app.advance(Duration::from_secs(1));
-        let refused = app.publish("usage.finalized", json!({"n": 2})).await;
+        let refused = app.publish("usage.finalized", usage(2)).await;
         app.wait_for_state(&refused, &endpoint, "failed", WAIT)
             .await;
         app.wait_for_state(&slow, &endpoint, "delivered", WAIT)
@@ -736,14 +749,14 @@ on_both_backends!(
         ]);
         let (endpoint, _) = app.endpoint(&receiver.url()).await;
         // One delivery backs off to its third attempt, about 5 min away.
-        let later = app.publish("usage.finalized", json!({"n": 1})).await;
+        let later = app.publish("usage.finalized", usage(1)).await;
         attempts_when(&app, &later, &endpoint, 1).await;
         app.advance(Duration::from_millis(6_100));
         attempts_when(&app, &later, &endpoint, 2).await;
         app.wait_for_state(&later, &endpoint, "failed", WAIT).await;
 
         // Another fails its first attempt: its retry is due in 5 s.
-        let soon = app.publish("usage.finalized", json!({"n": 2})).await;
+        let soon = app.publish("usage.finalized", usage(2)).await;
         attempts_when(&app, &soon, &endpoint, 1).await;
         app.wait_for_state(&soon, &endpoint, "failed", WAIT).await;
         stays_at(&receiver, 3).await;
@@ -781,8 +794,12 @@ async fn an_event_committed_by_another_writer_is_delivered_at_once_on_postgres()
         async move {
             use sea_orm::TransactionTrait as _;
             let txn = app.db().begin().await.expect("a transaction");
-            let event =
-                hookd::outbox::Event::new("usage.finalized", &app.partner_id, json!({"n": n}));
+            let event = hookd::outbox::Event::new(
+                "usage.finalized",
+                &app.partner_id,
+                json!({"n": n, "customer_id": "cus_204", "currency": "USD", "final_cost": "1.20"}),
+            )
+            .schema_version(1);
             hookd::outbox::enqueue(&txn, event)
                 .await
                 .expect("the outbox row");

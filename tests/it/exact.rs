@@ -46,6 +46,7 @@ fn exponents() -> Vec<(&'static str, String)> {
 
 /// Builds an event for the test partner whose `data` holds `numbers` as
 /// text: no JSON library on this side gets to round or respell anything.
+/// Beside them, the fields `usage.finalized` version 1 requires.
 fn event_with(app: &TestApp, numbers: &[(&str, String)]) -> String {
     let data = numbers
         .iter()
@@ -53,7 +54,7 @@ fn event_with(app: &TestApp, numbers: &[(&str, String)]) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     format!(
-        r#"{{"type": "usage.finalized", "partner_id": "{}", "data": {{{data}}}}}"#,
+        r#"{{"type": "usage.finalized", "schema_version": 1, "partner_id": "{}", "data": {{"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800", {data}}}}}"#,
         app.partner_id
     )
 }

@@ -101,7 +101,12 @@ async fn a_fast_path_commit_sends_no_outbox_notice_and_another_writers_event_doe
 
     use sea_orm::TransactionTrait as _;
     let txn = app.db().begin().await.expect("a transaction");
-    let event = hookd::outbox::Event::new("a.b", &app.partner_id, json!({"n": 2}));
+    // `enqueue` checks against the bundled (strict) catalog: a known type.
+    let event = hookd::outbox::Event::new(
+        "balance.updated",
+        &app.partner_id,
+        json!({"n": 2, "customer_id": "cus_204", "currency": "USD", "balance": "1.00"}),
+    );
     hookd::outbox::enqueue(&txn, event)
         .await
         .expect("the outbox row");

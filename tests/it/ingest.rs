@@ -14,7 +14,7 @@ on_both_backends!(
         let app = spawn_app(backend).await;
         let (status, body) = app
             .post_events(
-                &json!({"type": "usage.finalized", "partner_id": app.partner_id, "event_id": ID,
+                &json!({"type": "usage.finalized", "schema_version": 1, "partner_id": app.partner_id, "event_id": ID,
             "subject": {"type": "usage_record", "id": "usage_9182", "version": 7},
             "occurred_at": "2026-10-15T14:22:31Z", "correlation_id": "op_7fd",
             "data": {"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800"}}),
@@ -39,7 +39,7 @@ on_both_backends!(
         let id = app
             .publish(
                 "balance.updated",
-                json!({"balance": "10.00", "currency": "USD"}),
+                json!({"customer_id": "cus_204", "balance": "10.00", "currency": "USD"}),
             )
             .await;
         assert!(
@@ -249,7 +249,7 @@ on_both_backends!(
             hookd::outbox::Event::new(
                 "balance.updated",
                 &app.partner_id,
-                json!({"balance": "1.00"}),
+                json!({"customer_id": "cus_204", "currency": "USD", "balance": "1.00"}),
             ),
         )
         .await
@@ -263,7 +263,7 @@ on_both_backends!(
             hookd::outbox::Event::new(
                 "balance.updated",
                 &app.partner_id,
-                json!({"balance": "2.00"}),
+                json!({"customer_id": "cus_204", "currency": "USD", "balance": "2.00"}),
             ),
         )
         .await
@@ -291,7 +291,8 @@ on_both_backends!(
         )
         .await;
         let event = |n: u32| {
-            json!({"type": "usage.finalized", "partner_id": app.partner_id, "data": {"n": n}})
+            json!({"type": "usage.finalized", "schema_version": 1, "partner_id": app.partner_id,
+                "data": {"n": n, "customer_id": "cus_204", "currency": "USD", "final_cost": "1.20"}})
                 .to_string()
         };
         let (status, body, _) = app

@@ -83,7 +83,8 @@ on_both_backends!(
         let event = app
             .publish(
                 "usage.finalized",
-                json!({"final_cost": "1.00", "currency": "USD"}),
+                json!({"final_cost": "1.00", "currency": "USD", "customer_id": "cus_204",
+                    "usage_id": "usage_1", "model": "gpt-4o-mini", "input_tokens": 1, "output_tokens": 1}),
             )
             .await;
         receiver
@@ -206,7 +207,8 @@ on_both_backends!(
         assert_eq!(status, 200, "B could not revoke A's key");
         app.publish(
             "usage.finalized",
-            json!({"final_cost": "2.00", "currency": "USD"}),
+            json!({"final_cost": "2.00", "currency": "USD", "customer_id": "cus_204",
+                "usage_id": "usage_2", "model": "gpt-4o-mini", "input_tokens": 1, "output_tokens": 1}),
         )
         .await;
         receiver

@@ -11,6 +11,7 @@ mod harness;
 mod budget;
 mod cli;
 mod cluster;
+mod contract;
 mod crash;
 mod dashboard;
 mod delivery;

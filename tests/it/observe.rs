@@ -43,7 +43,13 @@ pub async fn one_failing_one_fine(app: &TestApp) -> (String, String) {
     let healthy = Receiver::start().await;
     let (broken, _) = app.endpoint(&failing.url()).await;
     let (fine, _) = app.endpoint(&healthy.url()).await;
-    let event = app.publish("usage.finalized", json!({"n": 1})).await;
+    let event = app
+        .publish(
+            "usage.finalized",
+            json!({"n": 1, "customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
+                "usage_id": "usage_9182", "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013}),
+        )
+        .await;
     app.wait_for_state(&event, &fine, "delivered", WAIT).await;
     app.wait_for_state(&event, &broken, "failed", WAIT).await;
     // The receivers may go: the deliveries are recorded and nothing is due.

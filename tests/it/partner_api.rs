@@ -1220,12 +1220,23 @@ on_both_backends!(
         )
         .await;
         let t0 = app.clock.now_ms();
-        let usage = app.publish("usage.finalized", json!({})).await;
+        let usage = app
+            .publish(
+                "usage.finalized",
+                json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
+                    "usage_id": "usage_9182", "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013}),
+            )
+            .await;
         app.wait_for_state(&usage, &ok_ep, "delivered", WAIT).await;
         app.wait_for_state(&usage, &failing_ep, "failed", WAIT)
             .await;
         app.advance(Duration::from_secs(1));
-        let balance = app.publish("balance.updated", json!({})).await;
+        let balance = app
+            .publish(
+                "balance.updated",
+                json!({"customer_id": "cus_204", "currency": "USD", "balance": "98.725200"}),
+            )
+            .await;
         app.wait_for_state(&balance, &ok_ep, "delivered", WAIT)
             .await;
 
@@ -1523,7 +1534,16 @@ on_both_backends!(
         .iter()
         .enumerate()
         {
-            let id = app.publish(t, json!({"i": i})).await;
+            let data = match *t {
+                "usage.finalized" => {
+                    json!({"i": i, "customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
+                        "usage_id": "usage_9182", "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013})
+                }
+                _ => {
+                    json!({"i": i, "customer_id": "cus_204", "currency": "USD", "balance": "98.725200"})
+                }
+            };
+            let id = app.publish(t, data).await;
             let after = cursor.clone();
             let (events, next) = wait_until(WAIT, || async {
                 let q = if after.is_empty() {
@@ -1549,7 +1569,10 @@ on_both_backends!(
         }
         // The stranger's event is not in this partner's feed.
         let (status, _) = app
-            .post_events(&json!({"type": "usage.finalized", "partner_id": stranger_id, "data": {}}))
+            .post_events(
+                &json!({"type": "usage.finalized", "schema_version": 1, "partner_id": stranger_id,
+                "data": {"customer_id": "cus_204", "currency": "USD", "final_cost": "1.20"}}),
+            )
             .await;
         assert_eq!(status, 201);
 

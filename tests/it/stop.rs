@@ -128,7 +128,7 @@ on_both_backends!(
         let events: Vec<String> = (0..IN_FLIGHT)
             .map(|i| {
                 format!(
-                    r#"{{"type":"balance.updated","partner_id":"{partner}","data":{{"n":{i}}}}}"#
+                    r#"{{"type":"balance.updated","partner_id":"{partner}","data":{{"n":{i},"customer_id":"cus_204","currency":"USD","balance":"1.00"}}}}"#
                 )
             })
             .collect();
@@ -151,7 +151,9 @@ on_both_backends!(
         .await;
         assert!(stopping.is_some(), "readyz says 503 while stopping");
         // ...and while the attempts finish, producers are told to go elsewhere.
-        let one = format!(r#"{{"type":"balance.updated","partner_id":"{partner}","data":{{}}}}"#);
+        let one = format!(
+            r#"{{"type":"balance.updated","partner_id":"{partner}","data":{{"customer_id":"cus_204","currency":"USD","balance":"1.00"}}}}"#
+        );
         let (status, retry_after) = ingest(&listen, &key, one).await;
         assert_eq!(status, 503, "ingest while stopping");
         assert!(retry_after.is_some(), "a 503 says when to retry");

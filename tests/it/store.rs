@@ -42,7 +42,10 @@ on_both_backends!(
         let receiver = crate::harness::receiver::Receiver::start().await;
         let (endpoint, _) = app.endpoint(&receiver.url()).await;
         let event = app
-            .publish("balance.updated", serde_json::json!({"balance": "1.00"}))
+            .publish(
+                "balance.updated",
+                serde_json::json!({"customer_id": "cus_204", "currency": "USD", "balance": "1.00"}),
+            )
             .await;
         app.wait_for_state(
             &event,

@@ -107,20 +107,15 @@ impl EndpointActor {
     }
 
     pub(super) fn enqueue(&mut self, claimed: Vec<Claimed>, events: Vec<NewEvent>) {
-        let bodies: std::collections::HashMap<&str, bytes::Bytes> = events
+        let bodies: std::collections::HashMap<&str, (&NewEvent, bytes::Bytes)> = events
             .iter()
-            .map(|e| (e.id.as_str(), bytes::Bytes::from(envelope(e))))
+            .map(|e| (e.id.as_str(), (e, bytes::Bytes::from(envelope(e)))))
             .collect();
         for c in claimed {
             match bodies.get(c.event_id.as_str()) {
-                Some(body) => {
+                Some((event, body)) => {
                     self.due.hold(&c);
-                    let job = Job {
-                        body: body.clone(),
-                        event_id: c.event_id.clone(),
-                        claimed: c,
-                    };
-                    self.queue.push_back(job);
+                    self.queue.push_back(Job::new(c, event, body.clone()));
                 }
                 None => {
                     tracing::error!(delivery = %c.id, event = %c.event_id, "a claimed delivery has no event")

@@ -13,7 +13,7 @@ use crate::{
         client::Observed,
         recorder::Record,
     },
-    domain::outcome::Outcome,
+    domain::{outcome::Outcome, subscription::qualifies},
     store::deliveries::NextState,
 };
 
@@ -25,6 +25,16 @@ impl EndpointActor {
         let Some(loaded) = self.loaded.clone() else {
             return;
         };
+        // The endpoint may have changed since the delivery was created (its
+        // event types patched): what no longer qualifies is never sent.
+        if let Err(why) = qualifies(
+            &loaded.endpoint.partner_id,
+            &loaded.endpoint.event_types,
+            &job.partner_id,
+            &job.event_type,
+        ) {
+            return self.cancel(ctx, job, why.reason());
+        }
         self.in_flight += 1;
         self.shared.activity.request_started();
         let shared = self.shared.clone();
@@ -52,6 +62,28 @@ impl EndpointActor {
                     act.pump(ctx);
                 }),
         );
+    }
+
+    /// Closes a job that no longer qualifies without sending it.
+    fn cancel(&mut self, ctx: &mut Context<Self>, job: Job, reason: &'static str) {
+        self.due.unhold(&job.claimed);
+        tracing::info!(endpoint = %self.id, delivery = %job.claimed.id, event_type = %job.event_type, reason, "delivery cancelled before its attempt");
+        self.shared.metrics.delivery_cancelled(reason);
+        let shared = self.shared.clone();
+        let now = shared.clock.now_ms();
+        let fut = async move {
+            let c = &job.claimed;
+            let (delivery, replay) = match &c.replay_id {
+                Some(r) => (None, Some((r.as_str(), c.claim_seq))),
+                None => (Some((c.id.as_str(), c.claim_seq)), None),
+            };
+            crate::store::claims::cancel(&shared.db, delivery, replay, reason, now).await
+        };
+        ctx.spawn(fut.into_actor(self).map(|res, act, _| {
+            if let Err(e) = res {
+                tracing::warn!(endpoint = %act.id, error = %e, "cancelling a delivery failed; its lease brings it back and it is checked again");
+            }
+        }));
     }
 
     /// Decides the delivery's next state and sends its record; what the

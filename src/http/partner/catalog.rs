@@ -1,35 +1,20 @@
-//! `/v1/event-types` and `/v1/limits`: what events exist, with their JSON
-//! Schemas, and the limits that apply to the partner.
+//! `/v1/event-types` and `/v1/limits`: what events exist, with every version
+//! of their JSON Schemas and examples, and the limits that apply to the
+//! partner.
 
 use actix_web::{HttpRequest, HttpResponse, get, web};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::catalog::PublishedType;
 use crate::http::{
     AppState, auth,
     problem::{Errors, Problem},
 };
 
-/// The event catalog, compiled in from `config/catalog.json`.
-const CATALOG: &str = include_str!("../../../config/catalog.json");
-
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct EventType {
-    #[serde(rename = "type")]
-    pub event_type: String,
-    pub description: String,
-    /// The JSON Schema of the event's `data`.
-    #[schema(value_type = Object)]
-    pub schema: serde_json::Value,
-}
-
 #[derive(Debug, Serialize, ToSchema)]
 pub struct EventTypes {
-    pub data: Vec<EventType>,
-}
-
-pub fn catalog() -> Vec<EventType> {
-    serde_json::from_str(CATALOG).unwrap_or_default()
+    pub data: Vec<PublishedType>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -65,7 +50,9 @@ pub struct Limits {
     pub max_delivery_age_seconds: u64,
 }
 
-/// The event types with the JSON Schemas of their `data`.
+/// Every event type with its description, sensitivity note, and each
+/// version's JSON Schema (draft 2020-12) of `data`, example and the older
+/// versions it projects onto.
 #[utoipa::path(tag = "catalog", security(("partner_key" = [])), responses((status = 200, body = EventTypes), Errors))]
 #[get("/v1/event-types")]
 pub async fn event_types(
@@ -73,7 +60,9 @@ pub async fn event_types(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     auth::partner(&req, &state).await?;
-    Ok(HttpResponse::Ok().json(EventTypes { data: catalog() }))
+    Ok(HttpResponse::Ok().json(EventTypes {
+        data: state.shared.catalog.published(),
+    }))
 }
 
 /// Retention, replay window, page sizes, rate limits and delivery limits.
@@ -103,25 +92,4 @@ pub async fn limits(req: HttpRequest, state: web::Data<AppState>) -> Result<Http
         retry_schedule_seconds: c.delivery.schedule.iter().map(|d| d.as_secs()).collect(),
         max_delivery_age_seconds: c.delivery.max_age.as_secs(),
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_catalog_parses_and_every_type_is_valid() {
-        let catalog = super::catalog();
-        assert!(catalog.len() >= 5, "the compiled-in catalog should parse");
-        for t in catalog {
-            assert!(
-                crate::domain::event::valid_event_type(&t.event_type),
-                "{}",
-                t.event_type
-            );
-            assert_eq!(
-                t.schema["type"], "object",
-                "{} has an object schema",
-                t.event_type
-            );
-        }
-    }
 }

@@ -19,13 +19,14 @@ use crate::{
     },
 };
 
-const STATES: [&str; 6] = [
+const STATES: [&str; 7] = [
     "pending",
     "delivering",
     "delivered",
     "failed",
     "dead",
     "cancelled",
+    "skipped",
 ];
 
 /// One event's delivery to one endpoint.
@@ -35,7 +36,9 @@ pub struct DeliveryOut {
     pub event_id: String,
     pub event_type: String,
     pub endpoint_id: String,
-    /// `pending`, `delivering`, `delivered`, `failed` (a retry is scheduled) or `dead`.
+    /// `pending`, `delivering`, `delivered`, `failed` (a retry is scheduled),
+    /// `dead`, or `cancelled` (closed unsent: it no longer qualified for the
+    /// endpoint when its attempt came; see `reason`).
     pub state: String,
     pub attempt_count: i32,
     /// When the next scheduled attempt is due (pending and failed deliveries).
@@ -43,6 +46,11 @@ pub struct DeliveryOut {
     pub last_status: Option<i32>,
     pub last_latency_ms: Option<i32>,
     pub last_error_category: Option<String>,
+    /// Why it was closed without an attempt: `endpoint-unsubscribed` (the
+    /// endpoint's event types no longer take the event's type) or
+    /// `endpoint-of-another-partner`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -61,6 +69,7 @@ impl From<DeliveryRow> for DeliveryOut {
             last_status: d.last_status,
             last_latency_ms: d.last_latency_ms,
             last_error_category: d.last_error_category,
+            reason: d.reason,
             created_at: time(d.created_at),
             updated_at: time(d.updated_at),
         }

@@ -533,7 +533,7 @@ pub async fn send_test(
         }),
         occurred_at_ms: now,
         occurred_at_given: true,
-        schema_version: "1".into(),
+        schema_version: 1,
         payload:
             serde_json::json!({"endpoint_id": id.as_str(), "message": "a test event from hookd"})
                 .to_string(),

@@ -257,7 +257,8 @@ pub fn event_batch(partner_id: &str, n: usize) -> (Vec<String>, String) {
         .map(|id| {
             serde_json::json!({
                 "event_id": id, "type": "usage.finalized", "partner_id": partner_id,
-                "data": {"final_cost": "1.20", "currency": "USD"},
+                "schema_version": 1,
+                "data": {"customer_id": "cus_204", "final_cost": "1.20", "currency": "USD"},
             })
         })
         .collect();

@@ -109,7 +109,7 @@ async fn stalled_crowds_never_starve_health_ingest_or_delivery() {
         assert_eq!(status, 200);
     }
     let body = format!(
-        r#"{{"type":"balance.updated","partner_id":"{partner}","data":{{"balance":"1.00"}}}}"#
+        r#"{{"type":"balance.updated","partner_id":"{partner}","data":{{"customer_id":"cus_204","currency":"USD","balance":"1.00"}}}}"#
     );
     let ingest = format!(
         "POST /v1/events HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer {service_key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",

@@ -1,0 +1,134 @@
+//! The catalog is configuration: `hookd catalog check DIR` runs the start's
+//! own check, and `serve` with a broken `catalog.path` does not start; both
+//! name the file and the JSON pointer. An operator's own catalog adds a type
+//! without a rebuild.
+
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+use crate::harness::{Backend, spawn_app_with};
+use crate::on_both_backends;
+
+fn hookd(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hookd"))
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(env.iter().copied())
+        .output()
+        .expect("the hookd binary runs")
+}
+
+/// A copy of the bundled catalog in a temporary directory, changed by `edit`.
+fn catalog_copy(edit: impl FnOnce(&std::path::Path)) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let bundled = concat!(env!("CARGO_MANIFEST_DIR"), "/config/catalog");
+    for entry in std::fs::read_dir(bundled).expect("the bundled catalog") {
+        let path = entry.expect("an entry").path();
+        std::fs::copy(&path, dir.path().join(path.file_name().expect("a name"))).expect("copied");
+    }
+    edit(dir.path());
+    dir
+}
+
+fn write(dir: &std::path::Path, name: &str, value: &Value) {
+    std::fs::write(dir.join(name), value.to_string()).expect("written");
+}
+
+fn read(dir: &std::path::Path, name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(name)).expect("read")).expect("JSON")
+}
+
+#[test]
+fn check_names_the_file_and_pointer_of_an_example_that_fails_its_schema() {
+    let ok = hookd(&["catalog", "check"], &[]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("usage.finalized  versions 1, 2"));
+
+    let dir = catalog_copy(|d| {
+        let mut t = read(d, "balance.updated.json");
+        t["versions"][0]["example"]["balance"] = json!(10.5);
+        write(d, "balance.updated.json", &t);
+    });
+    let path = dir.path().to_str().expect("a UTF-8 path");
+    let bad = hookd(&["catalog", "check", path], &[]);
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("balance.updated.json at /versions/0/example/balance"),
+        "{err}"
+    );
+
+    // `serve` stops at start with the same words, before touching a database.
+    let serve = hookd(
+        &["serve"],
+        &[
+            ("HOOKD_CATALOG__PATH", path),
+            ("HOOKD_DATABASE__URL", "sqlite::memory:"),
+        ],
+    );
+    assert!(!serve.status.success());
+    let err = String::from_utf8_lossy(&serve.stderr);
+    assert!(
+        err.contains("catalog.path") && err.contains("/versions/0/example/balance"),
+        "{err}"
+    );
+}
+
+on_both_backends!(
+    an_operators_catalog_adds_a_type_without_a_rebuild,
+    |backend: Backend| async move {
+        let dir = catalog_copy(|d| {
+            write(
+                d,
+                "seat.assigned.json",
+                &json!({
+                "type": "seat.assigned", "description": "A seat was assigned.",
+                "sensitivity": "Ids only.",
+                "versions": [{"version": 1,
+                    "schema": {"type": "object", "required": ["seat_id"],
+                               "properties": {"seat_id": {"type": "string", "minLength": 1}}},
+                    "example": {"seat_id": "seat_1"}}]}),
+            );
+        });
+        let path = dir.path().to_str().expect("a UTF-8 path").to_string();
+        let app = spawn_app_with(
+            backend,
+            &[
+                crate::contract::STRICT,
+                ("HOOKD_CATALOG__PATH", path.as_str()),
+            ],
+        )
+        .await;
+        let event = |data: Value| json!({"type": "seat.assigned", "partner_id": app.partner_id, "data": data});
+        let (status, body) = app.post_events(&event(json!({"seat_id": "seat_9"}))).await;
+        assert_eq!(status, 201, "{body}");
+        let (status, body) = app.post_events(&event(json!({}))).await;
+        assert_eq!(status, 422, "{body}");
+
+        let key = app.partner_key().await;
+        let (status, types, _) = app.request("GET", "/v1/event-types", &key, None).await;
+        assert_eq!(status, 200);
+        let seat = types["data"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .find(|t| t["type"] == "seat.assigned")
+            .expect("the new type is published");
+        assert_eq!(seat["versions"][0]["example"], json!({"seat_id": "seat_1"}));
+        let usage = types["data"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .find(|t| t["type"] == "usage.finalized")
+            .expect("usage.finalized is published");
+        assert_eq!(usage["latest_version"], 2);
+        assert_eq!(usage["versions"][1]["compatible_with"], json!([1]));
+        assert!(usage["sensitivity"].as_str().is_some_and(|s| !s.is_empty()));
+    }
+);

@@ -1,0 +1,79 @@
+//! Before every attempt the delivery must still qualify: the endpoint belongs
+//! to the event's partner and subscribes to its type. A pending retry of a
+//! type the endpoint stopped subscribing to is cancelled, never sent, and
+//! the partner sees why.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::harness::{
+    Backend,
+    receiver::{Receiver, Reply},
+    spawn_app,
+};
+use crate::on_both_backends;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+on_both_backends!(
+    a_retry_of_a_type_the_endpoint_no_longer_subscribes_to_is_cancelled_unsent,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let receiver = Receiver::start().await;
+        receiver.script([Reply::status(503)]);
+        let (endpoint, _) = app
+            .endpoint_for(&app.partner_id, &receiver.url(), &["a.b", "c.d"], 8)
+            .await;
+        let event = app.publish("a.b", json!({"n": 1})).await;
+        receiver.wait_for(1, WAIT).await.expect("the first attempt");
+        app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
+
+        let key = app.partner_key().await;
+        let (status, body, _) = app
+            .request(
+                "PATCH",
+                &format!("/v1/endpoints/{endpoint}"),
+                &key,
+                Some(&json!({"event_types": ["c.d"]})),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        app.advance(Duration::from_secs(7));
+        app.wait_for_state(&event, &endpoint, "cancelled", WAIT)
+            .await;
+
+        // A still-subscribed type goes through, after the cancelled one.
+        let other = app.publish("c.d", json!({"n": 2})).await;
+        app.wait_for_state(&other, &endpoint, "delivered", WAIT)
+            .await;
+        let got = receiver.received();
+        assert_eq!(got.len(), 2, "the retry of a.b was never sent");
+        assert!(
+            got[1].body.windows(5).any(|w| w == b"\"c.d\""),
+            "the second request is c.d"
+        );
+
+        let (status, list, _) = app
+            .request(
+                "GET",
+                &format!("/v1/deliveries?event_id={event}"),
+                &key,
+                None,
+            )
+            .await;
+        assert_eq!(status, 200, "{list}");
+        let d = &list["data"][0];
+        assert_eq!(d["state"], "cancelled", "{list}");
+        assert_eq!(d["reason"], "endpoint-unsubscribed", "{list}");
+        assert_eq!(d["attempt_count"], 1, "only the first attempt was made");
+        let operator = app.operator_key().await;
+        let cancelled = app
+            .metric(
+                &operator,
+                "hookd_deliveries_cancelled_total{reason=\"endpoint-unsubscribed\"}",
+            )
+            .await;
+        assert_eq!(cancelled, 1);
+    }
+);
