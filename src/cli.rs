@@ -281,6 +281,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
                 concurrency,
                 rate_limit: None,
                 schema_version: None,
+                schema_versions: Default::default(),
                 status: EndpointStatus::Active,
             };
             let (e, secret) = store::endpoints::create(&db, &secrets, new, clock.now_ms()).await?;

@@ -181,6 +181,7 @@ async fn demo(
             concurrency: 8,
             rate_limit: None,
             schema_version: None,
+            schema_versions: Default::default(),
             status: EndpointStatus::Active,
         },
         now,

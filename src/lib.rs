@@ -21,6 +21,7 @@
 //! - [`delivery`]: the fanout and endpoint actors, the HTTP client, the recorder.
 //! - [`http`]: the web API (ingest, problem+json errors, auth).
 //! - [`dashboard`]: the operator's pages (server-rendered, escaped, no script).
+//! - [`thresholds`]: threshold crossings (budgets, low balances) recorded in the producer's transaction.
 //! - [`metrics`]: counters, histograms and gauges for `GET /metrics`.
 //! - [`app`]: wiring: database, engine and server; [`cli`]: the command line;
 //!   [`demo`]: everything end to end on this machine in one command.
@@ -44,3 +45,4 @@ pub mod outbox;
 pub mod secret;
 pub mod signing;
 pub mod store;
+pub mod thresholds;

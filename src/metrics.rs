@@ -50,6 +50,8 @@ pub struct Metrics {
     pub ingest_commits: Counter,
     pub deliveries_created: Counter,
     pub deliveries_dead: Counter,
+    /// Events the fanout refused: written around the API, they fail the catalog.
+    pub events_rejected: Counter,
     /// Deliveries closed before an attempt because they no longer qualify.
     pub deliveries_cancelled: Family<ReasonLabels, Counter>,
     pub attempts: Family<AttemptLabels, Counter>,
@@ -87,6 +89,7 @@ impl Metrics {
             ingest_commits: Counter::default(),
             deliveries_created: Counter::default(),
             deliveries_dead: Counter::default(),
+            events_rejected: Counter::default(),
             deliveries_cancelled: Family::default(),
             attempts: Family::default(),
             // 5 ms to about 41 s.
@@ -123,6 +126,11 @@ impl Metrics {
             "deliveries_dead",
             "Deliveries that ran out of attempts or age",
             m.deliveries_dead.clone(),
+        );
+        registry.register(
+            "events_rejected",
+            "Events written around the API (plain SQL) that fail the event catalog: never delivered, listed by GET /v1/admin/events?state=rejected",
+            m.events_rejected.clone(),
         );
         registry.register(
             "deliveries_cancelled",

@@ -45,6 +45,7 @@ impl Event {
             occurred_at: None,
             correlation_id: None,
             schema_version: None,
+            renditions: None,
         })
     }
     /// Your own id (`evt_` + ULID or UUID), for idempotent producers.

@@ -90,6 +90,7 @@ pub async fn populate(
                 description: String::new(),
                 event_types: Vec::new(),
                 schema_version: None,
+                schema_versions: Default::default(),
                 concurrency,
                 rate_limit: None,
                 status: EndpointStatus::Active,

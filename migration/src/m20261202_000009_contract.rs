@@ -1,9 +1,10 @@
 //! The event contract: why a delivery was closed without being sent
 //! (`cancelled`, `skipped`), the schema version each delivery is sent at, the
 //! renderings of an event at other versions, why the fanout rejected an
-//! event written around the API, and each endpoint's pinned versions.
+//! event written around the API, each endpoint's pinned versions, and the
+//! armed state of producers' thresholds (`hookd::thresholds`).
 
-use sea_orm_migration::prelude::*;
+use sea_orm_migration::{prelude::*, schema::*};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -32,6 +33,22 @@ enum Endpoint {
     Table,
     /// A JSON object: event type → pinned version; absent types get the latest.
     SchemaVersions,
+}
+
+/// One row per (subject, threshold) that a producer's tracker has seen;
+/// a row absent is armed.
+#[derive(DeriveIden)]
+enum ThresholdState {
+    Table,
+    /// What the value belongs to, e.g. `budget:bud_17`.
+    Subject,
+    /// The threshold: a decimal (`10.000000`) or a percentage (`80%`).
+    Threshold,
+    /// False from the crossing that fired it until it re-arms.
+    Armed,
+    /// The period of the last change, e.g. `2026-10`; a new one re-arms.
+    Period,
+    UpdatedAt,
 }
 
 fn nullable_text(name: impl IntoIden) -> ColumnDef {
@@ -74,10 +91,29 @@ impl MigrationTrait for Migration {
                 )
                 .await?;
         }
-        Ok(())
+        manager
+            .create_table(
+                Table::create()
+                    .table(ThresholdState::Table)
+                    .col(text(ThresholdState::Subject))
+                    .col(text(ThresholdState::Threshold))
+                    .col(boolean(ThresholdState::Armed).default(true))
+                    .col(text_null(ThresholdState::Period))
+                    .col(big_integer(ThresholdState::UpdatedAt))
+                    .primary_key(
+                        Index::create()
+                            .col(ThresholdState::Subject)
+                            .col(ThresholdState::Threshold),
+                    )
+                    .to_owned(),
+            )
+            .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .drop_table(Table::drop().table(ThresholdState::Table).to_owned())
+            .await?;
         let columns: [(DynIden, DynIden); 5] = [
             (Delivery::Table.into_iden(), Delivery::Reason.into_iden()),
             (

@@ -11,6 +11,7 @@ mod bundled;
 mod file;
 mod load;
 pub mod project;
+pub mod render;
 mod validate;
 
 use std::{collections::BTreeMap, sync::Arc};
@@ -19,7 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use load::{CatalogError, load_dir, load_files};
-pub use validate::{DataError, MAX_ERRORS};
+pub use validate::{DataError, MAX_ERRORS, describe};
 
 /// One version of an event type's `data`.
 pub struct Version {

@@ -16,6 +16,22 @@ pub struct DataError {
     pub message: String,
 }
 
+/// The errors as one line: `/currency "dollars" does not match …; /balance …`.
+pub fn describe(errors: &[DataError]) -> String {
+    errors
+        .iter()
+        .map(|e| {
+            let at = if e.pointer.is_empty() {
+                "/"
+            } else {
+                &e.pointer
+            };
+            format!("{at} {}", e.message)
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// The errors of `data`, or `None` when it is valid.
 pub(super) fn errors(validator: &jsonschema::Validator, data: &Value) -> Option<Vec<DataError>> {
     if validator.is_valid(data) {

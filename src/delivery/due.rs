@@ -107,6 +107,7 @@ mod tests {
             replay_id: replay.map(str::to_string),
             claim_seq: 1,
             lease_until: 0,
+            schema_version: None,
         }
     }
 

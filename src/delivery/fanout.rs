@@ -153,8 +153,9 @@ impl FanoutActor {
             loop {
                 let f = {
                     let _turn = shared.write_turn().await;
-                    store::fanout::claim_batch(
+                    store::fanout_claim::claim_batch(
                         &shared.db,
+                        &shared.catalog,
                         batch,
                         shared.clock.now_ms(),
                         shared.leases.instance_id(),
@@ -162,10 +163,11 @@ impl FanoutActor {
                     .await?
                 };
                 total.events += f.events;
+                total.rejected += f.rejected;
                 for (endpoint, n) in f.deliveries {
                     *total.deliveries.entry(endpoint).or_default() += n;
                 }
-                if f.events < batch as usize {
+                if f.events + f.rejected < batch as usize {
                     return Ok::<_, store::StoreError>(total);
                 }
             }
@@ -177,6 +179,7 @@ impl FanoutActor {
                     act.failures = 0;
                     let created: usize = f.deliveries.values().sum();
                     act.shared.metrics.deliveries_created.inc_by(created as u64);
+                    act.shared.metrics.events_rejected.inc_by(f.rejected as u64);
                     if f.events > 0 {
                         tracing::debug!(
                             events = f.events,

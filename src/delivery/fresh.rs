@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::{
     cluster::leases::Standing,
-    domain::event::{NewEvent, envelope},
+    domain::event::{NewEvent, envelope, envelope_at, envelope_with_data},
     store::{
         StoreError,
         fanout::{Preclaim, Publication, Published, publish},
@@ -42,6 +42,9 @@ pub async fn publish_in(
             partner_id: &e.partner_id,
             event_type: &e.event_type,
             subject_id: e.subject.as_ref().map(|s| s.id.as_str()),
+            schema_version: e.schema_version,
+            payload: &e.payload,
+            renditions: &e.renditions,
         })
         .collect();
     let owned = |endpoint: &str| {
@@ -53,7 +56,15 @@ pub async fn publish_in(
         lease_until: now_ms + shared.config.delivery.lease.as_millis() as i64,
     };
     let instance = shared.leases.instance_id();
-    publish(txn, &published, now_ms, instance, &preclaim).await
+    publish(
+        txn,
+        &shared.catalog,
+        &published,
+        now_ms,
+        instance,
+        &preclaim,
+    )
+    .await
 }
 
 /// What the fanout hands each endpoint after the commit.
@@ -68,16 +79,36 @@ pub struct Handover {
 /// The committed publication as work for the actors.
 pub fn handover(publication: Publication, events: &[NewEvent]) -> Handover {
     let by_id: HashMap<&str, &NewEvent> = events.iter().map(|e| (e.id.as_str(), e)).collect();
-    let mut bodies: HashMap<&str, bytes::Bytes> = HashMap::new();
+    let mut bodies: HashMap<(&str, Option<u32>), bytes::Bytes> = HashMap::new();
     let mut out = Handover::default();
     for (endpoint, claimed) in publication.claimed {
         let Some(event) = by_id.get(claimed.event_id.as_str()) else {
             continue;
         };
-        let body = bodies
-            .entry(event.id.as_str())
-            .or_insert_with(|| bytes::Bytes::from(envelope(event)))
-            .clone();
+        let version = claimed.schema_version;
+        let body = match bodies.get(&(event.id.as_str(), version)) {
+            Some(body) => body.clone(),
+            None => {
+                let rendered = match version {
+                    None => Some(envelope(event)),
+                    Some(v) => publication
+                        .projected
+                        .get(event.id.as_str())
+                        .and_then(|p| p.get(&v))
+                        .map(|data| envelope_with_data(event, v, data))
+                        .or_else(|| envelope_at(event, v)),
+                };
+                // The rows are committed: what cannot be rendered here is
+                // claimed again by the actor, from the stored renditions.
+                let Some(bytes) = rendered else {
+                    out.to_claim.insert(endpoint);
+                    continue;
+                };
+                let body = bytes::Bytes::from(bytes);
+                bodies.insert((event.id.as_str(), version), body.clone());
+                body
+            }
+        };
         out.jobs
             .entry(endpoint)
             .or_default()

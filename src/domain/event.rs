@@ -5,7 +5,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, value::RawValue};
 
-use super::ids::EventId;
+use super::{ids::EventId, renditions::Renditions};
 use crate::catalog::{Catalog, DataError, Refusal};
 
 /// A producer's event, as JSON. Unknown fields are refused so typos surface.
@@ -24,6 +24,9 @@ pub struct EventInput {
     /// An integer (`2`); a string of digits (`"2"`) is read the same. The
     /// type's latest version when absent.
     pub schema_version: Option<Box<RawValue>>,
+    /// `data` at other versions of the type, for endpoints pinned to them:
+    /// `{"1": {...}}`, each checked against its version's schema.
+    pub renditions: Option<std::collections::BTreeMap<String, Box<RawValue>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -62,6 +65,9 @@ pub struct NewEvent {
     /// escape as written): the receiver gets these bytes.
     pub payload: String,
     pub correlation_id: Option<String>,
+    /// `data` at other versions (sent by the producer, or projected at
+    /// fanout), each as the exact text sent to endpoints pinned to it.
+    pub renditions: Renditions,
 }
 
 /// What is wrong with one field of one event.
@@ -87,7 +93,7 @@ pub enum FieldErrorKind {
     InvalidData(Vec<DataError>),
 }
 
-fn field_error(field: &str, problem: impl Into<String>) -> FieldError {
+pub(super) fn field_error(field: &str, problem: impl Into<String>) -> FieldError {
     FieldError {
         field: field.into(),
         problem: problem.into(),
@@ -111,16 +117,18 @@ fn parse_version(raw: &RawValue) -> Result<u32, FieldError> {
     }
 }
 
-/// Checks `data` against the catalog: the type must be known (when the
-/// catalog is strict), the version must exist, and `data` must be valid.
-fn check_against(
+/// Checks `data` (at `field`) against the catalog: the type must be known
+/// (when the catalog is strict), the version must exist, and `data` must be
+/// valid.
+pub(super) fn check_against(
     catalog: &Catalog,
     event_type: &str,
     version: u32,
     payload: &str,
+    field: &str,
 ) -> Result<(), FieldError> {
     let data: Value = serde_json::from_str(payload)
-        .map_err(|e| field_error("data", format!("is not JSON: {e}")))?;
+        .map_err(|e| field_error(field, format!("is not JSON: {e}")))?;
     catalog
         .check(event_type, version, &data)
         .map_err(|refusal| match refusal {
@@ -132,26 +140,18 @@ fn check_against(
                 kind: FieldErrorKind::UnknownType,
             },
             Refusal::UnknownVersion { latest } => field_error(
-                "schema_version",
+                if field == "data" {
+                    "schema_version"
+                } else {
+                    field
+                },
                 format!("{event_type} has no version {version}; the latest is {latest}"),
             ),
             Refusal::InvalidData(errors) => FieldError {
-                field: "data".into(),
+                field: field.into(),
                 problem: format!(
                     "does not match the schema of {event_type} version {version}: {}",
-                    errors
-                        .iter()
-                        .map(|e| format!(
-                            "{} {}",
-                            if e.pointer.is_empty() {
-                                "/"
-                            } else {
-                                &e.pointer
-                            },
-                            e.message
-                        ))
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    crate::catalog::describe(&errors)
                 ),
                 kind: FieldErrorKind::InvalidData(errors),
             },
@@ -257,7 +257,17 @@ impl EventInput {
             Some(raw) => parse_version(raw)?,
             None => catalog.default_version(&event_type),
         };
-        check_against(catalog, &event_type, schema_version, &payload)?;
+        check_against(catalog, &event_type, schema_version, &payload, "data")?;
+        let renditions = match &self.renditions {
+            None => Renditions::new(),
+            Some(given) => super::renditions::checked(
+                given,
+                schema_version,
+                &event_type,
+                catalog,
+                max_payload_bytes,
+            )?,
+        };
         Ok(NewEvent {
             id,
             event_type,
@@ -268,6 +278,7 @@ impl EventInput {
             schema_version,
             payload,
             correlation_id: self.correlation_id,
+            renditions,
         })
     }
 }
@@ -326,13 +337,28 @@ pub fn envelope_json(e: &NewEvent) -> Box<RawValue> {
 
 /// The envelope of DESIGN §4 as the exact bytes sent and signed.
 pub fn envelope(e: &NewEvent) -> Vec<u8> {
+    envelope_with_data(e, e.schema_version, &e.payload)
+}
+
+/// The envelope at `version`: the event's own `data`, or its rendition at
+/// that version; `None` when it has none.
+pub fn envelope_at(e: &NewEvent, version: u32) -> Option<Vec<u8>> {
+    if version == e.schema_version {
+        return Some(envelope(e));
+    }
+    let data = e.renditions.get(&version)?;
+    Some(envelope_with_data(e, version, data))
+}
+
+/// The envelope of `e` carrying `data` as its version `schema_version`.
+pub fn envelope_with_data(e: &NewEvent, schema_version: u32, data: &str) -> Vec<u8> {
     let head = EnvelopeHead {
         event_id: e.id.as_str(),
         event_type: &e.event_type,
         occurred_at: format_time(e.occurred_at_ms),
         partner_id: &e.partner_id,
         subject: e.subject.as_ref(),
-        schema_version: e.schema_version,
+        schema_version,
         correlation_id: e.correlation_id.as_deref(),
     };
     // The head serializes as an object; splice `data` in verbatim, so the
@@ -340,7 +366,7 @@ pub fn envelope(e: &NewEvent) -> Vec<u8> {
     let mut out = serde_json::to_vec(&head).unwrap_or_else(|_| b"{}".to_vec());
     out.pop();
     out.extend_from_slice(b",\"data\":");
-    out.extend_from_slice(e.payload.as_bytes());
+    out.extend_from_slice(data.as_bytes());
     out.push(b'}');
     out
 }

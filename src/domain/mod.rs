@@ -9,6 +9,7 @@ pub mod health;
 pub mod ids;
 pub mod outcome;
 pub mod partner;
+pub mod renditions;
 pub mod retry;
 pub mod strict_json;
 pub mod subscription;

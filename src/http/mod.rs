@@ -5,6 +5,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod admin;
+pub mod admin_events;
 pub mod auth;
 pub mod body;
 pub mod client_ip;
@@ -81,6 +82,7 @@ pub fn routes(cfg: &mut ServiceConfig) {
         .service(admin::list_partners)
         .service(admin::create_partner_key)
         .service(admin::revoke_key)
+        .service(admin_events::list_events)
         .service(observe::actors)
         .service(observe::instances)
         .service(observe::metrics);

@@ -25,6 +25,9 @@ pub struct Claimed {
     /// When this claim's lease ends (Unix ms): after it, another claim may
     /// take the delivery, so no attempt starts that could outlive it.
     pub lease_until: i64,
+    /// The version the delivery is sent at (an endpoint's pin); `None`: the
+    /// event's own.
+    pub schema_version: Option<u32>,
 }
 
 fn claimed_row(r: &sea_orm::QueryResult, lease_until: i64) -> Result<Claimed, sea_orm::DbErr> {
@@ -37,6 +40,9 @@ fn claimed_row(r: &sea_orm::QueryResult, lease_until: i64) -> Result<Claimed, se
         replay_id: None,
         claim_seq: r.try_get("", "claim_seq")?,
         lease_until,
+        schema_version: r
+            .try_get::<Option<i32>>("", "schema_version")?
+            .and_then(|v| u32::try_from(v).ok()),
     })
 }
 
@@ -57,7 +63,7 @@ pub async fn claim_due(
          WHERE id IN (\
            SELECT id FROM delivery WHERE endpoint_id = ? AND state IN ('pending', 'failed', 'delivering') \
            AND next_attempt_at <= ?{fenced} ORDER BY next_attempt_at LIMIT ?{}) \
-         RETURNING id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq",
+         RETURNING id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq, schema_version",
         skip_locked(backend)
     );
     let mut values = vec![
@@ -155,7 +161,7 @@ pub async fn claim_replays(
         sql(
             backend,
             &format!(
-                "SELECT id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq \
+                "SELECT id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq, schema_version \
                  FROM delivery WHERE id IN ({})",
                 placeholders(ids.len())
             ),

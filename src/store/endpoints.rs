@@ -1,6 +1,8 @@
 //! Endpoints and their secrets. Partner-facing reads start from the partner id;
 //! the delivery path reads an endpoint by id only after the fanout chose it.
 
+use std::collections::BTreeMap;
+
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
     TransactionTrait, Value,
@@ -52,6 +54,9 @@ pub struct Endpoint {
     pub disabled_reason: Option<String>,
     pub event_types: Vec<String>,
     pub schema_version: Option<String>,
+    /// Event type → the version this endpoint receives it at (absent: as
+    /// the producer sent it).
+    pub schema_versions: BTreeMap<String, u32>,
     pub concurrency: u32,
     pub rate_limit: Option<u32>,
     pub failing_since: Option<i64>,
@@ -67,6 +72,8 @@ impl TryFrom<endpoint::Model> for Endpoint {
             status: EndpointStatus::parse(&m.status).ok_or_else(|| corrupt("status"))?,
             event_types: serde_json::from_str(&m.event_types)
                 .map_err(|_| corrupt("event_types"))?,
+            schema_versions: pins_from_text(m.schema_versions.as_deref())
+                .map_err(|_| corrupt("schema_versions"))?,
             concurrency: u32::try_from(m.concurrency).map_err(|_| corrupt("concurrency"))?,
             rate_limit: m.rate_limit.and_then(|r| u32::try_from(r).ok()),
             id: m.id,
@@ -90,9 +97,20 @@ pub struct NewEndpoint {
     pub description: String,
     pub event_types: Vec<String>,
     pub schema_version: Option<String>,
+    pub schema_versions: BTreeMap<String, u32>,
     pub concurrency: u32,
     pub rate_limit: Option<u32>,
     pub status: EndpointStatus,
+}
+
+/// An endpoint's pinned versions as stored (`None` when there are none).
+pub fn pins_to_text(pins: &BTreeMap<String, u32>) -> Option<String> {
+    (!pins.is_empty()).then(|| serde_json::to_string(pins).unwrap_or_else(|_| "{}".into()))
+}
+
+/// An endpoint's pinned versions from their stored text.
+pub fn pins_from_text(text: Option<&str>) -> Result<BTreeMap<String, u32>, serde_json::Error> {
+    text.map_or(Ok(BTreeMap::new()), serde_json::from_str)
 }
 
 /// Creates the endpoint and its first secret together; the secret is returned once.
@@ -114,6 +132,7 @@ pub async fn create(
         disabled_reason: Set(None),
         event_types: Set(serde_json::to_string(&new.event_types).unwrap_or_else(|_| "[]".into())),
         schema_version: Set(new.schema_version),
+        schema_versions: Set(pins_to_text(&new.schema_versions)),
         concurrency: Set(i32::try_from(new.concurrency).unwrap_or(i32::MAX)),
         rate_limit: Set(new.rate_limit.map(|r| i32::try_from(r).unwrap_or(i32::MAX))),
         failing_since: Set(None),

@@ -70,6 +70,8 @@ pub mod endpoint {
         /// A JSON array of event types; empty means every type.
         pub event_types: String,
         pub schema_version: Option<String>,
+        /// A JSON object: event type → pinned version (absent: as sent).
+        pub schema_versions: Option<String>,
         pub concurrency: i32,
         pub rate_limit: Option<i32>,
         pub failing_since: Option<i64>,
@@ -115,6 +117,10 @@ pub mod outbox_event {
         pub created_at: i64,
         pub published_at: Option<i64>,
         pub feed_seq: Option<i64>,
+        /// Version → `data` at that version (see `domain::renditions`).
+        pub renditions: Option<String>,
+        /// Why the fanout refused the event (it fails its schema).
+        pub rejected_reason: Option<String>,
     }
     no_relations!();
 }
@@ -140,8 +146,10 @@ pub mod delivery {
         pub updated_at: i64,
         /// Scheduled attempts only: the position in the retry schedule.
         pub scheduled_attempts: i32,
-        /// Why it was closed without an attempt (`cancelled`).
+        /// Why it was closed without an attempt (`cancelled`, `skipped`).
         pub reason: Option<String>,
+        /// The version it is sent at; `None`: the event's own.
+        pub schema_version: Option<i32>,
     }
     no_relations!();
 }

@@ -4,15 +4,27 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use sea_orm::{ConnectionTrait, DbBackend, TransactionTrait, Value};
+use sea_orm::{ConnectionTrait, DbBackend, Value};
 
-use super::{StoreError, claims::Claimed, placeholders, skip_locked, sql};
-use crate::domain::{ids::new_id, subscription::subscribes};
+use super::{StoreError, claims::Claimed, placeholders, sql};
+use crate::{
+    catalog::{
+        Catalog,
+        render::{NO_RENDERING, Rendering, choose},
+    },
+    domain::{
+        ids::new_id,
+        renditions::{self, Renditions},
+        subscription::subscribes,
+    },
+};
 
 /// What one claim did.
 #[derive(Debug, Default, Clone)]
 pub struct Fanout {
     pub events: usize,
+    /// Events rejected: they fail the catalog (written around the API).
+    pub rejected: usize,
     /// Endpoint id → deliveries created for it.
     pub deliveries: BTreeMap<String, usize>,
 }
@@ -20,62 +32,8 @@ pub struct Fanout {
 struct Subscriber {
     id: String,
     event_types: Vec<String>,
-}
-
-/// Claims up to `limit` unpublished events and fans them out.
-pub async fn claim_batch(
-    db: &sea_orm::DatabaseConnection,
-    limit: u32,
-    now_ms: i64,
-    instance_id: &str,
-) -> Result<Fanout, StoreError> {
-    let backend = db.get_database_backend();
-    let txn = db.begin().await?;
-    // On SQLite, the write lock before any read (so the transaction cannot
-    // fail to upgrade). PostgreSQL takes the feed counter only at the end of
-    // `publish`, and only when there is something to publish: a poll that
-    // finds nothing must not hold the lock every publisher needs (an
-    // instance paused mid-poll would stall every other instance's ingest).
-    super::write_lock_first(&txn).await?;
-
-    let events = super::query_all(
-        &txn,
-        sql(
-            backend,
-            &format!(
-                "SELECT event_id, partner_id, type, subject_id FROM outbox_event WHERE published_at IS NULL \
-                 ORDER BY created_at, event_id LIMIT ?{}",
-                skip_locked(backend)
-            ),
-            vec![i64::from(limit).into()],
-        ),
-        |r| {
-            Ok((
-                r.try_get::<String>("", "event_id")?,
-                r.try_get::<String>("", "partner_id")?,
-                r.try_get::<String>("", "type")?,
-                r.try_get::<Option<String>>("", "subject_id")?,
-            ))
-        },
-    )
-    .await?;
-    if events.is_empty() {
-        txn.rollback().await?;
-        return Ok(Fanout::default());
-    }
-
-    let events: Vec<Published<'_>> = events
-        .iter()
-        .map(|(id, partner_id, event_type, subject_id)| Published {
-            id,
-            partner_id,
-            event_type,
-            subject_id: subject_id.as_deref(),
-        })
-        .collect();
-    let done = publish(&txn, &events, now_ms, instance_id, &Preclaim::none()).await?;
-    txn.commit().await?;
-    Ok(done.fanout)
+    /// Event type → pinned version.
+    pins: std::collections::BTreeMap<String, u32>,
 }
 
 /// An event as publishing needs it.
@@ -85,6 +43,10 @@ pub struct Published<'a> {
     pub partner_id: &'a str,
     pub event_type: &'a str,
     pub subject_id: Option<&'a str>,
+    /// The version `payload` is at, and the event's other renditions.
+    pub schema_version: u32,
+    pub payload: &'a str,
+    pub renditions: &'a Renditions,
 }
 
 /// Which new deliveries to create already claimed, for this instance's own
@@ -112,6 +74,19 @@ pub struct Publication {
     pub fanout: Fanout,
     /// (endpoint, the claimed delivery), in event order.
     pub claimed: Vec<(String, Claimed)>,
+    /// Renditions projected for pinned endpoints, by event (now stored).
+    pub projected: HashMap<String, Renditions>,
+    /// Deliveries created `skipped`: no rendering at the pinned version.
+    pub skipped: usize,
+}
+
+/// One delivery to create.
+struct Row<'a> {
+    id: String,
+    event_id: &'a str,
+    endpoint_id: &'a str,
+    claimed: bool,
+    rendering: Rendering,
 }
 
 /// In the caller's transaction: one delivery per subscribed, active endpoint
@@ -120,6 +95,7 @@ pub struct Publication {
 /// concurrent publishers wait for each other only for their commit.
 pub async fn publish(
     txn: &impl ConnectionTrait,
+    catalog: &Catalog,
     events: &[Published<'_>],
     now_ms: i64,
     instance_id: &str,
@@ -133,71 +109,135 @@ pub async fn publish(
 
     let mut out = Publication::default();
     out.fanout.events = events.len();
-    // (delivery, event, endpoint, claimed?)
-    let mut rows: Vec<(String, &str, &str, bool)> = Vec::new();
+    let mut rows: Vec<Row<'_>> = Vec::new();
     for e in events {
         for s in subscribers.get(e.partner_id).into_iter().flatten() {
             // Operational events about an endpoint go to the partner's other endpoints.
             let about_itself =
                 e.event_type.starts_with("endpoint.") && e.subject_id == Some(s.id.as_str());
-            if subscribes(&s.event_types, e.event_type) && !about_itself {
-                let n = out.fanout.deliveries.entry(s.id.clone()).or_default();
-                *n += 1;
-                let claimed = *n <= preclaim.per_endpoint && (preclaim.owned)(&s.id);
-                rows.push((new_id("dlv"), e.id, &s.id, claimed));
+            if !subscribes(&s.event_types, e.event_type) || about_itself {
+                continue;
             }
+            let pinned = s.pins.get(e.event_type).copied();
+            let rendering = match out
+                .projected
+                .get(e.id)
+                .and_then(|p| pinned.filter(|v| p.contains_key(v)))
+            {
+                // Projected already for another endpoint of this batch.
+                Some(version) => Rendering::Stored { version },
+                None => choose(
+                    catalog,
+                    e.event_type,
+                    e.schema_version,
+                    e.payload,
+                    e.renditions,
+                    pinned,
+                ),
+            };
+            if let Rendering::Projected { version, data } = &rendering {
+                out.projected
+                    .entry(e.id.to_string())
+                    .or_default()
+                    .insert(*version, data.clone());
+            }
+            let skipped = rendering == Rendering::Skipped;
+            out.skipped += usize::from(skipped);
+            let n = out.fanout.deliveries.entry(s.id.clone()).or_default();
+            let claimed = !skipped && {
+                *n += 1;
+                *n <= preclaim.per_endpoint && (preclaim.owned)(&s.id)
+            };
+            rows.push(Row {
+                id: new_id("dlv"),
+                event_id: e.id,
+                endpoint_id: &s.id,
+                claimed,
+                rendering,
+            });
         }
     }
+    out.fanout.deliveries.retain(|_, n| *n > 0);
     for chunk in rows.chunks(500) {
-        let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 8);
-        for (id, event_id, endpoint_id, claimed) in chunk {
-            let (state, due, seq) = if *claimed {
+        let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 10);
+        for r in chunk {
+            let (state, due, seq) = if r.claimed {
                 ("delivering", preclaim.lease_until, 1)
+            } else if r.rendering == Rendering::Skipped {
+                ("skipped", now_ms, 0)
             } else {
                 ("pending", now_ms, 0)
             };
+            let reason = (r.rendering == Rendering::Skipped).then_some(NO_RENDERING);
             values.extend([
-                id.clone().into(),
-                (*event_id).into(),
-                (*endpoint_id).into(),
+                r.id.clone().into(),
+                r.event_id.into(),
+                r.endpoint_id.into(),
                 state.into(),
                 due.into(),
                 now_ms.into(),
                 now_ms.into(),
                 Value::from(seq),
+                Value::from(r.rendering.version().map(|v| v as i32)),
+                Value::from(reason),
             ]);
         }
-        let tuples = vec!["(?, ?, ?, ?, 0, ?, ?, ?, ?)"; chunk.len()].join(", ");
+        let tuples = vec!["(?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
         txn.execute_raw(sql(
             backend,
             &format!(
-                "INSERT INTO delivery (id, event_id, endpoint_id, state, attempt_count, next_attempt_at, created_at, updated_at, claim_seq) \
+                "INSERT INTO delivery (id, event_id, endpoint_id, state, attempt_count, next_attempt_at, created_at, updated_at, claim_seq, schema_version, reason) \
                  VALUES {tuples} ON CONFLICT (event_id, endpoint_id) DO NOTHING"
             ),
             values,
         ))
         .await?;
     }
+    store_projections(txn, events, &out.projected).await?;
     out.claimed = rows
         .into_iter()
-        .filter(|r| r.3)
-        .map(|(id, event_id, endpoint_id, _)| {
+        .filter(|r| r.claimed)
+        .map(|r| {
             let claimed = Claimed {
-                id,
-                event_id: event_id.to_string(),
+                id: r.id,
+                event_id: r.event_id.to_string(),
                 attempt_count: 0,
                 scheduled_attempts: 0,
                 created_at: now_ms,
                 replay_id: None,
                 claim_seq: 1,
                 lease_until: preclaim.lease_until,
+                schema_version: r.rendering.version(),
             };
-            (endpoint_id.to_string(), claimed)
+            (r.endpoint_id.to_string(), claimed)
         })
         .collect();
     announce_work(txn, instance_id, out.fanout.deliveries.keys()).await?;
     number_in_feed(txn, events, now_ms).await?;
     Ok(out)
+}
+
+/// Stores the renditions projected for pinned endpoints with their events,
+/// so that every retry sends the same bytes.
+async fn store_projections(
+    txn: &impl ConnectionTrait,
+    events: &[Published<'_>],
+    projected: &HashMap<String, Renditions>,
+) -> Result<(), StoreError> {
+    for e in events {
+        let Some(new) = projected.get(e.id) else {
+            continue;
+        };
+        let mut all = e.renditions.clone();
+        all.extend(new.iter().map(|(v, d)| (*v, d.clone())));
+        txn.execute_raw(sql(
+            txn.get_database_backend(),
+            "UPDATE outbox_event SET renditions = ? WHERE event_id = ?",
+            vec![renditions::to_text(&all).into(), e.id.into()],
+        ))
+        .await?;
+    }
+    Ok(())
 }
 
 /// Marks the events published and gives them the next feed positions.
@@ -251,7 +291,7 @@ async fn active_subscribers(
         sql(
             backend,
             &format!(
-                "SELECT id, partner_id, event_types FROM endpoint WHERE status = 'active' AND partner_id IN ({})",
+                "SELECT id, partner_id, event_types, schema_versions FROM endpoint WHERE status = 'active' AND partner_id IN ({})",
                 placeholders(partners.len())
             ),
             partners.iter().map(|p| Value::from(*p)).collect(),
@@ -261,18 +301,22 @@ async fn active_subscribers(
                 r.try_get::<String>("", "id")?,
                 r.try_get::<String>("", "partner_id")?,
                 r.try_get::<String>("", "event_types")?,
+                r.try_get::<Option<String>>("", "schema_versions")?,
             ))
         },
     )
     .await?;
     let mut by_partner: HashMap<String, Vec<Subscriber>> = HashMap::new();
-    for (id, partner_id, types) in rows {
+    for (id, partner_id, types, pins) in rows {
         let event_types: Vec<String> = serde_json::from_str(&types)
             .map_err(|e| StoreError::Corrupt(format!("endpoint {id} event_types: {e}")))?;
-        by_partner
-            .entry(partner_id)
-            .or_default()
-            .push(Subscriber { id, event_types });
+        let pins = super::endpoints::pins_from_text(pins.as_deref())
+            .map_err(|e| StoreError::Corrupt(format!("endpoint {id} schema_versions: {e}")))?;
+        by_partner.entry(partner_id).or_default().push(Subscriber {
+            id,
+            event_types,
+            pins,
+        });
     }
     Ok(by_partner)
 }

@@ -55,6 +55,7 @@ fn operational(
         schema_version: 1,
         payload: data.to_string(),
         correlation_id: None,
+        renditions: Default::default(),
     }
 }
 

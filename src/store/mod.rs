@@ -9,6 +9,7 @@ pub mod deliveries;
 pub mod endpoints;
 pub mod entity;
 pub mod fanout;
+pub mod fanout_claim;
 pub mod health;
 pub mod keys;
 pub mod outbox;

@@ -21,6 +21,8 @@ fn to_row(e: &NewEvent, now_ms: i64, published_at: Option<i64>) -> outbox_event:
         occurred_at: Set(e.occurred_at_ms),
         schema_version: Set(e.schema_version.to_string()),
         payload: Set(e.payload.clone()),
+        renditions: Set(crate::domain::renditions::to_text(&e.renditions)),
+        rejected_reason: Set(None),
         correlation_id: Set(e.correlation_id.clone()),
         created_at: Set(now_ms),
         published_at: Set(published_at),
@@ -46,6 +48,8 @@ pub fn from_row(m: outbox_event::Model) -> Result<NewEvent, StoreError> {
             m.schema_version
         ))
     })?;
+    let renditions = crate::domain::renditions::from_text(m.renditions.as_deref())
+        .map_err(|e| StoreError::Corrupt(format!("event {id}: {e}")))?;
     Ok(NewEvent {
         id,
         event_type: m.r#type,
@@ -56,6 +60,7 @@ pub fn from_row(m: outbox_event::Model) -> Result<NewEvent, StoreError> {
         schema_version,
         payload: m.payload,
         correlation_id: m.correlation_id,
+        renditions,
     })
 }
 
@@ -107,4 +112,18 @@ pub async fn find(db: &impl ConnectionTrait, ids: &[&str]) -> Result<Vec<NewEven
         }
     }
     Ok(out)
+}
+
+/// The events the fanout rejected, newest first, at most `limit`.
+pub async fn rejected(
+    db: &impl ConnectionTrait,
+    limit: u64,
+) -> Result<Vec<outbox_event::Model>, StoreError> {
+    use sea_orm::{QueryOrder, QuerySelect};
+    Ok(outbox_event::Entity::find()
+        .filter(outbox_event::Column::RejectedReason.is_not_null())
+        .order_by_desc(outbox_event::Column::PublishedAt)
+        .limit(limit)
+        .all(db)
+        .await?)
 }

@@ -35,6 +35,8 @@ pub struct EndpointPatch {
     pub description: Option<String>,
     pub event_types: Option<Vec<String>>,
     pub schema_version: Option<Option<String>>,
+    /// Replaces every pin when given.
+    pub schema_versions: Option<std::collections::BTreeMap<String, u32>>,
     pub concurrency: Option<u32>,
     pub rate_limit: Option<Option<u32>>,
 }
@@ -167,6 +169,9 @@ impl Scoped<'_> {
         }
         if let Some(v) = patch.schema_version {
             m.schema_version = Set(v);
+        }
+        if let Some(p) = patch.schema_versions {
+            m.schema_versions = Set(super::endpoints::pins_to_text(&p));
         }
         if let Some(c) = patch.concurrency {
             m.concurrency = Set(i32::try_from(c).unwrap_or(i32::MAX));

@@ -253,6 +253,7 @@ on_both_backends!(
                 concurrency: 8,
                 rate_limit: None,
                 schema_version: None,
+                schema_versions: Default::default(),
                 status: EndpointStatus::Active,
             };
             let (endpoint, _) = store::endpoints::create(&db, &secrets, new, now)

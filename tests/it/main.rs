@@ -28,3 +28,4 @@ mod partner_api;
 mod records;
 mod stop;
 mod store;
+mod thresholds;

@@ -2,14 +2,14 @@
 //! under the endpoint's lease, queueing them with their bodies, and handing
 //! them back unattempted.
 
-use std::time::Duration;
+use std::{collections::HashMap, time::Duration};
 
 use actix::prelude::*;
 
 use super::{EndpointActor, MAX_CLAIM};
 use crate::{
     delivery::attempt::Job,
-    domain::event::{NewEvent, envelope},
+    domain::event::{NewEvent, envelope, envelope_at},
     store::{self, claims::Claimed, cluster::Fence},
 };
 
@@ -107,20 +107,32 @@ impl EndpointActor {
     }
 
     pub(super) fn enqueue(&mut self, claimed: Vec<Claimed>, events: Vec<NewEvent>) {
-        let bodies: std::collections::HashMap<&str, (&NewEvent, bytes::Bytes)> = events
-            .iter()
-            .map(|e| (e.id.as_str(), (e, bytes::Bytes::from(envelope(e)))))
-            .collect();
+        let by_id: HashMap<&str, &NewEvent> = events.iter().map(|e| (e.id.as_str(), e)).collect();
+        let mut bodies: HashMap<(&str, Option<u32>), bytes::Bytes> = HashMap::new();
         for c in claimed {
-            match bodies.get(c.event_id.as_str()) {
-                Some((event, body)) => {
-                    self.due.hold(&c);
-                    self.queue.push_back(Job::new(c, event, body.clone()));
-                }
+            let Some(event) = by_id.get(c.event_id.as_str()) else {
+                tracing::error!(delivery = %c.id, event = %c.event_id, "a claimed delivery has no event");
+                continue;
+            };
+            let key = (event.id.as_str(), c.schema_version);
+            let body = match bodies.get(&key) {
+                Some(body) => body.clone(),
                 None => {
-                    tracing::error!(delivery = %c.id, event = %c.event_id, "a claimed delivery has no event")
+                    let rendered = match c.schema_version {
+                        None => Some(envelope(event)),
+                        Some(v) => envelope_at(event, v),
+                    };
+                    let Some(bytes) = rendered else {
+                        tracing::error!(delivery = %c.id, event = %c.event_id, version = ?c.schema_version, "a claimed delivery's rendition is missing");
+                        continue;
+                    };
+                    let body = bytes::Bytes::from(bytes);
+                    bodies.insert(key, body.clone());
+                    body
                 }
-            }
+            };
+            self.due.hold(&c);
+            self.queue.push_back(Job::new(c, event, body));
         }
     }
 

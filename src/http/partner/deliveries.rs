@@ -223,7 +223,16 @@ pub async fn replay_delivery(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
-    let (replay_id, d) = for_partner(&state.shared.db, &partner)
+    let scoped = for_partner(&state.shared.db, &partner);
+    if let Some(d) = scoped.delivery(&id).await?
+        && d.state == "skipped"
+    {
+        return Err(Problem::conflict(
+            "this delivery was skipped: the event has no valid rendering at the endpoint's pinned version; \
+             pin another version or publish the event with a rendition for it",
+        ));
+    }
+    let (replay_id, d) = scoped
         .replay(&id, state.shared.clock.now_ms())
         .await?
         .ok_or_else(|| Problem::not_found("no such delivery"))?;

@@ -1,6 +1,8 @@
 //! `/v1/endpoints`: create, list, read, change, delete, enable and disable
 //! endpoints; rotate their secrets; send a test event; recover a time range.
 
+use std::collections::BTreeMap;
+
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -36,6 +38,9 @@ pub struct EndpointOut {
     /// Subscribed types (`usage.*` matches a family); empty means all.
     pub event_types: Vec<String>,
     pub schema_version: Option<String>,
+    /// Event type → the version this endpoint receives it at; types not
+    /// named arrive as the producer sent them.
+    pub schema_versions: BTreeMap<String, u32>,
     pub concurrency: u32,
     /// Requests per second at most; null for no limit.
     pub rate_limit: Option<u32>,
@@ -54,6 +59,7 @@ impl From<Endpoint> for EndpointOut {
             disabled_reason: e.disabled_reason,
             event_types: e.event_types,
             schema_version: e.schema_version,
+            schema_versions: e.schema_versions,
             concurrency: e.concurrency,
             rate_limit: e.rate_limit,
             failing_since: e.failing_since.map(time),
@@ -107,6 +113,12 @@ pub struct CreateEndpoint {
     pub event_types: Option<Vec<String>>,
     #[schema(max_length = 32, pattern = r"^[^\x00-\x09\x0B-\x1F\x7F-\x9F]*$")]
     pub schema_version: Option<String>,
+    /// Event type → the version to receive it at (an integer), or
+    /// `"latest"` (as the producer sent it, the default). An older version
+    /// gets the event projected onto it when compatible, or the producer's
+    /// rendition; otherwise the delivery is `skipped`.
+    #[schema(value_type = Option<Object>)]
+    pub schema_versions: Option<BTreeMap<String, serde_json::Value>>,
     /// 1 to 256; default from configuration (8).
     #[schema(minimum = 1, maximum = 256)]
     pub concurrency: Option<u32>,
@@ -127,6 +139,12 @@ pub struct UpdateEndpoint {
     pub event_types: Option<Vec<String>>,
     #[schema(max_length = 32, pattern = r"^[^\x00-\x09\x0B-\x1F\x7F-\x9F]*$")]
     pub schema_version: Option<String>,
+    /// Event type → the version to receive it at (an integer), or
+    /// `"latest"` (as the producer sent it, the default). An older version
+    /// gets the event projected onto it when compatible, or the producer's
+    /// rendition; otherwise the delivery is `skipped`.
+    #[schema(value_type = Option<Object>)]
+    pub schema_versions: Option<BTreeMap<String, serde_json::Value>>,
     #[schema(minimum = 1, maximum = 256)]
     pub concurrency: Option<u32>,
     #[schema(minimum = 1, maximum = 10000)]
@@ -275,6 +293,10 @@ pub async fn create_endpoint(
         description,
         event_types: types,
         schema_version: input.schema_version,
+        schema_versions: match &input.schema_versions {
+            Some(given) => super::pins::parse(given, &state.shared.catalog)?,
+            None => Default::default(),
+        },
         concurrency: input
             .concurrency
             .unwrap_or(state.shared.config.delivery.default_concurrency),
@@ -372,6 +394,10 @@ pub async fn update_endpoint(
         description: input.description,
         event_types: input.event_types,
         schema_version: input.schema_version.map(Some),
+        schema_versions: match &input.schema_versions {
+            Some(given) => Some(super::pins::parse(given, &state.shared.catalog)?),
+            None => None,
+        },
         concurrency: input.concurrency,
         rate_limit: input.rate_limit.map(Some),
     };
@@ -538,6 +564,7 @@ pub async fn send_test(
             serde_json::json!({"endpoint_id": id.as_str(), "message": "a test event from hookd"})
                 .to_string(),
         correlation_id: None,
+        renditions: Default::default(),
     };
     let delivery_id = for_partner(&state.shared.db, &partner)
         .send_test(&id, &event, now)

@@ -7,7 +7,8 @@ use utoipa::ToSchema;
 
 use super::deliveries::DeliveryOut;
 use crate::{
-    domain::event::{NewEvent, envelope_json},
+    catalog::render::{Rendering, choose},
+    domain::event::{NewEvent, envelope, envelope_at, envelope_json, envelope_with_data},
     http::{
         AppState, auth, body, page,
         problem::{Errors, Problem},
@@ -78,8 +79,18 @@ pub async fn feed(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpRe
     }))
 }
 
-/// One event with its deliveries.
-#[utoipa::path(tag = "events", params(("id" = String, Path)), security(("partner_key" = [])),
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct EventQuery {
+    /// Show the event as an endpoint pinned to this version receives it.
+    pub schema_version: Option<u32>,
+}
+
+/// One event with its deliveries; with `schema_version`, the event as an
+/// endpoint pinned to that version receives it (404 when it has no valid
+/// rendering there, as such a delivery is `skipped`).
+#[utoipa::path(tag = "events", params(("id" = String, Path), EventQuery), security(("partner_key" = [])),
     responses((status = 200, body = EventDetail), Errors))]
 #[get("/v1/events/{id}")]
 pub async fn get_event(
@@ -88,12 +99,42 @@ pub async fn get_event(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
+    let q: EventQuery = body::query(req.query_string())?;
     let (event, deliveries) = for_partner(&state.shared.db, &partner)
         .event(&id)
         .await?
         .ok_or_else(|| Problem::not_found("no such event"))?;
+    let shown = match q.schema_version {
+        None => EventOut::from(&event),
+        Some(v) => {
+            let rendered = match choose(
+                &state.shared.catalog,
+                &event.event_type,
+                event.schema_version,
+                &event.payload,
+                &event.renditions,
+                Some(v),
+            ) {
+                Rendering::AsSent => Some(envelope(&event)),
+                Rendering::Stored { version } => envelope_at(&event, version),
+                Rendering::Projected { version, data } => {
+                    Some(envelope_with_data(&event, version, &data))
+                }
+                Rendering::Skipped => None,
+            };
+            let text = rendered
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .and_then(|t| serde_json::value::RawValue::from_string(t).ok())
+                .ok_or_else(|| {
+                    Problem::not_found(format!(
+                        "the event has no valid rendering at version {v} (an endpoint pinned to it gets the delivery `skipped`)"
+                    ))
+                })?;
+            EventOut(text)
+        }
+    };
     Ok(HttpResponse::Ok().json(EventDetail {
-        event: EventOut::from(&event),
+        event: shown,
         deliveries: deliveries.into_iter().map(DeliveryOut::from).collect(),
     }))
 }

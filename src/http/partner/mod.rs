@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod deliveries;
 pub mod endpoints;
 pub mod events;
+mod pins;
 
 use crate::domain::event::format_time;
 

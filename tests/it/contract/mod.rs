@@ -4,7 +4,9 @@
 
 mod catalog_cli;
 mod ingest;
+mod pinning;
 mod readme;
+mod rejected;
 mod send_time;
 
 /// The strict catalog the harness turns off for delivery tests.

@@ -190,6 +190,7 @@ impl TestApp {
             concurrency,
             rate_limit: None,
             schema_version: None,
+            schema_versions: Default::default(),
             status: EndpointStatus::Active,
         };
         let (e, secret) = store::endpoints::create(

@@ -231,6 +231,7 @@ pub async fn prepare_endpoints(url: &str, endpoint_urls: &[String], concurrency:
             concurrency,
             rate_limit: None,
             schema_version: None,
+            schema_versions: Default::default(),
             status: EndpointStatus::Active,
         };
         let (endpoint, _) = store::endpoints::create(&db, &secrets, endpoint, now)

@@ -1,0 +1,82 @@
+//! A row written with plain SQL cannot be checked at insert: the fanout
+//! checks it, and one that fails its schema is `rejected` with the reason,
+//! never delivered, listed for the operator and counted.
+
+use std::time::Duration;
+
+use hookd::domain::clock::Clock as _;
+use sea_orm::ConnectionTrait;
+
+use super::STRICT;
+use crate::harness::{Backend, receiver::Receiver, spawn_app_with, wait_until};
+use crate::on_both_backends;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+async fn insert(app: &crate::harness::TestApp, id: &str, payload: &str) {
+    let now = app.clock.now_ms();
+    let sql = format!(
+        "INSERT INTO outbox_event (event_id, partner_id, type, occurred_at, schema_version, payload, created_at) \
+         VALUES ('{id}', '{}', 'balance.updated', {now}, '1', '{payload}', {now})",
+        app.partner_id
+    );
+    app.db()
+        .execute_unprepared(&sql)
+        .await
+        .expect("the row is written with plain SQL");
+}
+
+on_both_backends!(
+    a_plain_sql_row_that_fails_its_schema_is_rejected_and_never_delivered,
+    |backend: Backend| async move {
+        let app = spawn_app_with(backend, &[STRICT]).await;
+        let receiver = Receiver::start().await;
+        let (endpoint, _) = app.endpoint(&receiver.url()).await;
+        let bad = "evt_01JBBBBBBBBBBBBBBBBBBBBBBB";
+        let good = "evt_01JCCCCCCCCCCCCCCCCCCCCCCC";
+        insert(
+            &app,
+            bad,
+            r#"{"customer_id":"cus_1","currency":"dollars","balance":10.5}"#,
+        )
+        .await;
+        insert(
+            &app,
+            good,
+            r#"{"customer_id":"cus_1","currency":"USD","balance":"10.50"}"#,
+        )
+        .await;
+        app.wait_for_state(good, &endpoint, "delivered", WAIT).await;
+
+        let operator = app.operator_key().await;
+        let listed = wait_until(WAIT, || async {
+            let (_, body, _) = app
+                .request("GET", "/v1/admin/events?state=rejected", &operator, None)
+                .await;
+            (body["data"].as_array().is_some_and(|d| !d.is_empty())).then_some(body)
+        })
+        .await
+        .expect("the rejected event is listed");
+        let row = &listed["data"][0];
+        assert_eq!(row["event_id"], bad);
+        let reason = row["reason"].as_str().expect("a reason");
+        assert!(
+            reason.contains("/currency") && reason.contains("/balance"),
+            "{reason}"
+        );
+        assert_eq!(
+            app.delivery(bad, &endpoint).await,
+            None,
+            "no delivery was created"
+        );
+        assert_eq!(receiver.count(), 1, "only the valid event went out");
+        assert_eq!(
+            app.metric(&operator, "hookd_events_rejected_total").await,
+            1
+        );
+        let (status, body, _) = app
+            .request("GET", "/v1/admin/events?state=published", &operator, None)
+            .await;
+        assert_eq!(status, 400, "{body}");
+    }
+);
