@@ -107,7 +107,23 @@ impl MigrationTrait for Migration {
                     )
                     .to_owned(),
             )
-            .await
+            .await?;
+        // `schema_version` becomes an integer: a stored value that is not a
+        // positive integer (any short text was accepted before) is read as 1,
+        // the only version there was.
+        let not_an_integer = match manager.get_database_backend() {
+            sea_orm::DatabaseBackend::Postgres => "schema_version !~ '^[1-9][0-9]{0,8}$'",
+            _ => {
+                "(schema_version NOT GLOB '[1-9]*' OR schema_version GLOB '*[^0-9]*' OR length(schema_version) > 9)"
+            }
+        };
+        manager
+            .get_connection()
+            .execute_unprepared(&format!(
+                "UPDATE outbox_event SET schema_version = '1' WHERE {not_an_integer}"
+            ))
+            .await?;
+        Ok(())
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {

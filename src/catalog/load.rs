@@ -46,6 +46,7 @@ pub fn load_dir(dir: &Path) -> Result<Catalog, CatalogError> {
 pub fn load_files(files: &[(String, String)]) -> Result<Catalog, CatalogError> {
     let mut types = BTreeMap::new();
     for (name, text) in files {
+        check_not_redefining_own_type(name, text)?;
         let t = load_type(name, text)?;
         if types.contains_key(&t.name) {
             return Err(error(
@@ -56,7 +57,15 @@ pub fn load_files(files: &[(String, String)]) -> Result<Catalog, CatalogError> {
         }
         types.insert(t.name.clone(), t);
     }
-    if types.is_empty() {
+    // hookd's own types are always there, as hookd emits them.
+    for (name, text) in super::bundled::FILES {
+        let own = name.trim_end_matches(".json");
+        if OWN_TYPES.contains(&own) && !types.contains_key(own) {
+            let t = load_type(name, text)?;
+            types.insert(t.name.clone(), t);
+        }
+    }
+    if files.is_empty() {
         return Err(error(
             files.first().map_or("the catalog", |f| &f.0),
             "",
@@ -67,6 +76,39 @@ pub fn load_files(files: &[(String, String)]) -> Result<Catalog, CatalogError> {
         types: std::sync::Arc::new(types),
         strict: true,
     })
+}
+
+/// The types hookd itself emits: their schemas follow hookd's code, so a
+/// catalog directory may leave them out (the bundled ones are added) but not
+/// change them.
+pub const OWN_TYPES: [&str; 4] = [
+    "endpoint.disabled",
+    "endpoint.failing",
+    "endpoint.recovered",
+    "webhook.test",
+];
+
+fn check_not_redefining_own_type(file: &str, text: &str) -> Result<(), CatalogError> {
+    let Ok(given) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Ok(()); // reported by load_type, with the parser's position
+    };
+    let Some(own) = given["type"].as_str().filter(|t| OWN_TYPES.contains(t)) else {
+        return Ok(());
+    };
+    let bundled = super::bundled::FILES
+        .iter()
+        .find(|(n, _)| n.trim_end_matches(".json") == own)
+        .and_then(|(_, t)| serde_json::from_str::<serde_json::Value>(t).ok());
+    if bundled.as_ref() == Some(&given) {
+        return Ok(());
+    }
+    Err(error(
+        file,
+        "/type",
+        format!(
+            "`{own}` is hookd's own event type and follows hookd's code; remove this file (the bundled definition is used)"
+        ),
+    ))
 }
 
 fn load_type(file: &str, text: &str) -> Result<EventType, CatalogError> {

@@ -19,7 +19,7 @@ use std::{collections::BTreeMap, sync::Arc};
 use serde::Serialize;
 use serde_json::Value;
 
-pub use load::{CatalogError, load_dir, load_files};
+pub use load::{CatalogError, OWN_TYPES, load_dir, load_files};
 pub use validate::{DataError, MAX_ERRORS, describe};
 
 /// One version of an event type's `data`.

@@ -152,3 +152,22 @@ fn every_example_of_the_bundled_catalog_is_valid_at_its_version() {
         }
     }
 }
+
+#[test]
+fn hookds_own_types_are_always_there_and_cannot_be_redefined() {
+    let v = json!({"version": 1, "schema": cost_schema(), "example": {"final_cost": "1.0"}});
+    let own = load_files(&[usage_type(json!([v]))]).expect("loads");
+    for t in super::OWN_TYPES {
+        assert!(own.get(t).is_some(), "{t} is added from the bundle");
+    }
+    let redefined = file(
+        "endpoint.failing",
+        json!({"type": "endpoint.failing", "description": "d", "sensitivity": "s",
+               "versions": [{"version": 1, "schema": {"type": "object"}, "example": {}}]}),
+    );
+    let e = load_error(&[redefined]);
+    assert_eq!(
+        (e.file.as_str(), e.pointer.as_str()),
+        ("endpoint.failing.json", "/type")
+    );
+}

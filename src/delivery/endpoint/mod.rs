@@ -204,6 +204,9 @@ impl EndpointActor {
         while room(self) {
             // Each job is looked at as it comes to the front, before it is sent.
             self.release_stale(ctx, now);
+            if !self.cancel_unqualified(ctx) {
+                return;
+            }
             if self.queue.is_empty() {
                 break;
             }
@@ -295,7 +298,7 @@ impl EndpointActor {
         }
     }
 
-    fn reload(&mut self, ctx: &mut Context<Self>) {
+    pub(super) fn reload(&mut self, ctx: &mut Context<Self>) {
         self.reloading = true;
         let shared = self.shared.clone();
         let id = self.id.clone();

@@ -25,16 +25,6 @@ impl EndpointActor {
         let Some(loaded) = self.loaded.clone() else {
             return;
         };
-        // The endpoint may have changed since the delivery was created (its
-        // event types patched): what no longer qualifies is never sent.
-        if let Err(why) = qualifies(
-            &loaded.endpoint.partner_id,
-            &loaded.endpoint.event_types,
-            &job.partner_id,
-            &job.event_type,
-        ) {
-            return self.cancel(ctx, job, why.reason());
-        }
         self.in_flight += 1;
         self.shared.activity.request_started();
         let shared = self.shared.clone();
@@ -62,6 +52,36 @@ impl EndpointActor {
                     act.pump(ctx);
                 }),
         );
+    }
+
+    /// Looks at the job at the front of the queue before the circuit and the
+    /// rate limit are asked (a probe must be a real attempt): one that no
+    /// longer qualifies for the endpoint (its event types were patched since
+    /// the delivery was created) is cancelled, never sent. Settings loaded
+    /// before the delivery was created may be the stale ones: reloaded first.
+    /// `false` when the pump must stop for a reload.
+    pub(super) fn cancel_unqualified(&mut self, ctx: &mut Context<Self>) -> bool {
+        let Some(loaded) = self.loaded.clone() else {
+            return false;
+        };
+        while let Some(job) = self.queue.front() {
+            let Err(why) = qualifies(
+                &loaded.endpoint.partner_id,
+                &loaded.endpoint.event_types,
+                &job.partner_id,
+                &job.event_type,
+            ) else {
+                return true;
+            };
+            if loaded.at_ms < job.claimed.created_at {
+                self.reload(ctx);
+                return false;
+            }
+            if let Some(job) = self.queue.pop_front() {
+                self.cancel(ctx, job, why.reason());
+            }
+        }
+        true
     }
 
     /// Closes a job that no longer qualifies without sending it.

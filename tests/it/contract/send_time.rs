@@ -77,3 +77,28 @@ on_both_backends!(
         assert_eq!(cancelled, 1);
     }
 );
+
+on_both_backends!(
+    a_test_event_reaches_an_endpoint_whatever_types_it_takes,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let receiver = Receiver::start().await;
+        let (endpoint, _) = app
+            .endpoint_for(&app.partner_id, &receiver.url(), &["usage.*"], 8)
+            .await;
+        let key = app.partner_key().await;
+        let (status, sent, _) = app
+            .request(
+                "POST",
+                &format!("/v1/endpoints/{endpoint}/test"),
+                &key,
+                None,
+            )
+            .await;
+        assert_eq!(status, 202, "{sent}");
+        let event = sent["event_id"].as_str().expect("an event id").to_string();
+        app.wait_for_state(&event, &endpoint, "delivered", WAIT)
+            .await;
+        assert_eq!(receiver.count(), 1);
+    }
+);
