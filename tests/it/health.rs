@@ -255,6 +255,8 @@ on_both_backends!(
         attempts_made(&app, &first, &id, 1).await;
         advance(&app, HOUR + 1);
         hears(&watch, "endpoint.failing", 1).await;
+        // The 5 s retry has run (and failed): the next is due 5 min after it.
+        attempts_made(&app, &first, &id, 2).await;
 
         receiver.set_default(Reply::status(200));
         advance(&app, 5 * MINUTE);
