@@ -37,6 +37,11 @@ pub struct ReasonLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StatusLabels {
+    pub status: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct StateLabels {
     pub state: &'static str,
 }
@@ -50,6 +55,15 @@ pub struct Metrics {
     pub ingest_commits: Counter,
     pub deliveries_created: Counter,
     pub deliveries_dead: Counter,
+    /// Deliveries dead now (set when scraped): the dead-letter backlog.
+    pub dead_now: Gauge,
+    /// Endpoints by status (set when scraped).
+    pub endpoints: Family<StatusLabels, Gauge>,
+    /// From a delivery's creation (its event's fanout) to the 2xx, for
+    /// scheduled attempts.
+    pub delivery_latency: Histogram,
+    /// Deliveries waiting on their last two scheduled attempts (set when scraped).
+    pub retry_saturation: Gauge,
     /// Events the fanout refused: written around the API, they fail the catalog.
     pub events_rejected: Counter,
     /// Deliveries closed before an attempt because they no longer qualify.
@@ -90,6 +104,11 @@ impl Metrics {
             deliveries_created: Counter::default(),
             deliveries_dead: Counter::default(),
             events_rejected: Counter::default(),
+            dead_now: Gauge::default(),
+            endpoints: Family::default(),
+            // 1 ms to about 9 minutes; a delivery that needed retries lands above.
+            delivery_latency: Histogram::new(exponential_buckets(0.001, 2.0, 20)),
+            retry_saturation: Gauge::default(),
             deliveries_cancelled: Family::default(),
             attempts: Family::default(),
             // 5 ms to about 41 s.
@@ -123,9 +142,29 @@ impl Metrics {
             m.deliveries_created.clone(),
         );
         registry.register(
-            "deliveries_dead",
-            "Deliveries that ran out of attempts or age",
+            "deliveries_died",
+            "Deliveries that ran out of attempts or age (hookd_deliveries_dead is how many are dead now)",
             m.deliveries_dead.clone(),
+        );
+        registry.register(
+            "deliveries_dead",
+            "Deliveries dead now: the dead-letter backlog, replayable within the replay window",
+            m.dead_now.clone(),
+        );
+        registry.register(
+            "endpoints",
+            "Endpoints by status: active (succeeding), failing (active, failing since the last success), paused, disabled",
+            m.endpoints.clone(),
+        );
+        registry.register(
+            "delivery_latency_seconds",
+            "From a delivery's creation (its event's fanout, at commit on the fast path) to the receiver's 2xx, scheduled attempts only",
+            m.delivery_latency.clone(),
+        );
+        registry.register(
+            "retry_saturation",
+            "Deliveries waiting on their last two scheduled attempts",
+            m.retry_saturation.clone(),
         );
         registry.register(
             "events_rejected",

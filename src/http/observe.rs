@@ -260,6 +260,16 @@ pub async fn metrics(
             .get_or_create(&crate::metrics::StateLabels { state })
             .set(n);
     }
+    for (status, n) in store::backlog::endpoints_by_status(&shared.db).await? {
+        m.endpoints
+            .get_or_create(&crate::metrics::StatusLabels { status })
+            .set(n);
+    }
+    let (dead, saturated) =
+        store::backlog::dead_and_saturated(&shared.db, shared.config.delivery.schedule.len())
+            .await?;
+    m.dead_now.set(dead);
+    m.retry_saturation.set(saturated);
     let (unpublished, oldest) = store::backlog::unpublished(&shared.db).await?;
     m.outbox_unpublished.set(unpublished);
     let now = shared.clock.now_ms();

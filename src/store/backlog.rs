@@ -67,6 +67,62 @@ pub async fn waiting(db: &impl ConnectionTrait) -> Result<Waiting, StoreError> {
     Ok(w)
 }
 
+/// Endpoints by status, `failing` apart from the succeeding `active` ones.
+pub async fn endpoints_by_status(
+    db: &impl ConnectionTrait,
+) -> Result<[(&'static str, i64); 4], StoreError> {
+    let rows: Vec<(String, i64)> = query_all(
+        db,
+        sql(
+            db.get_database_backend(),
+            "SELECT CASE WHEN status = 'active' AND failing_since IS NOT NULL THEN 'failing' ELSE status END AS s, \
+             COUNT(*) AS n FROM endpoint GROUP BY 1",
+            vec![],
+        ),
+        |r| Ok((r.try_get("", "s")?, r.try_get("", "n")?)),
+    )
+    .await?;
+    let mut out = [
+        ("active", 0),
+        ("failing", 0),
+        ("paused", 0),
+        ("disabled", 0),
+    ];
+    for (status, n) in rows {
+        if let Some(slot) = out.iter_mut().find(|(s, _)| *s == status) {
+            slot.1 = n;
+        }
+    }
+    Ok(out)
+}
+
+/// Dead deliveries, and those waiting on one of the last two scheduled
+/// attempts of a schedule of `attempts`.
+pub async fn dead_and_saturated(
+    db: &impl ConnectionTrait,
+    attempts: usize,
+) -> Result<(i64, i64), StoreError> {
+    let last_two = i64::try_from(attempts.saturating_sub(2)).unwrap_or(i64::MAX);
+    let rows = query_all(
+        db,
+        sql(
+            db.get_database_backend(),
+            "SELECT SUM(CASE WHEN state = 'dead' THEN 1 ELSE 0 END) AS dead, \
+             SUM(CASE WHEN state IN ('pending', 'failed') AND scheduled_attempts >= ? THEN 1 ELSE 0 END) AS saturated \
+             FROM delivery WHERE state IN ('dead', 'pending', 'failed')",
+            vec![last_two.into()],
+        ),
+        |r| {
+            Ok((
+                r.try_get::<Option<i64>>("", "dead")?.unwrap_or(0),
+                r.try_get::<Option<i64>>("", "saturated")?.unwrap_or(0),
+            ))
+        },
+    )
+    .await?;
+    Ok(rows.into_iter().next().unwrap_or((0, 0)))
+}
+
 /// Committed events not yet fanned out, and when the oldest was created.
 pub async fn unpublished(db: &impl ConnectionTrait) -> Result<(i64, Option<i64>), StoreError> {
     let rows = query_all(

@@ -19,6 +19,7 @@ mod egress;
 mod exact;
 mod group_commit;
 mod health;
+mod health_metrics;
 mod hostile;
 mod ingest;
 mod isolation;

@@ -138,6 +138,10 @@ impl EndpointActor {
             manual,
             matches!(record.next, NextState::Dead),
         );
+        if observed.outcome == Outcome::Delivered && !manual {
+            let since_created = (now - job.claimed.created_at).max(0) as f64 / 1000.0;
+            self.shared.metrics.delivery_latency.observe(since_created);
+        }
         let retry_at = match record.next {
             NextState::RetryAt(t) => Some(t),
             _ => None,
