@@ -308,7 +308,7 @@ mod tests {
             ),
             "{text}"
         );
-        assert!(text.contains("hookd_deliveries_dead_total 1"), "{text}");
+        assert!(text.contains("hookd_deliveries_died_total 1"), "{text}");
         assert!(
             text.contains("hookd_attempt_duration_seconds_count 2"),
             "{text}"
