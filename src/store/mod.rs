@@ -17,6 +17,7 @@ pub mod partners;
 pub mod retention;
 pub mod scoped;
 pub mod sessions;
+pub mod thresholds;
 
 use std::time::Duration;
 

@@ -3,16 +3,14 @@
 //! recorded exactly once, and commits or rolls back with the change that
 //! caused it and with the events the host enqueues for it.
 
-use std::collections::HashMap;
-
-use sea_orm::{ConnectionTrait, DbBackend, DbErr, Value};
+use sea_orm::{ConnectionTrait, DbErr};
 
 use super::{
     amount::Amount,
     evaluate::{Change, Level, Outcome, evaluate},
     threshold::{Rule, Threshold, ThresholdError},
 };
-use crate::store::{placeholders, query_all, sql};
+use crate::store::thresholds::{Stored, insert_armed, lock, write};
 
 /// A set of thresholds and their rule, ready to record changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,12 +40,6 @@ pub enum TrackerError {
     Threshold(#[from] ThresholdError),
     #[error("reading or writing threshold_state failed")]
     Db(#[from] DbErr),
-}
-
-/// A row of `threshold_state`.
-struct Stored {
-    armed: bool,
-    period: Option<String>,
 }
 
 impl Tracker {
@@ -109,7 +101,7 @@ impl Tracker {
         }
         let keys: Vec<String> = self.thresholds.iter().map(Threshold::key).collect();
         let now = chrono::Utc::now().timestamp_millis();
-        insert_armed(conn, update, &keys, now).await?;
+        insert_armed(conn, update.subject, update.period, &keys, now).await?;
         let stored = lock(conn, update.subject, &keys).await?;
 
         let stored_armed: Vec<bool> = keys
@@ -137,7 +129,7 @@ impl Tracker {
             let same =
                 row.is_some_and(|r| r.armed == *armed && r.period.as_deref() == update.period);
             if !same {
-                write(conn, update, key, *armed, now).await?;
+                write(conn, update.subject, update.period, key, *armed, now).await?;
             }
         }
         for c in &outcome.fired {
@@ -153,94 +145,4 @@ fn ended(row: Option<&Stored>, period: Option<&str>) -> bool {
         (Some(r), Some(p)) => r.period.as_deref() != Some(p),
         _ => false,
     }
-}
-
-/// Adds the missing rows, armed. Writing before reading takes SQLite's write
-/// lock now; on PostgreSQL a concurrent transaction adding the same row waits
-/// for this one, so a first crossing cannot be recorded twice.
-async fn insert_armed(
-    conn: &impl ConnectionTrait,
-    update: &Update<'_>,
-    keys: &[String],
-    now: i64,
-) -> Result<(), DbErr> {
-    let mut sorted: Vec<&String> = keys.iter().collect();
-    sorted.sort(); // one lock order for every writer
-    let rows = vec!["(?, ?, ?, ?, ?)"; sorted.len()].join(", ");
-    let values = sorted
-        .into_iter()
-        .flat_map(|k| {
-            [
-                Value::from(update.subject),
-                Value::from(k.as_str()),
-                Value::from(true),
-                Value::from(update.period),
-                Value::from(now),
-            ]
-        })
-        .collect();
-    let text = format!(
-        "INSERT INTO threshold_state (subject, threshold, armed, period, updated_at) \
-         VALUES {rows} ON CONFLICT (subject, threshold) DO NOTHING"
-    );
-    conn.execute_raw(sql(conn.get_database_backend(), &text, values))
-        .await?;
-    Ok(())
-}
-
-/// Reads (and on PostgreSQL locks) the subject's rows for `keys`.
-async fn lock(
-    conn: &impl ConnectionTrait,
-    subject: &str,
-    keys: &[String],
-) -> Result<HashMap<String, Stored>, DbErr> {
-    let backend = conn.get_database_backend();
-    let for_update = if backend == DbBackend::Postgres {
-        " FOR UPDATE"
-    } else {
-        ""
-    };
-    let text = format!(
-        "SELECT threshold, armed, period FROM threshold_state \
-         WHERE subject = ? AND threshold IN ({}){for_update}",
-        placeholders(keys.len())
-    );
-    let values = std::iter::once(Value::from(subject))
-        .chain(keys.iter().map(|k| Value::from(k.as_str())))
-        .collect();
-    let rows = query_all(conn, sql(backend, &text, values), |r| {
-        Ok((
-            r.try_get::<String>("", "threshold")?,
-            Stored {
-                armed: r.try_get("", "armed")?,
-                period: r.try_get("", "period")?,
-            },
-        ))
-    })
-    .await?;
-    Ok(rows.into_iter().collect())
-}
-
-async fn write(
-    conn: &impl ConnectionTrait,
-    update: &Update<'_>,
-    key: &str,
-    armed: bool,
-    now: i64,
-) -> Result<(), DbErr> {
-    let values = vec![
-        Value::from(armed),
-        Value::from(update.period),
-        Value::from(now),
-        Value::from(update.subject),
-        Value::from(key),
-    ];
-    conn.execute_raw(sql(
-        conn.get_database_backend(),
-        "UPDATE threshold_state SET armed = ?, period = ?, updated_at = ? \
-         WHERE subject = ? AND threshold = ?",
-        values,
-    ))
-    .await?;
-    Ok(())
 }
