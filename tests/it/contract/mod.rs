@@ -4,6 +4,7 @@
 
 mod catalog_cli;
 mod ingest;
+mod migration;
 mod pinning;
 mod readme;
 mod rejected;

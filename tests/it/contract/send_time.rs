@@ -102,3 +102,40 @@ on_both_backends!(
         assert_eq!(receiver.count(), 1);
     }
 );
+
+on_both_backends!(
+    a_cancelled_delivery_never_uses_up_the_circuits_probe,
+    |backend: Backend| async move {
+        let app = crate::harness::spawn_app_with(
+            backend,
+            &[
+                ("HOOKD_CIRCUIT__FAILURE_THRESHOLD", "1"),
+                ("HOOKD_CIRCUIT__COOLDOWN_INITIAL", "1s"),
+            ],
+        )
+        .await;
+        let receiver = Receiver::start().await;
+        receiver.script([Reply::status(503)]);
+        let (endpoint, _) = app
+            .endpoint_for(&app.partner_id, &receiver.url(), &["a.b", "c.d"], 8)
+            .await;
+        let old = app.publish("a.b", json!({"n": 1})).await;
+        app.wait_for_state(&old, &endpoint, "failed", WAIT).await;
+        let key = app.partner_key().await;
+        let (status, body, _) = app
+            .request(
+                "PATCH",
+                &format!("/v1/endpoints/{endpoint}"),
+                &key,
+                Some(&json!({"event_types": ["c.d"]})),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        // The circuit's cool-down and the retry are both over: the retry is
+        // the first job, and it no longer qualifies.
+        app.advance(Duration::from_secs(7));
+        app.wait_for_state(&old, &endpoint, "cancelled", WAIT).await;
+        let new = app.publish("c.d", json!({"n": 2})).await;
+        app.wait_for_state(&new, &endpoint, "delivered", WAIT).await;
+    }
+);

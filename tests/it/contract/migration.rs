@@ -1,0 +1,55 @@
+//! Upgrading a database with events stored before `schema_version` became an
+//! integer: migration 9 reads any value that is not a positive integer as 1,
+//! and leaves integers alone, so every stored event stays readable.
+
+use migration::{Migrator, MigratorTrait};
+use sea_orm::{ConnectionTrait, Database};
+
+use crate::harness::{self, Backend};
+use crate::on_both_backends;
+
+on_both_backends!(
+    stored_versions_that_are_not_integers_are_read_as_1_after_the_upgrade,
+    |backend: Backend| async move {
+        let (url, _dir) = harness::database(backend).await;
+        let url = match backend {
+            Backend::Sqlite => format!("{url}?mode=rwc"),
+            Backend::Postgres => url,
+        };
+        let db = Database::connect(&url).await.expect("the database opens");
+        Migrator::up(&db, Some(8)).await.expect("migrations 1 to 8");
+        let stored = [
+            ("evt_01JDDDDDDDDDDDDDDDDDDDDDD1", "v1"),
+            ("evt_01JDDDDDDDDDDDDDDDDDDDDDD2", "2"),
+            ("evt_01JDDDDDDDDDDDDDDDDDDDDDD3", "0"),
+            ("evt_01JDDDDDDDDDDDDDDDDDDDDDD4", ""),
+        ];
+        for (id, version) in stored {
+            db.execute_unprepared(&format!(
+                "INSERT INTO outbox_event (event_id, partner_id, type, occurred_at, schema_version, payload, created_at, published_at) \
+                 VALUES ('{id}', 'ptn_1', 'a.b', 1, '{version}', '{{}}', 1, 1)"
+            ))
+            .await
+            .expect("an event stored the old way");
+        }
+        Migrator::up(&db, None)
+            .await
+            .expect("the remaining migrations");
+        let rows = db
+            .query_all_raw(sea_orm::Statement::from_string(
+                db.get_database_backend(),
+                "SELECT event_id, schema_version FROM outbox_event ORDER BY event_id",
+            ))
+            .await
+            .expect("the events read back");
+        let versions: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                r.try_get::<String>("", "schema_version")
+                    .expect("a version")
+            })
+            .collect();
+        assert_eq!(versions, ["1", "2", "1", "1"]);
+        db.close().await.expect("closed");
+    }
+);
