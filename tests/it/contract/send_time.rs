@@ -8,13 +8,26 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::harness::{
-    Backend,
+    Backend, TestApp,
     receiver::{Receiver, Reply},
     spawn_app,
 };
 use crate::on_both_backends;
 
 const WAIT: Duration = Duration::from_secs(10);
+
+/// Patches the endpoint, through the partner API, to take only `event_type`.
+async fn subscribe_only(app: &TestApp, key: &str, endpoint: &str, event_type: &str) {
+    let (status, body, _) = app
+        .request(
+            "PATCH",
+            &format!("/v1/endpoints/{endpoint}"),
+            key,
+            Some(&json!({"event_types": [event_type]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+}
 
 on_both_backends!(
     a_retry_of_a_type_the_endpoint_no_longer_subscribes_to_is_cancelled_unsent,
@@ -30,15 +43,7 @@ on_both_backends!(
         app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
 
         let key = app.partner_key().await;
-        let (status, body, _) = app
-            .request(
-                "PATCH",
-                &format!("/v1/endpoints/{endpoint}"),
-                &key,
-                Some(&json!({"event_types": ["c.d"]})),
-            )
-            .await;
-        assert_eq!(status, 200, "{body}");
+        subscribe_only(&app, &key, &endpoint, "c.d").await;
         app.advance(Duration::from_secs(7));
         app.wait_for_state(&event, &endpoint, "cancelled", WAIT)
             .await;
@@ -122,15 +127,7 @@ on_both_backends!(
         let old = app.publish("a.b", json!({"n": 1})).await;
         app.wait_for_state(&old, &endpoint, "failed", WAIT).await;
         let key = app.partner_key().await;
-        let (status, body, _) = app
-            .request(
-                "PATCH",
-                &format!("/v1/endpoints/{endpoint}"),
-                &key,
-                Some(&json!({"event_types": ["c.d"]})),
-            )
-            .await;
-        assert_eq!(status, 200, "{body}");
+        subscribe_only(&app, &key, &endpoint, "c.d").await;
         // The circuit's cool-down and the retry are both over: the retry is
         // the first job, and it no longer qualifies.
         app.advance(Duration::from_secs(7));

@@ -1,0 +1,188 @@
+//! What `/v1/endpoints` reads and answers: the endpoint as shown, the
+//! bodies of create, update, rotate and recover, and their answers.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::time;
+use crate::store::endpoints::Endpoint;
+
+/// An endpoint. Its secret is never shown here.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EndpointOut {
+    pub id: String,
+    pub url: String,
+    pub description: String,
+    /// `active`, `paused` or `disabled`.
+    pub status: String,
+    pub disabled_reason: Option<String>,
+    /// Subscribed types (`usage.*` matches a family); empty means all.
+    pub event_types: Vec<String>,
+    pub schema_version: Option<String>,
+    /// Event type → the version this endpoint receives it at; types not
+    /// named arrive as the producer sent them.
+    pub schema_versions: BTreeMap<String, u32>,
+    pub concurrency: u32,
+    /// Requests per second at most; null for no limit.
+    pub rate_limit: Option<u32>,
+    pub failing_since: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl From<Endpoint> for EndpointOut {
+    fn from(e: Endpoint) -> Self {
+        EndpointOut {
+            id: e.id,
+            url: e.url,
+            description: e.description,
+            status: e.status.as_str().into(),
+            disabled_reason: e.disabled_reason,
+            event_types: e.event_types,
+            schema_version: e.schema_version,
+            schema_versions: e.schema_versions,
+            concurrency: e.concurrency,
+            rate_limit: e.rate_limit,
+            failing_since: e.failing_since.map(time),
+            created_at: time(e.created_at),
+            updated_at: time(e.updated_at),
+        }
+    }
+}
+
+/// A new endpoint and its signing secret, shown this once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EndpointCreated {
+    #[serde(flatten)]
+    pub endpoint: EndpointOut,
+    /// `whsec_…`: store it now; it is never shown again.
+    pub secret: String,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum InitialStatus {
+    Active,
+    Paused,
+}
+
+/// An event type (`usage.finalized`) or a prefix of one (`usage.*`).
+#[derive(ToSchema)]
+#[schema(
+    max_length = 128,
+    pattern = r"^[a-z0-9_]+(\.[a-z0-9_]+)*\.([a-z0-9_]+|\*)$"
+)]
+#[allow(dead_code, reason = "documents the strings of `event_types`")]
+pub struct EventTypeFilter(String);
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateEndpoint {
+    /// `https` (plain `http` only where the operator allows it), a port the
+    /// operator allows, and a host that resolves only to public addresses.
+    #[schema(
+        format = "uri",
+        max_length = 2048,
+        example = "https://hooks.example.com/hookd"
+    )]
+    pub url: String,
+    /// Free text; newlines allowed, other control characters not.
+    #[schema(max_length = 1000, pattern = r"^[^\x00-\x09\x0B-\x1F\x7F-\x9F]*$")]
+    pub description: Option<String>,
+    /// Event types (`usage.finalized`) or prefixes (`usage.*`); none or empty means all.
+    #[schema(max_items = 100, value_type = Option<Vec<EventTypeFilter>>)]
+    pub event_types: Option<Vec<String>>,
+    #[schema(max_length = 32, pattern = r"^[^\x00-\x09\x0B-\x1F\x7F-\x9F]*$")]
+    pub schema_version: Option<String>,
+    /// Event type → the version to receive it at (an integer), or
+    /// `"latest"` (as the producer sent it, the default). An older version
+    /// gets the event projected onto it when compatible, or the producer's
+    /// rendition; otherwise the delivery is `skipped`.
+    #[schema(value_type = Option<Object>)]
+    pub schema_versions: Option<BTreeMap<String, serde_json::Value>>,
+    /// 1 to 256; default from configuration (8).
+    #[schema(minimum = 1, maximum = 256)]
+    pub concurrency: Option<u32>,
+    /// 1 to 10000 requests per second.
+    #[schema(minimum = 1, maximum = 10000)]
+    pub rate_limit: Option<u32>,
+    pub status: Option<InitialStatus>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateEndpoint {
+    #[schema(format = "uri", max_length = 2048)]
+    pub url: Option<String>,
+    #[schema(max_length = 1000, pattern = r"^[^\x00-\x09\x0B-\x1F\x7F-\x9F]*$")]
+    pub description: Option<String>,
+    #[schema(max_items = 100, value_type = Option<Vec<EventTypeFilter>>)]
+    pub event_types: Option<Vec<String>>,
+    #[schema(max_length = 32, pattern = r"^[^\x00-\x09\x0B-\x1F\x7F-\x9F]*$")]
+    pub schema_version: Option<String>,
+    /// Event type → the version to receive it at (an integer), or
+    /// `"latest"` (as the producer sent it, the default). An older version
+    /// gets the event projected onto it when compatible, or the producer's
+    /// rendition; otherwise the delivery is `skipped`.
+    #[schema(value_type = Option<Object>)]
+    pub schema_versions: Option<BTreeMap<String, serde_json::Value>>,
+    #[schema(minimum = 1, maximum = 256)]
+    pub concurrency: Option<u32>,
+    #[schema(minimum = 1, maximum = 10000)]
+    pub rate_limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RotateSecret {
+    /// How long the previous secret keeps signing: 0 to 604800 s, default 86400.
+    #[schema(maximum = 604800)]
+    pub overlap_seconds: Option<u64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SecretRotated {
+    /// The new `whsec_…` secret, shown this once.
+    pub secret: String,
+    /// Until when the previous secret also signs.
+    pub previous_expires_at: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PreviousExpired {
+    pub expired: u64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TestSent {
+    pub event_id: String,
+    pub delivery_id: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Recover {
+    /// RFC 3339, within the replay window; deliveries created at or after it.
+    #[schema(format = DateTime)]
+    pub since: String,
+    /// RFC 3339; deliveries created before it (default now).
+    #[schema(format = DateTime)]
+    pub until: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Recovered {
+    /// Failed or dead deliveries queued for a manual attempt.
+    pub replayed: u64,
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// The `next_cursor` of the previous page.
+    pub after: Option<String>,
+    pub limit: Option<i64>,
+}
