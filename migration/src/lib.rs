@@ -15,6 +15,7 @@ mod m20261201_000006_dashboard_sessions;
 mod m20261201_000007_cluster;
 mod m20261202_000008_notify_unpublished;
 mod m20261202_000009_contract;
+mod m20261202_000010_notify;
 
 pub struct Migrator;
 
@@ -31,6 +32,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000007_cluster::Migration),
             Box::new(m20261202_000008_notify_unpublished::Migration),
             Box::new(m20261202_000009_contract::Migration),
+            Box::new(m20261202_000010_notify::Migration),
         ]
     }
 }

@@ -44,6 +44,33 @@ impl EndpointStatus {
     }
 }
 
+/// Whose an endpoint is and who manages it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A partner's own, managed through the endpoints API.
+    Endpoint,
+    /// A partner's notification URL (`PATCH /v1/partner`): it receives the
+    /// partner's `endpoint.*` notices and is never disabled by failures.
+    Notification,
+    /// The operator's URL (`notify.operator_url`): every partner's notices.
+    Operator,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Endpoint => "endpoint",
+            Kind::Notification => "notification",
+            Kind::Operator => "operator",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Kind> {
+        [Kind::Endpoint, Kind::Notification, Kind::Operator]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
     pub id: String,
@@ -62,6 +89,7 @@ pub struct Endpoint {
     pub failing_since: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+    pub kind: Kind,
 }
 
 impl TryFrom<endpoint::Model> for Endpoint {
@@ -70,6 +98,7 @@ impl TryFrom<endpoint::Model> for Endpoint {
         let corrupt = |what: &str| StoreError::Corrupt(format!("endpoint {}: {what}", m.id));
         Ok(Endpoint {
             status: EndpointStatus::parse(&m.status).ok_or_else(|| corrupt("status"))?,
+            kind: Kind::parse(&m.kind).ok_or_else(|| corrupt("kind"))?,
             event_types: serde_json::from_str(&m.event_types)
                 .map_err(|_| corrupt("event_types"))?,
             schema_versions: pins_from_text(m.schema_versions.as_deref())
@@ -120,8 +149,21 @@ pub async fn create(
     new: NewEndpoint,
     now_ms: i64,
 ) -> Result<(Endpoint, Secret), StoreError> {
-    let id = new_id("ep");
     let secret = Secret::generate();
+    let endpoint = create_of_kind(db, secrets, new, Kind::Endpoint, &secret, now_ms).await?;
+    Ok((endpoint, secret))
+}
+
+/// Creates an endpoint of `kind` signing with `secret`.
+pub async fn create_of_kind(
+    db: &sea_orm::DatabaseConnection,
+    secrets: &SecretBox,
+    new: NewEndpoint,
+    kind: Kind,
+    secret: &Secret,
+    now_ms: i64,
+) -> Result<Endpoint, StoreError> {
+    let id = new_id("ep");
     let txn = db.begin().await?;
     let row = endpoint::Entity::insert(endpoint::ActiveModel {
         id: Set(id.clone()),
@@ -139,20 +181,21 @@ pub async fn create(
         warned_at: Set(None),
         created_at: Set(now_ms),
         updated_at: Set(now_ms),
+        kind: Set(kind.as_str().into()),
     })
     .exec_with_returning(&txn)
     .await?;
     endpoint_secret::Entity::insert(endpoint_secret::ActiveModel {
         id: Set(new_id("sec")),
         endpoint_id: Set(id.clone()),
-        ciphertext: Set(secrets.seal(&id, &secret)),
+        ciphertext: Set(secrets.seal(&id, secret)),
         created_at: Set(now_ms),
         expires_at: Set(None),
     })
     .exec_without_returning(&txn)
     .await?;
     txn.commit().await?;
-    Ok((row.try_into()?, secret))
+    row.try_into()
 }
 
 /// One endpoint of one partner.

@@ -18,6 +18,8 @@ pub mod partner {
         pub name: String,
         pub status: String,
         pub created_at: i64,
+        /// Where endpoint notices are mailed.
+        pub notification_email: Option<String>,
     }
     no_relations!();
 }
@@ -78,6 +80,8 @@ pub mod endpoint {
         pub warned_at: Option<i64>,
         pub created_at: i64,
         pub updated_at: i64,
+        /// `endpoint`, `notification` or `operator` (`store::endpoints::Kind`).
+        pub kind: String,
     }
     no_relations!();
 }

@@ -40,6 +40,7 @@ pub async fn create(
         name: Set(name.to_string()),
         status: Set("active".into()),
         created_at: Set(now_ms),
+        notification_email: Set(None),
     };
     Ok(partner::Entity::insert(model)
         .exec_with_returning(db)
