@@ -15,6 +15,29 @@ use crate::{
     store,
 };
 
+/// The operator's notification endpoint as `notify.operator_url` says; its
+/// URL passes the egress policy as any endpoint's must.
+async fn sync_operator_endpoint(shared: &Shared) -> anyhow::Result<()> {
+    let wanted = match &shared.config.notify.operator_url {
+        Some((url, secret)) => {
+            let checked = crate::egress::url_check::check_url(url, &shared.rules)
+                .map_err(|e| anyhow::anyhow!("notify.operator_url: the URL {e}"))?;
+            Some((checked.url.to_string(), secret))
+        }
+        None => None,
+    };
+    store::notices::sync_operator(
+        &shared.db,
+        &shared.secrets,
+        wanted.as_ref().map(|(u, s)| (u.as_str(), *s)),
+        shared.config.delivery.default_concurrency,
+        shared.clock.now_ms(),
+    )
+    .await
+    .context("setting up notify.operator_url")?;
+    Ok(())
+}
+
 /// Everything but the actors: key, database (migrated), TLS.
 pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<Shared>> {
     // A catalog that does not load stops the start before anything else.
@@ -27,6 +50,7 @@ pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<S
     let tls = client::tls_config(config.egress.extra_ca_file.as_deref())
         .context("egress.extra_ca_file")?;
     let shared = Shared::new(db, control, clock, Arc::new(config), secrets, tls, catalog);
+    sync_operator_endpoint(&shared).await?;
     let files = shared.files;
     tracing::info!(
         soft_was = files.was,

@@ -41,6 +41,7 @@ pub mod http;
 pub mod instance_lock;
 pub mod keyfile;
 pub mod metrics;
+pub mod notify;
 pub mod outbox;
 pub mod secret;
 pub mod signing;

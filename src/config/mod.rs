@@ -15,6 +15,7 @@ mod delivery;
 mod egress;
 mod endpoints;
 mod http;
+mod notify;
 mod values;
 pub use catalog::CatalogConfig;
 use catalog::RawCatalog;
@@ -28,6 +29,8 @@ pub use endpoints::EndpointsConfig;
 use endpoints::RawEndpoints;
 use http::RawHttp;
 pub use http::{HttpConfig, Origin};
+pub use notify::{NotifyConfig, SmtpConfig};
+use notify::{RawNotify, RawSmtp};
 pub use values::parse_duration;
 use values::{cidrs, duration, positive, rate_limit};
 
@@ -66,6 +69,8 @@ struct Raw {
     log: RawLog,
     shutdown: RawShutdown,
     cluster: RawCluster,
+    smtp: RawSmtp,
+    notify: RawNotify,
 }
 
 #[derive(Debug, Deserialize)]
@@ -150,6 +155,9 @@ pub struct Config {
     pub log: LogConfig,
     pub shutdown: ShutdownConfig,
     pub cluster: ClusterConfig,
+    /// Where notices are mailed through; `None`: no mail.
+    pub smtp: Option<SmtpConfig>,
+    pub notify: NotifyConfig,
 }
 
 #[derive(Debug, Clone)]
@@ -193,6 +201,13 @@ pub struct ApiConfig {
     pub anonymous_rate_limit_burst: u32,
     pub replay_window: Duration,
     pub max_secret_overlap: Duration,
+}
+
+impl ApiConfig {
+    /// The replay window in milliseconds.
+    pub fn replay_window_ms(&self) -> i64 {
+        i64::try_from(self.replay_window.as_millis()).unwrap_or(i64::MAX)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -364,6 +379,8 @@ impl Raw {
             cooldown_max: duration("circuit.cooldown_max", &self.circuit.cooldown_max)?,
         };
         let endpoints = self.endpoints.validate()?;
+        let smtp = self.smtp.validate()?;
+        let notify = self.notify.validate(smtp.is_some())?;
 
         let egress = self.egress.validate()?;
         let json = match self.log.format.as_str() {
@@ -407,6 +424,8 @@ impl Raw {
                 grace: duration("shutdown.grace", &self.shutdown.grace)?,
             },
             cluster: self.cluster.validate()?,
+            smtp,
+            notify,
         })
     }
 }

@@ -156,6 +156,7 @@ impl FanoutActor {
                     store::fanout_claim::claim_batch(
                         &shared.db,
                         &shared.catalog,
+                        &shared.routes,
                         batch,
                         shared.clock.now_ms(),
                         shared.leases.instance_id(),
@@ -229,13 +230,16 @@ impl FanoutActor {
         let work = async move {
             let r = &shared.config.retention;
             let age = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
-            store::retention::sweep(
-                &shared.db,
-                shared.clock.now_ms(),
-                age(r.deliveries),
-                age(r.events),
-            )
-            .await
+            let now = shared.clock.now_ms();
+            let expired =
+                store::paused::expire(&shared.db, now, age(shared.config.delivery.max_age)).await?;
+            if expired > 0 {
+                tracing::info!(
+                    deliveries = expired,
+                    "paused deliveries past delivery.max_age are dead"
+                );
+            }
+            store::retention::sweep(&shared.db, now, age(r.deliveries), age(r.events)).await
         };
         ctx.spawn(work.into_actor(self).map(|res, _, _| match res {
             Ok((0, 0)) => {}

@@ -56,7 +56,7 @@ pub async fn publish_in(
         lease_until: now_ms + shared.config.delivery.lease.as_millis() as i64,
     };
     let instance = shared.leases.instance_id();
-    publish(
+    let publication = publish(
         txn,
         &shared.catalog,
         &published,
@@ -64,7 +64,9 @@ pub async fn publish_in(
         instance,
         &preclaim,
     )
-    .await
+    .await?;
+    crate::store::notices::expand(txn, &published, &shared.routes, now_ms).await?;
+    Ok(publication)
 }
 
 /// What the fanout hands each endpoint after the commit.

@@ -15,6 +15,7 @@ pub mod fanout;
 pub mod fresh;
 pub mod health_sweep;
 pub mod lease_window;
+pub mod mailer;
 pub mod notify;
 pub mod recorder;
 pub mod report;
@@ -64,6 +65,8 @@ pub struct Shared {
     pub budget: budget::Budget,
     /// The open-files limit, as raised at start.
     pub files: crate::file_limit::FileLimit,
+    /// Where endpoint notices go besides the partner's endpoints.
+    pub routes: crate::notify::Routes,
 }
 
 impl Shared {
@@ -113,6 +116,7 @@ impl Shared {
                 config.cluster.lease_ttl,
             ),
             activity: activity::Activity::default(),
+            routes: crate::notify::Routes::from_config(&config),
             db,
             control_db,
             clock,
@@ -197,6 +201,11 @@ impl Engine {
             fanout.clone().recipient(),
         )
         .start();
+        if let Some(smtp) = shared.config.smtp.clone() {
+            mailer::Mailer::new(shared.clone(), smtp)
+                .map_err(|e| anyhow::anyhow!("smtp.url: {e}"))?
+                .start();
+        }
         let committer = {
             let (shared, hand_over) = (shared.clone(), fanout.clone().recipient());
             committer::Committer::start_in_arbiter(&threads.first(), move |_| {

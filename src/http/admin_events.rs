@@ -1,6 +1,8 @@
-//! `GET /v1/admin/events?state=rejected`: events the fanout refused because
+//! `/v1/admin/events`: every partner's published events, newest first and
+//! filtered; with `state=rejected`, the events the fanout refused because
 //! they fail the catalog (written with plain SQL around the API), with the
-//! reason, newest first. They are never delivered. An operator key only.
+//! reason, newest first (they are never delivered); and any partner's
+//! event with its deliveries. An operator key only.
 
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use serde::{Deserialize, Serialize};
@@ -8,16 +10,40 @@ use utoipa::ToSchema;
 
 use super::{
     AppState, auth, body, page,
+    partner::{
+        events::{EventDetail, EventOut},
+        time,
+    },
     problem::{Errors, Problem},
 };
-use crate::{domain::event::format_time, store};
+use crate::{
+    domain::event::format_time,
+    store::{
+        self,
+        admin::{EventSearch, PublishedEvent},
+        scoped::for_partner,
+    },
+};
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct EventsQuery {
-    /// `rejected`: the only state listed here (the feed lists published ones).
-    pub state: String,
+    /// `rejected`: the events the fanout refused (only `limit` applies
+    /// then). Absent: published events.
+    pub state: Option<String>,
+    /// Only this partner's events.
+    pub partner_id: Option<String>,
+    /// Only events of this type.
+    #[serde(rename = "type")]
+    #[param(rename = "type")]
+    pub event_type: Option<String>,
+    /// RFC 3339: received at or after.
+    pub since: Option<String>,
+    /// RFC 3339: received before.
+    pub until: Option<String>,
+    /// The `next_cursor` of the previous page.
+    pub after: Option<String>,
     pub limit: Option<i64>,
 }
 
@@ -35,14 +61,57 @@ pub struct RejectedEvent {
     pub reason: String,
 }
 
+/// A published event of any partner.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct RejectedEvents {
-    pub data: Vec<RejectedEvent>,
+pub struct AdminEvent {
+    pub partner_id: String,
+    /// When hookd received it.
+    pub received_at: String,
+    pub published_at: Option<String>,
+    /// The event exactly as its deliveries carry it.
+    pub event: EventOut,
 }
 
-/// Events the fanout rejected (they fail the catalog), newest first.
+impl From<PublishedEvent> for AdminEvent {
+    fn from(p: PublishedEvent) -> Self {
+        AdminEvent {
+            partner_id: p.event.partner_id.clone(),
+            received_at: time(p.created_at),
+            published_at: p.published_at.map(time),
+            event: EventOut::from(&p.event),
+        }
+    }
+}
+
+/// One item of the list: a published event, or with `state=rejected` a rejected one.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum AdminEventItem {
+    Published(AdminEvent),
+    Rejected(RejectedEvent),
+}
+
+/// A page of events.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AdminEvents {
+    pub data: Vec<AdminEventItem>,
+    /// Pass as `after` for the next page; null when there is none (always
+    /// null for rejected events, which are listed in one page).
+    pub next_cursor: Option<String>,
+}
+
+/// Any partner's event with its deliveries.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AdminEventDetail {
+    pub partner_id: String,
+    #[serde(flatten)]
+    pub detail: EventDetail,
+}
+
+/// Every partner's published events, newest first; with `state=rejected`,
+/// the events the fanout rejected (they fail the catalog), newest first.
 #[utoipa::path(tag = "admin", params(EventsQuery), security(("operator_key" = [])),
-    responses((status = 200, body = RejectedEvents), Errors))]
+    responses((status = 200, body = AdminEvents), Errors))]
 #[get("/v1/admin/events")]
 pub async fn list_events(
     req: HttpRequest,
@@ -50,27 +119,99 @@ pub async fn list_events(
 ) -> Result<HttpResponse, Problem> {
     auth::operator(&req, &state).await?;
     let q: EventsQuery = body::query(req.query_string())?;
-    if q.state != "rejected" {
-        return Err(Problem::invalid_query(format!(
-            "state `{}` is not listed here; use state=rejected (published events are in the partner's feed)",
-            q.state
-        )));
-    }
     let api = &state.shared.config.api;
     let limit = page::limit(q.limit, api.page_size_default, api.page_size_max)?;
+    let answer = match q.state.as_deref() {
+        None => published(&state, q, limit).await?,
+        Some("rejected") => rejected(&state, q, limit).await?,
+        Some(other) => {
+            return Err(Problem::invalid_query(format!(
+                "state `{other}` is not listed here; use state=rejected, or no state for published events"
+            )));
+        }
+    };
+    Ok(HttpResponse::Ok().json(answer))
+}
+
+async fn published(state: &AppState, q: EventsQuery, limit: u32) -> Result<AdminEvents, Problem> {
+    let before = q.after.as_deref().map(page::decode_position).transpose()?;
+    let search = EventSearch {
+        since: body::optional_time("since", q.since.as_deref())?,
+        until: body::optional_time("until", q.until.as_deref())?,
+        partner_id: q.partner_id,
+        event_type: q.event_type,
+    };
+    let rows = store::admin::events(&state.shared.db, &search, before.as_ref(), limit).await?;
+    let page = page::Page::of(
+        rows,
+        limit,
+        |p| (p.created_at, p.event.id.as_str()),
+        AdminEvent::from,
+    );
+    Ok(AdminEvents {
+        data: page
+            .data
+            .into_iter()
+            .map(AdminEventItem::Published)
+            .collect(),
+        next_cursor: page.next_cursor,
+    })
+}
+
+async fn rejected(state: &AppState, q: EventsQuery, limit: u32) -> Result<AdminEvents, Problem> {
+    let filtered = q.partner_id.is_some()
+        || q.event_type.is_some()
+        || q.since.is_some()
+        || q.until.is_some()
+        || q.after.is_some();
+    if filtered {
+        return Err(Problem::invalid_query(
+            "state=rejected takes only limit; filters and cursors apply to published events",
+        ));
+    }
     let rows = store::outbox::rejected(&state.shared.db, u64::from(limit)).await?;
-    Ok(HttpResponse::Ok().json(RejectedEvents {
+    Ok(AdminEvents {
         data: rows
             .into_iter()
-            .map(|m| RejectedEvent {
-                event_id: m.event_id,
-                event_type: m.r#type,
-                partner_id: m.partner_id,
-                schema_version: m.schema_version,
-                created_at: format_time(m.created_at),
-                rejected_at: format_time(m.published_at.unwrap_or(m.created_at)),
-                reason: m.rejected_reason.unwrap_or_default(),
+            .map(|m| {
+                AdminEventItem::Rejected(RejectedEvent {
+                    event_id: m.event_id,
+                    event_type: m.r#type,
+                    partner_id: m.partner_id,
+                    schema_version: m.schema_version,
+                    created_at: format_time(m.created_at),
+                    rejected_at: format_time(m.published_at.unwrap_or(m.created_at)),
+                    reason: m.rejected_reason.unwrap_or_default(),
+                })
             })
             .collect(),
+        next_cursor: None,
+    })
+}
+
+/// Any partner's event (published, waiting or rejected) with its deliveries.
+#[utoipa::path(tag = "admin", params(("id" = String, Path)), security(("operator_key" = [])),
+    responses((status = 200, body = AdminEventDetail), Errors))]
+#[get("/v1/admin/events/{id}")]
+pub async fn admin_get_event(
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Problem> {
+    auth::operator(&req, &state).await?;
+    let not_found = || Problem::not_found("no such event");
+    let partner_id = store::admin::event_owner(&state.shared.db, &id)
+        .await?
+        .ok_or_else(not_found)?;
+    let (event, deliveries) = for_partner(&state.shared.db, &partner_id)
+        .event(&id)
+        .await?
+        .ok_or_else(not_found)?;
+    Ok(HttpResponse::Ok().json(AdminEventDetail {
+        partner_id,
+        detail: EventDetail {
+            event: EventOut::from(&event),
+            deliveries: deliveries.into_iter().map(Into::into).collect(),
+        },
     }))
 }

@@ -88,6 +88,7 @@ pub async fn partner(req: &HttpRequest, state: &AppState) -> Result<String, Prob
         .ok_or_else(|| Problem::internal(&"a partner key without a partner"))
 }
 
-pub async fn operator(req: &HttpRequest, state: &AppState) -> Result<(), Problem> {
-    require(req, state, Role::Operator).await.map(|_| ())
+/// The id of the operator key calling (for the audit log).
+pub async fn operator(req: &HttpRequest, state: &AppState) -> Result<String, Problem> {
+    require(req, state, Role::Operator).await.map(|p| p.key_id)
 }

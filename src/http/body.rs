@@ -187,6 +187,11 @@ pub fn time(field: &str, text: &str) -> Result<i64, Problem> {
         })
 }
 
+/// An optional RFC 3339 time as Unix milliseconds.
+pub fn optional_time(field: &str, text: Option<&str>) -> Result<Option<i64>, Problem> {
+    text.map(|t| time(field, t)).transpose()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,9 @@
 #![allow(clippy::result_large_err)]
 
 pub mod admin;
+pub mod admin_audit;
+pub mod admin_deliveries;
+pub mod admin_endpoints;
 pub mod admin_events;
 pub mod auth;
 pub mod body;
@@ -55,7 +58,7 @@ impl AppState {
 /// Every documented route. Registering a handler here is what puts it in
 /// the OpenAPI document.
 pub fn routes(cfg: &mut ServiceConfig) {
-    use partner::{catalog, deliveries, endpoints, events};
+    use partner::{catalog, deliveries, endpoints, events, settings};
     cfg.service(openapi::document)
         .service(health::healthz)
         .service(health::readyz)
@@ -76,6 +79,10 @@ pub fn routes(cfg: &mut ServiceConfig) {
         .service(deliveries::list_deliveries)
         .service(deliveries::get_delivery)
         .service(deliveries::replay_delivery)
+        .service(settings::get_partner)
+        .service(settings::update_partner)
+        .service(settings::admin_get_partner)
+        .service(settings::admin_update_partner)
         .service(catalog::event_types)
         .service(catalog::limits)
         .service(admin::create_partner)
@@ -83,6 +90,16 @@ pub fn routes(cfg: &mut ServiceConfig) {
         .service(admin::create_partner_key)
         .service(admin::revoke_key)
         .service(admin_events::list_events)
+        .service(admin_events::admin_get_event)
+        .service(admin_deliveries::admin_list_deliveries)
+        .service(admin_deliveries::admin_get_delivery)
+        .service(admin_deliveries::admin_replay_delivery)
+        .service(admin_endpoints::admin_list_endpoints)
+        .service(admin_endpoints::admin_get_endpoint)
+        .service(admin_endpoints::admin_recover_endpoint)
+        .service(admin_endpoints::admin_enable_endpoint)
+        .service(admin_endpoints::admin_disable_endpoint)
+        .service(admin_audit::list_audit)
         .service(observe::actors)
         .service(observe::instances)
         .service(observe::metrics);

@@ -217,7 +217,10 @@ pub async fn record<C: ConnectionTrait>(
             backend,
             &format!(
                 "UPDATE delivery SET \
-                 state = CASE WHEN v.column2 = 'unchanged' THEN delivery.state ELSE v.column2 END, \
+                 state = CASE WHEN v.column2 = 'unchanged' THEN delivery.state \
+                 WHEN v.column2 = 'failed' AND EXISTS (SELECT 1 FROM endpoint e \
+                 WHERE e.id = delivery.endpoint_id AND e.status <> 'active') THEN 'paused' \
+                 ELSE v.column2 END, \
                  next_attempt_at = CASE WHEN v.column2 = 'unchanged' THEN delivery.next_attempt_at ELSE v.column3 END, \
                  attempt_count = delivery.attempt_count + 1, scheduled_attempts = delivery.scheduled_attempts + v.column7, \
                  last_status = v.column4, last_latency_ms = v.column5, \

@@ -249,18 +249,21 @@ pub async fn signing_secrets(
 
 /// Disables an endpoint with a reason the partner sees.
 pub async fn disable(
-    db: &impl ConnectionTrait,
+    db: &sea_orm::DatabaseConnection,
     id: &str,
     reason: &str,
     now_ms: i64,
 ) -> Result<bool, StoreError> {
-    let res = db
+    let txn = db.begin().await?;
+    let res = txn
         .execute_raw(sql(
             db.get_database_backend(),
             "UPDATE endpoint SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND status <> 'disabled'",
             vec![Value::from(reason), now_ms.into(), id.into()],
         ))
         .await?;
+    super::paused::pause(&txn, id, now_ms).await?;
+    txn.commit().await?;
     Ok(res.rows_affected() == 1)
 }
 

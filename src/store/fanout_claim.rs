@@ -84,6 +84,7 @@ fn check(catalog: &Catalog, e: &Unpublished) -> Result<Checked, String> {
 pub async fn claim_batch(
     db: &sea_orm::DatabaseConnection,
     catalog: &Catalog,
+    routes: &crate::notify::Routes,
     limit: u32,
     now_ms: i64,
     instance_id: &str,
@@ -162,6 +163,7 @@ pub async fn claim_batch(
         .await?
         .fanout
     };
+    super::notices::expand(&txn, &published, routes, now_ms).await?;
     fanout.rejected = rejected;
     txn.commit().await?;
     Ok(fanout)

@@ -3,7 +3,9 @@
 //! recovery, each announced to the partner as an operational event. Written
 //! with each group commit and by the periodic health sweep; every transition
 //! is an update guarded by the state it leaves, so it happens (and is
-//! announced) once however many writers race for it.
+//! announced) once however many writers race for it. Only a partner's own
+//! endpoints (kind `endpoint`) have a health: the notification endpoints
+//! are never marked failing, so never warned about or disabled.
 
 use sea_orm::{ConnectionTrait, Value};
 use serde_json::json;
@@ -34,7 +36,7 @@ pub struct Changes {
     pub events: Vec<NewEvent>,
 }
 
-fn operational(
+pub(super) fn operational(
     partner_id: String,
     endpoint_id: &str,
     event_type: &str,
@@ -58,6 +60,37 @@ fn operational(
         renditions: Default::default(),
     }
 }
+
+/// The endpoint's most recent failed attempt, as the notices show it
+/// (the excerpt was redacted when it was stored); null if none failed.
+pub(super) async fn last_error(
+    db: &impl ConnectionTrait,
+    endpoint_id: &str,
+) -> Result<serde_json::Value, StoreError> {
+    let row = db
+        .query_one_raw(sql(
+            db.get_database_backend(),
+            "SELECT a.error_category, a.status_code, a.response_excerpt, a.started_at \
+             FROM attempt a JOIN delivery d ON d.id = a.delivery_id \
+             WHERE d.endpoint_id = ? AND a.error_category IS NOT NULL \
+             ORDER BY a.started_at DESC, a.id DESC LIMIT 1",
+            vec![endpoint_id.into()],
+        ))
+        .await?;
+    let Some(r) = row else {
+        return Ok(serde_json::Value::Null);
+    };
+    let excerpt: Option<String> = r.try_get("", "response_excerpt")?;
+    Ok(json!({
+        "category": r.try_get::<String>("", "error_category")?,
+        "status_code": r.try_get::<Option<i32>>("", "status_code")?,
+        "excerpt": excerpt.map(|e| e.chars().take(EXCERPT_CHARS).collect::<String>()),
+        "at": format_time(r.try_get::<i64>("", "started_at")?),
+    }))
+}
+
+/// The most of an answer's excerpt a notice carries.
+const EXCERPT_CHARS: usize = 300;
 
 /// Runs `text` and returns `(partner_id, url, failing_since)` of the row it changed, if any.
 async fn changed(
@@ -130,7 +163,7 @@ pub async fn apply(
             let reason = "the receiver answered 410 Gone";
             let gone = Transition {
                 endpoint_id,
-                update: "UPDATE endpoint SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND status = 'active'",
+                update: "UPDATE endpoint SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND status = 'active' AND kind = 'endpoint'",
                 values: vec![reason.into(), now_ms.into(), id()],
                 event_type: "endpoint.disabled",
             };
@@ -143,13 +176,14 @@ pub async fn apply(
                 )
                 .await?
             {
+                super::paused::pause(db, endpoint_id, now_ms).await?;
                 out.disabled.push(endpoint_id.into());
             }
         }
         Health::Failing => {
             db.execute_raw(sql(
                 db.get_database_backend(),
-                "UPDATE endpoint SET failing_since = ? WHERE id = ? AND failing_since IS NULL",
+                "UPDATE endpoint SET failing_since = ? WHERE id = ? AND failing_since IS NULL AND kind = 'endpoint'",
                 vec![now_ms.into(), id()],
             ))
             .await?;
@@ -184,11 +218,15 @@ impl Transition<'_> {
         let Some((partner, url, since)) = changed(db, self.update, self.values).await? else {
             return Ok(false);
         };
+        let mut data = data(url, since);
+        if self.event_type != "endpoint.recovered" {
+            data["last_error"] = last_error(db, self.endpoint_id).await?;
+        }
         out.events.push(operational(
             partner,
             self.endpoint_id,
             self.event_type,
-            data(url, since),
+            data,
             now_ms,
         ));
         Ok(true)
@@ -251,6 +289,7 @@ pub async fn make_due(
     };
     let made = transition.make(db, now_ms, out, data).await?;
     if made && due == Due::Disable {
+        super::paused::pause(db, endpoint_id, now_ms).await?;
         out.disabled.push(endpoint_id.into());
     }
     Ok(made)

@@ -2,20 +2,28 @@
 //! transaction) and return domain types; partner data is always reached
 //! through a function that takes the partner id.
 
+pub mod admin;
+pub mod audit;
 pub mod backlog;
 pub mod claims;
 pub mod cluster;
 pub mod deliveries;
+pub mod endpoint_status;
 pub mod endpoints;
 pub mod entity;
 pub mod fanout;
 pub mod fanout_claim;
 pub mod health;
 pub mod keys;
+pub mod mail;
+pub mod notices;
 pub mod outbox;
+pub mod partner_settings;
 pub mod partners;
+pub mod paused;
 pub mod retention;
 pub mod scoped;
+pub(crate) mod search;
 pub mod sessions;
 pub mod thresholds;
 

@@ -15,6 +15,7 @@ pub struct Partner {
     pub name: String,
     pub status: String,
     pub created_at: i64,
+    pub notification_email: Option<String>,
 }
 
 impl From<partner::Model> for Partner {
@@ -24,6 +25,7 @@ impl From<partner::Model> for Partner {
             name: m.name,
             status: m.status,
             created_at: m.created_at,
+            notification_email: m.notification_email,
         }
     }
 }
@@ -77,7 +79,9 @@ pub async fn list(
     limit: u32,
 ) -> Result<Vec<Partner>, StoreError> {
     use sea_orm::{QueryOrder, sea_query::Condition};
-    let mut q = partner::Entity::find();
+    // The operator's own partner holds hookd's notification endpoint: not a tenant.
+    let mut q =
+        partner::Entity::find().filter(partner::Column::Id.ne(crate::notify::OPERATOR_PARTNER));
     if let Some((at, id)) = after {
         q = q.filter(
             Condition::any()

@@ -2,13 +2,15 @@
 //! id into every query: a handler cannot forget the tenant. Another
 //! partner's object is simply not found.
 
-use sea_orm::{ConnectionTrait, DatabaseConnection, TransactionTrait, Value};
+use sea_orm::{ConnectionTrait, DatabaseConnection, TransactionTrait};
 
 use super::{
     StoreError,
-    endpoints::{Endpoint, EndpointStatus},
+    endpoints::Endpoint,
     entity::{attempt, endpoint},
-    query_all, sql,
+    query_all,
+    search::Search,
+    sql,
 };
 use crate::{
     domain::{event::NewEvent, ids::new_id},
@@ -17,8 +19,8 @@ use crate::{
 
 /// One partner's view of the store.
 pub struct Scoped<'a> {
-    db: &'a DatabaseConnection,
-    partner_id: &'a str,
+    pub(super) db: &'a DatabaseConnection,
+    pub(super) partner_id: &'a str,
 }
 
 pub fn for_partner<'a>(db: &'a DatabaseConnection, partner_id: &'a str) -> Scoped<'a> {
@@ -71,14 +73,14 @@ pub struct DeliveryRow {
     pub updated_at: i64,
 }
 
-const DELIVERY_COLUMNS: &str = "d.id, d.event_id, o.type AS event_type, d.endpoint_id, d.state, d.attempt_count, \
+pub(super) const DELIVERY_COLUMNS: &str = "d.id, d.event_id, o.type AS event_type, d.endpoint_id, d.state, d.attempt_count, \
      d.next_attempt_at, d.last_status, d.last_latency_ms, d.last_error_category, d.reason, d.created_at, d.updated_at";
 
 /// Deliveries joined to their endpoint (for the partner) and event (for its type).
 const DELIVERY_FROM: &str = "FROM delivery d JOIN endpoint e ON e.id = d.endpoint_id \
      JOIN outbox_event o ON o.event_id = d.event_id WHERE e.partner_id = ?";
 
-fn delivery_row(r: &sea_orm::QueryResult) -> Result<DeliveryRow, sea_orm::DbErr> {
+pub(super) fn delivery_row(r: &sea_orm::QueryResult) -> Result<DeliveryRow, sea_orm::DbErr> {
     Ok(DeliveryRow {
         id: r.try_get("", "id")?,
         event_id: r.try_get("", "event_id")?,
@@ -188,33 +190,6 @@ impl Scoped<'_> {
         }
     }
 
-    /// Sets the status; enabling clears the failure history and reason.
-    pub async fn set_status(
-        &self,
-        id: &str,
-        status: EndpointStatus,
-        reason: Option<&str>,
-        now_ms: i64,
-    ) -> Result<Option<Endpoint>, StoreError> {
-        let text = if status == EndpointStatus::Active {
-            "UPDATE endpoint SET status = ?, disabled_reason = ?, failing_since = NULL, warned_at = NULL, updated_at = ? \
-             WHERE id = ? AND partner_id = ?"
-        } else {
-            "UPDATE endpoint SET status = ?, disabled_reason = ?, updated_at = ? WHERE id = ? AND partner_id = ?"
-        };
-        let values = vec![
-            status.as_str().into(),
-            Value::from(reason.map(str::to_string)),
-            now_ms.into(),
-            id.into(),
-            self.partner_id.into(),
-        ];
-        self.db
-            .execute_raw(sql(self.backend(), text, values))
-            .await?;
-        self.endpoint(id).await
-    }
-
     pub async fn delete_endpoint(&self, id: &str) -> Result<bool, StoreError> {
         let res = self
             .db
@@ -307,38 +282,15 @@ impl Scoped<'_> {
         before: Option<&Position>,
         limit: u32,
     ) -> Result<Vec<DeliveryRow>, StoreError> {
-        let mut text = format!("SELECT {DELIVERY_COLUMNS} {DELIVERY_FROM}");
-        let mut values: Vec<Value> = vec![self.partner_id.into()];
-        let mut and = |clause: &str, v: Value| {
-            text.push_str(" AND ");
-            text.push_str(clause);
-            values.push(v);
-        };
-        if let Some(x) = &f.endpoint_id {
-            and("d.endpoint_id = ?", x.clone().into());
-        }
-        if let Some(x) = &f.event_id {
-            and("d.event_id = ?", x.clone().into());
-        }
-        if let Some(x) = &f.event_type {
-            and("o.type = ?", x.clone().into());
-        }
-        if let Some(x) = &f.state {
-            and("d.state = ?", x.clone().into());
-        }
-        if let Some(x) = f.since {
-            and("d.created_at >= ?", x.into());
-        }
-        if let Some(x) = f.until {
-            and("d.created_at < ?", x.into());
-        }
-        if let Some((at, id)) = before {
-            text.push_str(" AND (d.created_at < ? OR (d.created_at = ? AND d.id < ?))");
-            values.extend([Value::from(*at), Value::from(*at), Value::from(id.clone())]);
-        }
-        text.push_str(" ORDER BY d.created_at DESC, d.id DESC LIMIT ?");
-        values.push(i64::from(limit).into());
-        Ok(query_all(conn, sql(self.backend(), &text, values), delivery_row).await?)
+        let mut search = Search::new(
+            format!("SELECT {DELIVERY_COLUMNS} {DELIVERY_FROM}"),
+            vec![self.partner_id.into()],
+        );
+        search.deliveries(f);
+        let stmt = search
+            .newest_first("d.created_at", "d.id", before, limit)
+            .statement(self.backend());
+        Ok(query_all(conn, stmt, delivery_row).await?)
     }
 
     pub async fn delivery(&self, id: &str) -> Result<Option<DeliveryRow>, StoreError> {

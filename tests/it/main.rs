@@ -8,6 +8,7 @@
 
 mod harness;
 
+mod admin_views;
 mod budget;
 mod cli;
 mod cluster;
@@ -24,8 +25,10 @@ mod hostile;
 mod ingest;
 mod isolation;
 mod lease_window;
+mod notifications;
 mod observe;
 mod partner_api;
+mod paused;
 mod records;
 mod stop;
 mod store;

@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 
 use super::time;
 use crate::{
+    config::ApiConfig,
     delivery::fanout::EndpointChanged,
     http::{
         AppState, auth, body,
@@ -15,12 +16,13 @@ use crate::{
     },
     store::{
         entity::attempt,
-        scoped::{DeliveryFilter, DeliveryRow, for_partner},
+        scoped::{DeliveryFilter, DeliveryRow, Position, for_partner},
     },
 };
 
-const STATES: [&str; 7] = [
+const STATES: [&str; 8] = [
     "pending",
+    "paused",
     "delivering",
     "delivered",
     "failed",
@@ -37,6 +39,8 @@ pub struct DeliveryOut {
     pub event_type: String,
     pub endpoint_id: String,
     /// `pending`, `delivering`, `delivered`, `failed` (a retry is scheduled),
+    /// `paused` (its endpoint is disabled: enabling it resumes the delivery
+    /// within the replay window; otherwise it is dead at its maximum age),
     /// `dead`, or `cancelled` (closed unsent: it no longer qualified for the
     /// endpoint when its attempt came; see `reason`).
     pub state: String,
@@ -144,6 +148,39 @@ pub struct DeliveryQuery {
     pub limit: Option<i64>,
 }
 
+impl DeliveryQuery {
+    /// The filters, the position to continue from and the page size this
+    /// query asks for: the partner's search and the operator's.
+    pub(crate) fn search(
+        self,
+        api: &ApiConfig,
+    ) -> Result<(DeliveryFilter, Option<Position>, u32), Problem> {
+        if let Some(s) = &self.state
+            && !STATES.contains(&s.as_str())
+        {
+            return Err(Problem::invalid_query(format!(
+                "state must be one of {}",
+                STATES.join(", ")
+            )));
+        }
+        let limit = page::limit(self.limit, api.page_size_default, api.page_size_max)?;
+        let before = self
+            .after
+            .as_deref()
+            .map(page::decode_position)
+            .transpose()?;
+        let filter = DeliveryFilter {
+            since: body::optional_time("since", self.since.as_deref())?,
+            until: body::optional_time("until", self.until.as_deref())?,
+            endpoint_id: self.endpoint_id,
+            event_id: self.event_id,
+            event_type: self.event_type,
+            state: self.state,
+        };
+        Ok((filter, before, limit))
+    }
+}
+
 /// Search deliveries, newest first.
 #[utoipa::path(tag = "deliveries", params(DeliveryQuery), security(("partner_key" = [])),
     responses((status = 200, body = Page<DeliveryOut>), Errors))]
@@ -154,33 +191,7 @@ pub async fn list_deliveries(
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
     let q: DeliveryQuery = body::query(req.query_string())?;
-    if let Some(s) = &q.state
-        && !STATES.contains(&s.as_str())
-    {
-        return Err(Problem::invalid_query(format!(
-            "state must be one of {}",
-            STATES.join(", ")
-        )));
-    }
-    let api = &state.shared.config.api;
-    let limit = page::limit(q.limit, api.page_size_default, api.page_size_max)?;
-    let before = q.after.as_deref().map(page::decode_position).transpose()?;
-    let filter = DeliveryFilter {
-        endpoint_id: q.endpoint_id,
-        event_id: q.event_id,
-        event_type: q.event_type,
-        state: q.state,
-        since: q
-            .since
-            .as_deref()
-            .map(|t| body::time("since", t))
-            .transpose()?,
-        until: q
-            .until
-            .as_deref()
-            .map(|t| body::time("until", t))
-            .transpose()?,
-    };
+    let (filter, before, limit) = q.search(&state.shared.config.api)?;
     let rows = for_partner(&state.shared.db, &partner)
         .deliveries(&filter, before.as_ref(), limit)
         .await?;
@@ -223,8 +234,24 @@ pub async fn replay_delivery(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
-    let scoped = for_partner(&state.shared.db, &partner);
-    if let Some(d) = scoped.delivery(&id).await?
+    let (replay_id, d) = queue_replay(&state, &partner, &id).await?;
+    Ok(HttpResponse::Accepted().json(ReplayQueued {
+        replay_id,
+        delivery_id: d.id,
+        event_id: d.event_id,
+    }))
+}
+
+/// Queues a manual attempt of one of `partner`'s deliveries and tells the
+/// fanout: what the partner's replay does, and the operator's. Returns the
+/// replay's id and the delivery.
+pub(crate) async fn queue_replay(
+    state: &AppState,
+    partner: &str,
+    id: &str,
+) -> Result<(String, DeliveryRow), Problem> {
+    let scoped = for_partner(&state.shared.db, partner);
+    if let Some(d) = scoped.delivery(id).await?
         && d.state == "skipped"
     {
         return Err(Problem::conflict(
@@ -233,16 +260,12 @@ pub async fn replay_delivery(
         ));
     }
     let (replay_id, d) = scoped
-        .replay(&id, state.shared.clock.now_ms())
+        .replay(id, state.shared.clock.now_ms())
         .await?
         .ok_or_else(|| Problem::not_found("no such delivery"))?;
     state
         .engine
         .fanout
         .do_send(EndpointChanged(d.endpoint_id.clone()));
-    Ok(HttpResponse::Accepted().json(ReplayQueued {
-        replay_id,
-        delivery_id: d.id,
-        event_id: d.event_id,
-    }))
+    Ok((replay_id, d))
 }

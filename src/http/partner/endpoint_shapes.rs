@@ -30,6 +30,10 @@ pub struct EndpointOut {
     pub failing_since: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    /// `endpoint` (yours, managed here) or `notification` (your notification
+    /// URL: it receives your `endpoint.*` notices, is never disabled by
+    /// failures, and is changed or removed with `PATCH /v1/partner`).
+    pub kind: String,
 }
 
 impl From<Endpoint> for EndpointOut {
@@ -48,6 +52,7 @@ impl From<Endpoint> for EndpointOut {
             failing_since: e.failing_since.map(time),
             created_at: time(e.created_at),
             updated_at: time(e.updated_at),
+            kind: e.kind.as_str().into(),
         }
     }
 }

@@ -17,7 +17,8 @@ use crate::{
         problem::{Errors, Problem},
     },
     store::{
-        endpoints::{EndpointStatus, NewEndpoint},
+        endpoint_status::StatusEffects,
+        endpoints::{Endpoint, EndpointStatus, NewEndpoint},
         scoped::{EndpointPatch, for_partner},
     },
 };
@@ -50,7 +51,7 @@ fn check_types(types: &[String]) -> Result<(), Problem> {
     Ok(())
 }
 
-fn check_text(field: &str, value: &str, max: usize) -> Result<(), Problem> {
+pub(crate) fn check_text(field: &str, value: &str, max: usize) -> Result<(), Problem> {
     if value.chars().count() > max || value.chars().any(|c| c.is_control() && c != '\n') {
         return Err(Problem::out_of_range(
             field,
@@ -78,12 +79,22 @@ fn check_range(
     }
 }
 
-async fn checked_url(state: &AppState, url: &str) -> Result<String, Problem> {
+pub(crate) async fn checked_url(state: &AppState, url: &str) -> Result<String, Problem> {
     match check_registration(url, &state.shared.rules, &state.engine.resolver).await {
         Ok(u) => Ok(u.url.to_string()),
         Err(RegistrationError::Resolver(e)) => Err(Problem::internal(&e)),
         Err(e) => Err(Problem::invalid_url("url", e.to_string())),
     }
+}
+
+/// A notification endpoint is changed and removed with `PATCH /v1/partner`.
+fn managed_here(e: &crate::store::endpoints::Endpoint) -> Result<(), Problem> {
+    if e.kind == crate::store::endpoints::Kind::Endpoint {
+        return Ok(());
+    }
+    Err(Problem::conflict(
+        "this is your notification URL: change or remove it with PATCH /v1/partner (notification_url)",
+    ))
 }
 
 /// Create an endpoint; its secret is in the answer, and only there.
@@ -192,7 +203,7 @@ pub async fn update_endpoint(
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
     let scoped = for_partner(&state.shared.db, &partner);
-    scoped.endpoint(&id).await?.ok_or_else(not_found)?;
+    managed_here(&scoped.endpoint(&id).await?.ok_or_else(not_found)?)?;
     let input: UpdateEndpoint = state.read_json(&req, payload).await?;
     if let Some(t) = &input.event_types {
         check_types(t)?;
@@ -239,10 +250,9 @@ pub async fn delete_endpoint(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
-    if !for_partner(&state.shared.db, &partner)
-        .delete_endpoint(&id)
-        .await?
-    {
+    let scoped = for_partner(&state.shared.db, &partner);
+    managed_here(&scoped.endpoint(&id).await?.ok_or_else(not_found)?)?;
+    if !scoped.delete_endpoint(&id).await? {
         return Err(not_found());
     }
     state
@@ -260,15 +270,34 @@ async fn set_status(
     reason: Option<&str>,
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, state).await?;
-    let e = for_partner(&state.shared.db, &partner)
-        .set_status(id, status, reason, state.shared.clock.now_ms())
-        .await?
-        .ok_or_else(not_found)?;
-    state.engine.fanout.do_send(EndpointChanged(e.id.clone()));
+    let (e, _) = change_status(state, &partner, id, status, reason).await?;
     Ok(HttpResponse::Ok().json(EndpointOut::from(e)))
 }
 
-/// Enable an endpoint; deliveries it held resume within their maximum age.
+/// Sets the status of one of `partner`'s endpoints and tells the fanout:
+/// what the partner's enable and disable do, and the operator's.
+pub(crate) async fn change_status(
+    state: &AppState,
+    partner: &str,
+    id: &str,
+    status: EndpointStatus,
+    reason: Option<&str>,
+) -> Result<(Endpoint, StatusEffects), Problem> {
+    let (e, effects) = for_partner(&state.shared.db, partner)
+        .set_status(
+            id,
+            status,
+            reason,
+            state.shared.clock.now_ms(),
+            state.shared.config.api.replay_window_ms(),
+        )
+        .await?
+        .ok_or_else(not_found)?;
+    state.engine.fanout.do_send(EndpointChanged(e.id.clone()));
+    Ok((e, effects))
+}
+
+/// Enable an endpoint: its paused deliveries from within the replay window are due at once.
 #[utoipa::path(tag = "endpoints", params(("id" = String, Path)), security(("partner_key" = [])),
     responses((status = 200, body = EndpointOut), Errors))]
 #[post("/v1/endpoints/{id}/enable")]
@@ -280,7 +309,7 @@ pub async fn enable_endpoint(
     set_status(req, &id, &state, EndpointStatus::Active, None).await
 }
 
-/// Disable an endpoint: nothing is sent to it until it is enabled.
+/// Disable an endpoint: nothing is sent to it until it is enabled; what it holds is `paused`.
 #[utoipa::path(tag = "endpoints", params(("id" = String, Path)), security(("partner_key" = [])),
     responses((status = 200, body = EndpointOut), Errors))]
 #[post("/v1/endpoints/{id}/disable")]
@@ -411,9 +440,25 @@ pub async fn recover(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
-    let scoped = for_partner(&state.shared.db, &partner);
-    scoped.endpoint(&id).await?.ok_or_else(not_found)?;
+    for_partner(&state.shared.db, &partner)
+        .endpoint(&id)
+        .await?
+        .ok_or_else(not_found)?;
     let input: Recover = state.read_json(&req, payload).await?;
+    let (_, _, replayed) = recover_range(&state, &partner, &id, &input).await?;
+    Ok(HttpResponse::Accepted().json(Recovered { replayed }))
+}
+
+/// Queues a manual attempt of every failed or dead delivery of one of
+/// `partner`'s endpoints in the range `input` asks for, which must lie
+/// within the replay window, and tells the fanout: what the partner's
+/// recover does, and the operator's. Returns (since, until, how many).
+pub(crate) async fn recover_range(
+    state: &AppState,
+    partner: &str,
+    id: &str,
+    input: &Recover,
+) -> Result<(i64, i64, u64), Problem> {
     let now = state.shared.clock.now_ms();
     let since = body::time("since", &input.since)?;
     let until = input
@@ -422,7 +467,7 @@ pub async fn recover(
         .map(|u| body::time("until", u))
         .transpose()?
         .unwrap_or(now);
-    let window = state.shared.config.api.replay_window.as_millis() as i64;
+    let window = state.shared.config.api.replay_window_ms();
     if since < now - window {
         return Err(Problem::out_of_range(
             "since",
@@ -435,13 +480,10 @@ pub async fn recover(
     if until <= since {
         return Err(Problem::out_of_range("until", "until must be after since"));
     }
-    let replayed = scoped
-        .recover(&id, since, until, now)
+    let replayed = for_partner(&state.shared.db, partner)
+        .recover(id, since, until, now)
         .await?
         .ok_or_else(not_found)?;
-    state
-        .engine
-        .fanout
-        .do_send(EndpointChanged(id.into_inner()));
-    Ok(HttpResponse::Accepted().json(Recovered { replayed }))
+    state.engine.fanout.do_send(EndpointChanged(id.to_string()));
+    Ok((since, until, replayed))
 }

@@ -8,6 +8,7 @@ pub mod endpoint_shapes;
 pub mod endpoints;
 pub mod events;
 mod pins;
+pub mod settings;
 
 use crate::domain::event::format_time;
 

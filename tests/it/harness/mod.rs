@@ -7,6 +7,7 @@ pub mod dns;
 pub mod pg;
 pub mod process;
 pub mod receiver;
+pub mod smtp;
 pub mod tls;
 
 use std::{future::Future, sync::Arc, time::Duration};

@@ -1,0 +1,91 @@
+//! Deliveries held by an endpoint that is not active are `paused`: they are
+//! not waiting for a retry, so no gauge counts them as waiting. Enabling the
+//! endpoint resumes those within the replay window at once; a paused
+//! delivery past its maximum age is dead.
+
+use sea_orm::{ConnectionTrait, Value};
+
+use super::{StoreError, sql};
+
+/// Why a delivery that stayed paused past its maximum age is dead.
+pub const PAST_MAX_AGE: &str = "paused-past-max-age";
+/// Why a paused delivery older than the replay window is dead on enabling.
+pub const PAST_REPLAY_WINDOW: &str = "paused-past-replay-window";
+
+/// Pauses what the endpoint holds: pending, failed and in-flight
+/// deliveries (an attempt in flight still records its result; a retry it
+/// asks for stays paused). Returns how many.
+pub async fn pause(
+    db: &impl ConnectionTrait,
+    endpoint_id: &str,
+    now_ms: i64,
+) -> Result<u64, StoreError> {
+    Ok(db
+        .execute_raw(sql(
+            db.get_database_backend(),
+            "UPDATE delivery SET state = 'paused', updated_at = ? \
+             WHERE endpoint_id = ? AND state IN ('pending', 'failed', 'delivering')",
+            vec![now_ms.into(), endpoint_id.into()],
+        ))
+        .await?
+        .rows_affected())
+}
+
+/// Resumes the endpoint's paused deliveries created within `window_ms`:
+/// each is due now. Older ones are dead. Returns (resumed, dead).
+pub async fn resume(
+    db: &impl ConnectionTrait,
+    endpoint_id: &str,
+    now_ms: i64,
+    window_ms: i64,
+) -> Result<(u64, u64), StoreError> {
+    let backend = db.get_database_backend();
+    let oldest = now_ms.saturating_sub(window_ms);
+    let dead = db
+        .execute_raw(sql(
+            backend,
+            "UPDATE delivery SET state = 'dead', reason = ?, updated_at = ? \
+             WHERE endpoint_id = ? AND state = 'paused' AND created_at < ?",
+            vec![
+                PAST_REPLAY_WINDOW.into(),
+                now_ms.into(),
+                endpoint_id.into(),
+                oldest.into(),
+            ],
+        ))
+        .await?
+        .rows_affected();
+    let resumed = db
+        .execute_raw(sql(
+            backend,
+            "UPDATE delivery SET state = CASE WHEN attempt_count = 0 THEN 'pending' ELSE 'failed' END, \
+             next_attempt_at = ?, updated_at = ? WHERE endpoint_id = ? AND state = 'paused'",
+            vec![now_ms.into(), now_ms.into(), endpoint_id.into()],
+        ))
+        .await?
+        .rows_affected();
+    Ok((resumed, dead))
+}
+
+/// Paused deliveries older than `max_age_ms` are dead; returns how many
+/// (at most one bounded batch).
+pub async fn expire(
+    db: &impl ConnectionTrait,
+    now_ms: i64,
+    max_age_ms: i64,
+) -> Result<u64, StoreError> {
+    Ok(db
+        .execute_raw(sql(
+            db.get_database_backend(),
+            "UPDATE delivery SET state = 'dead', reason = ?, updated_at = ? WHERE id IN \
+             (SELECT id FROM delivery WHERE endpoint_id IN (SELECT id FROM endpoint WHERE status <> 'active') \
+             AND state = 'paused' AND created_at < ? LIMIT 1000)",
+            vec![
+                Value::from(PAST_MAX_AGE),
+                now_ms.into(),
+                now_ms.saturating_sub(max_age_ms).into(),
+            ],
+        ))
+        .await?
+        .rows_affected())
+}

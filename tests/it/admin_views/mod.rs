@@ -1,0 +1,177 @@
+//! Operator views and actions in the API: `/v1/admin/deliveries`,
+//! `/v1/admin/events`, `/v1/admin/endpoints` across partners, the actions
+//! (replay, recover, enable, disable) and the audit log they write.
+//!
+//! - `views`: searching and reading deliveries, events and endpoints;
+//! - `actions`: each action works and writes one audit entry; the log;
+//! - `refusals`: partner keys get 403, unknown ids 404.
+
+mod actions;
+mod refusals;
+mod views;
+
+use std::time::Duration;
+
+use hookd::{domain::clock::Clock as _, store::keys::Role};
+use serde_json::{Value, json};
+
+use crate::harness::{Backend, TestApp, receiver::Receiver, receiver::Reply, spawn_app_with};
+
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// Two partners, three endpoints and three deliveries in known states:
+///
+/// | partner | endpoint  | receiver answers | delivery | state, last status, category |
+/// |---------|-----------|------------------|----------|------------------------------|
+/// | A       | `ep_a`    | 200              | `d_a`    | delivered, 200, none         |
+/// | B       | `ep_b`    | 503              | `d_b`    | failed, 503, `http_status`   |
+/// | B       | `ep_drop` | drops the socket | `d_drop` | failed, none, `connect`      |
+///
+/// A's event `ev_a` is received a second before B's `ev_b`; retries wait an hour.
+pub struct World {
+    pub app: TestApp,
+    pub operator: String,
+    pub operator_id: String,
+    pub partner_a: String,
+    pub key_a: String,
+    pub partner_b: String,
+    pub key_b: String,
+    pub ok: Receiver,
+    pub dropping: Receiver,
+    pub ep_a: String,
+    pub ep_b: String,
+    pub ep_drop: String,
+    pub ev_a: String,
+    pub ev_b: String,
+    pub d_a: String,
+    pub d_b: String,
+    pub d_drop: String,
+    /// When the world began (before either event).
+    pub start: i64,
+    /// When B's event was received.
+    pub t_b: i64,
+    _failing: Receiver,
+}
+
+pub async fn world(backend: Backend, extra: &[(&str, &str)]) -> World {
+    let mut env = vec![
+        ("HOOKD_DELIVERY__SCHEDULE", r#"["0s", "1h"]"#),
+        ("HOOKD_DELIVERY__JITTER", "0"),
+        ("HOOKD_API__RATE_LIMIT_PER_SECOND", "100000"),
+        ("HOOKD_API__RATE_LIMIT_BURST", "100000"),
+    ];
+    env.extend_from_slice(extra);
+    let app = spawn_app_with(backend, &env).await;
+    let start = app.clock.now_ms();
+    let operator = app.key(Role::Operator, None).await;
+    let partner_a = app.partner_id.clone();
+    let key_a = app.partner_key().await;
+    let (partner_b, key_b) = app.another_partner("Beta").await;
+    let ok = Receiver::start().await;
+    let failing = Receiver::start().await;
+    failing.set_default(Reply::status(503));
+    let dropping = Receiver::start().await;
+    dropping.set_default(Reply::Drop);
+    // Subscribed to the test's own types only: the notices hookd sends
+    // when a test disables an endpoint must not add deliveries.
+    let (ep_a, _) = app.endpoint_for(&partner_a, &ok.url(), &["a.*"], 8).await;
+    let (ep_b, _) = app
+        .endpoint_for(&partner_b, &failing.url(), &["b.*"], 8)
+        .await;
+    let (ep_drop, _) = app
+        .endpoint_for(&partner_b, &dropping.url(), &["b.*"], 8)
+        .await;
+
+    let ev_a = app.publish("a.one", json!({"n": 1})).await;
+    app.wait_for_state(&ev_a, &ep_a, "delivered", WAIT).await;
+    app.advance(Duration::from_secs(1));
+    let t_b = app.clock.now_ms();
+    let (status, body) = app
+        .post_events(&json!({"type": "b.two", "partner_id": partner_b, "data": {"n": 2}}))
+        .await;
+    assert_eq!(status, 201, "B's event is accepted: {body}");
+    let ev_b = body["event_id"].as_str().expect("an event id").to_string();
+    for ep in [&ep_b, &ep_drop] {
+        app.wait_for_state(&ev_b, ep, "failed", WAIT).await;
+    }
+    let d_a = delivery_id(&app, &ev_a, &ep_a).await;
+    let d_b = delivery_id(&app, &ev_b, &ep_b).await;
+    let d_drop = delivery_id(&app, &ev_b, &ep_drop).await;
+    World {
+        operator: operator.key,
+        operator_id: operator.id,
+        partner_a,
+        key_a,
+        partner_b,
+        key_b,
+        ok,
+        dropping,
+        ep_a,
+        ep_b,
+        ep_drop,
+        ev_a,
+        ev_b,
+        d_a,
+        d_b,
+        d_drop,
+        start,
+        t_b,
+        _failing: failing,
+        app,
+    }
+}
+
+/// The id of the delivery of `event` to `endpoint`, from its first attempt.
+async fn delivery_id(app: &TestApp, event: &str, endpoint: &str) -> String {
+    let attempts = app.attempts(event, endpoint).await;
+    let first = attempts.first();
+    first
+        .unwrap_or_else(|| panic!("an attempt of {event} at {endpoint}"))
+        .delivery_id
+        .clone()
+}
+
+/// `method path` with `key` and a body, which must answer `status`;
+/// an error must be problem+json. Returns the body.
+pub async fn call(
+    app: &TestApp,
+    (method, path): (&str, &str),
+    key: &str,
+    body: Option<Value>,
+    status: u16,
+) -> Value {
+    let (got, value, headers) = app.request(method, path, key, body.as_ref()).await;
+    assert_eq!(got, status, "{method} {path} answered {got}: {value}");
+    if status >= 400 {
+        let ct = headers.get("content-type").and_then(|v| v.to_str().ok());
+        assert_eq!(ct, Some("application/problem+json"), "{method} {path}");
+    }
+    value
+}
+
+/// `GET path` as `key`, which must answer 200.
+pub async fn get(app: &TestApp, path: &str, key: &str) -> Value {
+    call(app, ("GET", path), key, None, 200).await
+}
+
+/// The problem type's last segment (`not-found`).
+pub fn kind(problem: &Value) -> &str {
+    let t = problem["type"].as_str().unwrap_or_default();
+    t.rsplit('/').next().unwrap_or_default()
+}
+
+/// `field` of every item of a page's `data`, in order.
+pub fn each(page: &Value, field: &str) -> Vec<String> {
+    let Some(items) = page["data"].as_array() else {
+        panic!("a page has a data array: {page}");
+    };
+    items
+        .iter()
+        .map(|i| i[field].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// How many audit entries there are.
+pub async fn audit_count(app: &TestApp) -> i64 {
+    app.count("SELECT COUNT(*) AS n FROM audit").await
+}

@@ -1,0 +1,77 @@
+//! Every admin route refuses a partner key with 403, and an unknown id is
+//! a 404 problem; neither writes an audit entry.
+
+use hookd::domain::{clock::Clock as _, event::format_time};
+use serde_json::json;
+
+use super::{audit_count, call, kind};
+use crate::harness::{Backend, spawn_app};
+use crate::on_both_backends;
+
+/// Every operator route of the API, with an id in those that take one.
+fn admin_routes(id: &str) -> Vec<(&'static str, String)> {
+    let mut routes: Vec<(&'static str, String)> = [
+        "/v1/admin/deliveries",
+        "/v1/admin/events",
+        "/v1/admin/events?state=rejected",
+        "/v1/admin/endpoints",
+        "/v1/admin/audit",
+        "/v1/admin/partners",
+    ]
+    .into_iter()
+    .map(|p| ("GET", p.to_string()))
+    .collect();
+    for (method, path) in [
+        ("GET", "deliveries/{id}"),
+        ("POST", "deliveries/{id}/replay"),
+        ("GET", "events/{id}"),
+        ("GET", "endpoints/{id}"),
+        ("POST", "endpoints/{id}/recover"),
+        ("POST", "endpoints/{id}/enable"),
+        ("POST", "endpoints/{id}/disable"),
+    ] {
+        routes.push((method, format!("/v1/admin/{}", path.replace("{id}", id))));
+    }
+    routes
+}
+
+on_both_backends!(
+    a_partner_key_gets_403_on_every_admin_route,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let key = app.partner_key().await;
+        let (endpoint, _) = app.endpoint("http://127.0.0.1:9/hook").await;
+        for (method, path) in admin_routes(&endpoint) {
+            let p = call(&app, (method, &path), &key, None, 403).await;
+            assert_eq!(kind(&p), "forbidden", "{method} {path}: {p}");
+        }
+        let path = format!("/v1/admin/endpoints/{endpoint}/disable");
+        let p = call(&app, ("POST", &path), "", None, 401).await;
+        assert_eq!(kind(&p), "unauthorized", "{p}");
+        assert_eq!(audit_count(&app).await, 0, "nothing was done");
+        let status = app
+            .count(&format!(
+                "SELECT COUNT(*) AS n FROM endpoint WHERE id = '{endpoint}' AND status = 'active'"
+            ))
+            .await;
+        assert_eq!(status, 1, "the endpoint is still active");
+    }
+);
+
+on_both_backends!(
+    an_unknown_id_is_a_404_problem_on_every_admin_route_that_takes_one,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let operator = app.operator_key().await;
+        let since = json!({"since": format_time(app.clock.now_ms() - 1000)});
+        for (method, path) in admin_routes("nope_0123") {
+            if !path.contains("nope_0123") {
+                continue;
+            }
+            let body = path.ends_with("/recover").then(|| since.clone());
+            let p = call(&app, (method, &path), &operator, body, 404).await;
+            assert_eq!(kind(&p), "not-found", "{method} {path}: {p}");
+        }
+        assert_eq!(audit_count(&app).await, 0, "nothing was done");
+    }
+);
