@@ -21,7 +21,8 @@ use utoipa::{
         (name = "deliveries", description = "Delivery history and replay (partner key)"),
         (name = "events", description = "The event feed (partner key)"),
         (name = "catalog", description = "Event types and limits (partner key)"),
-        (name = "admin", description = "Partners and keys (operator key)"),
+        (name = "partner", description = "Your partner record and notification channel (partner key)"),
+        (name = "admin", description = "Partners, keys, every partner's deliveries, events and endpoints, operator actions and their audit log (operator key)"),
         (name = "health", description = "Liveness and readiness"),
     )
 )]

@@ -53,3 +53,26 @@ on_both_backends!(
         db.close().await.expect("closed");
     }
 );
+
+on_both_backends!(
+    migration_10_goes_down_and_up_again,
+    |backend: Backend| async move {
+        let (url, _dir) = harness::database(backend).await;
+        let url = match backend {
+            Backend::Sqlite => format!("{url}?mode=rwc"),
+            Backend::Postgres => url,
+        };
+        let db = Database::connect(&url).await.expect("the database opens");
+        Migrator::up(&db, None).await.expect("every migration");
+        Migrator::down(&db, Some(1)).await.expect("migration 10 undone");
+        let gone = db
+            .query_one_raw(sea_orm::Statement::from_string(
+                db.get_database_backend(),
+                "SELECT COUNT(*) AS n FROM endpoint WHERE kind = 'endpoint'",
+            ))
+            .await;
+        assert!(gone.is_err(), "the kind column is gone after down");
+        Migrator::up(&db, None).await.expect("migration 10 again");
+        db.close().await.expect("closed");
+    }
+);
