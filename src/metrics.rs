@@ -57,6 +57,8 @@ pub struct Metrics {
     pub deliveries_dead: Counter,
     /// Deliveries dead now (set when scraped): the dead-letter backlog.
     pub dead_now: Gauge,
+    /// Deliveries paused now: held by a disabled endpoint (set when scraped).
+    pub paused_now: Gauge,
     /// Endpoints by status (set when scraped).
     pub endpoints: Family<StatusLabels, Gauge>,
     /// From a delivery's creation (its event's fanout) to the 2xx, for
@@ -105,6 +107,7 @@ impl Metrics {
             deliveries_dead: Counter::default(),
             events_rejected: Counter::default(),
             dead_now: Gauge::default(),
+            paused_now: Gauge::default(),
             endpoints: Family::default(),
             // 1 ms to about 9 minutes; a delivery that needed retries lands above.
             delivery_latency: Histogram::new(exponential_buckets(0.001, 2.0, 20)),
@@ -150,6 +153,11 @@ impl Metrics {
             "deliveries_dead",
             "Deliveries dead now: the dead-letter backlog, replayable within the replay window",
             m.dead_now.clone(),
+        );
+        registry.register(
+            "deliveries_paused",
+            "Deliveries paused now: held by a disabled endpoint; enabling it resumes them (not counted as waiting)",
+            m.paused_now.clone(),
         );
         registry.register(
             "endpoints",

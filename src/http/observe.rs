@@ -265,11 +265,10 @@ pub async fn metrics(
             .get_or_create(&crate::metrics::StatusLabels { status })
             .set(n);
     }
-    let (dead, saturated) =
-        store::backlog::dead_and_saturated(&shared.db, shared.config.delivery.schedule.len())
-            .await?;
-    m.dead_now.set(dead);
-    m.retry_saturation.set(saturated);
+    let stuck = store::backlog::stuck(&shared.db, shared.config.delivery.schedule.len()).await?;
+    m.dead_now.set(stuck.dead);
+    m.paused_now.set(stuck.paused);
+    m.retry_saturation.set(stuck.saturated);
     let (unpublished, oldest) = store::backlog::unpublished(&shared.db).await?;
     m.outbox_unpublished.set(unpublished);
     let now = shared.clock.now_ms();

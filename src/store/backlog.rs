@@ -96,31 +96,40 @@ pub async fn endpoints_by_status(
     Ok(out)
 }
 
-/// Dead deliveries, and those waiting on one of the last two scheduled
-/// attempts of a schedule of `attempts`.
-pub async fn dead_and_saturated(
-    db: &impl ConnectionTrait,
-    attempts: usize,
-) -> Result<(i64, i64), StoreError> {
+/// Deliveries that are not moving on their own: dead ones, paused ones
+/// (their endpoint is disabled), and those waiting on one of the last two
+/// scheduled attempts.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Stuck {
+    pub dead: i64,
+    pub paused: i64,
+    /// On their last two attempts of a schedule of `attempts`.
+    pub saturated: i64,
+}
+
+pub async fn stuck(db: &impl ConnectionTrait, attempts: usize) -> Result<Stuck, StoreError> {
     let last_two = i64::try_from(attempts.saturating_sub(2)).unwrap_or(i64::MAX);
     let rows = query_all(
         db,
         sql(
             db.get_database_backend(),
             "SELECT SUM(CASE WHEN state = 'dead' THEN 1 ELSE 0 END) AS dead, \
+             SUM(CASE WHEN state = 'paused' THEN 1 ELSE 0 END) AS paused, \
              SUM(CASE WHEN state IN ('pending', 'failed') AND scheduled_attempts >= ? THEN 1 ELSE 0 END) AS saturated \
-             FROM delivery WHERE state IN ('dead', 'pending', 'failed')",
+             FROM delivery WHERE state IN ('dead', 'paused', 'pending', 'failed')",
             vec![last_two.into()],
         ),
         |r| {
-            Ok((
-                r.try_get::<Option<i64>>("", "dead")?.unwrap_or(0),
-                r.try_get::<Option<i64>>("", "saturated")?.unwrap_or(0),
-            ))
+            let n = |c: &str| r.try_get::<Option<i64>>("", c).map(Option::unwrap_or_default);
+            Ok(Stuck {
+                dead: n("dead")?,
+                paused: n("paused")?,
+                saturated: n("saturated")?,
+            })
         },
     )
     .await?;
-    Ok(rows.into_iter().next().unwrap_or((0, 0)))
+    Ok(rows.into_iter().next().unwrap_or_default())
 }
 
 /// Committed events not yet fanned out, and when the oldest was created.

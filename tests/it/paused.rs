@@ -72,6 +72,7 @@ on_both_backends!(
                 .await,
             0
         );
+        assert_eq!(app.metric(&operator, "hookd_deliveries_paused").await, 1);
         let (_, listed, _) = app
             .request("GET", "/v1/deliveries?state=paused", &key, None)
             .await;
