@@ -47,3 +47,4 @@ pub mod secret;
 pub mod signing;
 pub mod store;
 pub mod thresholds;
+pub mod web;

@@ -3,24 +3,25 @@
 //! the browser then holds a signed session cookie (HttpOnly, SameSite=Strict)
 //! that names the key by id, never the key itself. No script runs on the page.
 
-pub mod origin;
 pub mod pages;
-pub mod session;
 
 use std::collections::HashMap;
 
 use actix_web::{
-    HttpRequest, HttpResponse, HttpResponseBuilder,
-    cookie::{Cookie, SameSite, time::Duration as CookieAge},
+    HttpRequest, HttpResponse,
+    cookie::{Cookie, time::Duration as CookieAge},
     http::{StatusCode, header},
     web,
 };
-use maud::Markup;
 use serde::Deserialize;
 
 use crate::{
     http::{AppState, auth, body, observe, problem::Problem},
     store::{self, keys::Role},
+    web::{
+        chrome::{self, html, page, see_other},
+        origin, session,
+    },
 };
 
 /// How long a sign-in lasts.
@@ -33,44 +34,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/dashboard/logout", web::post().to(logout));
 }
 
-/// Headers every dashboard page carries: no script, no framing, no caching,
-/// no referrer leaving the site with ids in it (`same-origin`, not
-/// `no-referrer`, which would make the browser send `Origin: null` on the
-/// dashboard's own form posts).
-fn page(status: StatusCode) -> HttpResponseBuilder {
-    let mut res = HttpResponse::build(status);
-    res.insert_header((
-        header::CONTENT_SECURITY_POLICY,
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    ))
-    .insert_header((header::X_FRAME_OPTIONS, "DENY"))
-    .insert_header((header::REFERRER_POLICY, "same-origin"))
-    .insert_header((header::CACHE_CONTROL, "no-store"))
-    .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-    .content_type("text/html; charset=utf-8");
-    res
-}
-
-fn html(status: StatusCode, markup: Markup) -> HttpResponse {
-    page(status).body(markup.into_string())
-}
-
-fn see_other(to: &str) -> HttpResponseBuilder {
-    let mut res = page(StatusCode::SEE_OTHER);
-    res.insert_header((header::LOCATION, to));
-    res
-}
-
-/// Always `Secure`: behind a TLS proxy hookd may not know the scheme, and
-/// browsers keep Secure cookies on `http://localhost` and `127.0.0.1` anyway.
 fn session_cookie(value: String, age: CookieAge) -> Cookie<'static> {
-    Cookie::build(session::COOKIE, value)
-        .path("/dashboard")
-        .http_only(true)
-        .same_site(SameSite::Strict)
-        .secure(true)
-        .max_age(age)
-        .finish()
+    chrome::session_cookie(session::COOKIE, "/dashboard", value, age)
 }
 
 fn cross_site() -> HttpResponse {

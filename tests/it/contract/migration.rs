@@ -64,7 +64,9 @@ on_both_backends!(
         };
         let db = Database::connect(&url).await.expect("the database opens");
         Migrator::up(&db, None).await.expect("every migration");
-        Migrator::down(&db, Some(1)).await.expect("migration 10 undone");
+        Migrator::down(&db, Some(1))
+            .await
+            .expect("migration 10 undone");
         let gone = db
             .query_one_raw(sea_orm::Statement::from_string(
                 db.get_database_backend(),
