@@ -16,6 +16,7 @@ mod m20261201_000007_cluster;
 mod m20261202_000008_notify_unpublished;
 mod m20261202_000009_contract;
 mod m20261202_000010_notify;
+mod m20261202_000011_portal;
 
 pub struct Migrator;
 
@@ -33,6 +34,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261202_000008_notify_unpublished::Migration),
             Box::new(m20261202_000009_contract::Migration),
             Box::new(m20261202_000010_notify::Migration),
+            Box::new(m20261202_000011_portal::Migration),
         ]
     }
 }

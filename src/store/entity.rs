@@ -53,6 +53,8 @@ pub mod dashboard_session {
         pub key_id: String,
         pub created_at: i64,
         pub expires_at: i64,
+        /// A portal session's partner; `None` for the dashboard.
+        pub partner_id: Option<String>,
     }
     no_relations!();
 }

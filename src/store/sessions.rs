@@ -18,6 +18,7 @@ pub async fn create(
         key_id: Set(key_id.to_string()),
         created_at: Set(now_ms),
         expires_at: Set(expires_ms),
+        partner_id: Set(None),
     })
     .exec_without_returning(db)
     .await?;

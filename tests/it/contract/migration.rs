@@ -55,7 +55,7 @@ on_both_backends!(
 );
 
 on_both_backends!(
-    migration_10_goes_down_and_up_again,
+    the_latest_migrations_go_down_and_up_again,
     |backend: Backend| async move {
         let (url, _dir) = harness::database(backend).await;
         let url = match backend {
@@ -74,7 +74,7 @@ on_both_backends!(
             ))
             .await;
         assert!(gone.is_err(), "the kind column is gone after down");
-        Migrator::up(&db, None).await.expect("migration 10 again");
+        Migrator::up(&db, None).await.expect("migrations 10 and 11 again");
         db.close().await.expect("closed");
     }
 );
