@@ -133,13 +133,6 @@ pub async fn sync_operator(
     now_ms: i64,
 ) -> Result<(), StoreError> {
     let backend = db.get_database_backend();
-    db.execute_raw(sql(
-        backend,
-        "INSERT INTO partner (id, name, status, created_at) VALUES (?, 'hookd operator', 'active', ?) \
-         ON CONFLICT (id) DO NOTHING",
-        vec![OPERATOR_PARTNER.into(), now_ms.into()],
-    ))
-    .await?;
     let existing = db
         .query_one_raw(sql(
             backend,
@@ -156,6 +149,14 @@ pub async fn sync_operator(
             Ok(())
         }
         (Some((url, secret)), None) => {
+            // The operator's partner exists only while there is an operator URL.
+            db.execute_raw(sql(
+                backend,
+                "INSERT INTO partner (id, name, status, created_at) VALUES (?, 'hookd operator', 'active', ?) \
+                 ON CONFLICT (id) DO NOTHING",
+                vec![OPERATOR_PARTNER.into(), now_ms.into()],
+            ))
+            .await?;
             let new = NewEndpoint {
                 partner_id: OPERATOR_PARTNER.into(),
                 url: url.into(),

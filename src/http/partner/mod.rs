@@ -4,6 +4,7 @@
 
 pub mod catalog;
 pub mod deliveries;
+pub mod endpoint_ops;
 pub mod endpoint_shapes;
 pub mod endpoints;
 pub mod events;

@@ -1,0 +1,331 @@
+//! What a partner can do to its endpoints, whether it asked through the
+//! API (JSON) or the portal (forms): each operation checks its input, acts
+//! through the partner's scoped store, and tells the fanout. Handlers only
+//! read requests and shape answers.
+
+use super::{
+    endpoint_shapes::{CreateEndpoint, InitialStatus, Recover, RotateSecret, UpdateEndpoint},
+    pins,
+};
+use crate::{
+    delivery::fanout::EndpointChanged,
+    domain::{
+        event::{NewEvent, Subject, valid_event_type},
+        ids::EventId,
+    },
+    egress::url_check::{RegistrationError, check_registration},
+    http::{AppState, body, problem::Problem},
+    secret::Secret,
+    store::{
+        endpoint_status::StatusEffects,
+        endpoints::{Endpoint, EndpointStatus, NewEndpoint},
+        scoped::{EndpointPatch, Scoped, for_partner},
+    },
+};
+
+pub(crate) fn not_found() -> Problem {
+    Problem::not_found("no such endpoint")
+}
+
+pub(crate) fn check_types(types: &[String]) -> Result<(), Problem> {
+    if types.len() > 100 {
+        return Err(Problem::out_of_range(
+            "event_types",
+            "at most 100 event types",
+        ));
+    }
+    for (i, t) in types.iter().enumerate() {
+        let probe = t
+            .strip_suffix(".*")
+            .map(|p| format!("{p}.x"))
+            .unwrap_or_else(|| t.clone());
+        if !valid_event_type(&probe) {
+            return Err(Problem::invalid(
+                format!("event_types[{i}]"),
+                format!("`{t}` is not an event type like usage.finalized or usage.*"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn check_text(field: &str, value: &str, max: usize) -> Result<(), Problem> {
+    if value.chars().count() > max || value.chars().any(|c| c.is_control() && c != '\n') {
+        return Err(Problem::out_of_range(
+            field,
+            format!("{field} must be at most {max} characters without control characters"),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_range(
+    field: &str,
+    value: Option<u32>,
+    range: std::ops::RangeInclusive<u32>,
+) -> Result<(), Problem> {
+    match value {
+        Some(v) if !range.contains(&v) => Err(Problem::out_of_range(
+            field,
+            format!(
+                "{field} must be between {} and {}",
+                range.start(),
+                range.end()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub(crate) async fn checked_url(state: &AppState, url: &str) -> Result<String, Problem> {
+    match check_registration(url, &state.shared.rules, &state.engine.resolver).await {
+        Ok(u) => Ok(u.url.to_string()),
+        Err(RegistrationError::Resolver(e)) => Err(Problem::internal(&e)),
+        Err(e) => Err(Problem::invalid_url("url", e.to_string())),
+    }
+}
+
+/// A notification endpoint is changed and removed with `PATCH /v1/partner`.
+pub(crate) fn managed_here(e: &crate::store::endpoints::Endpoint) -> Result<(), Problem> {
+    if e.kind == crate::store::endpoints::Kind::Endpoint {
+        return Ok(());
+    }
+    Err(Problem::conflict(
+        "this is your notification URL: change or remove it with PATCH /v1/partner (notification_url)",
+    ))
+}
+
+/// Creates an endpoint of `partner`; its secret is returned this once.
+pub(crate) async fn create(
+    state: &AppState,
+    partner: &str,
+    input: CreateEndpoint,
+) -> Result<(Endpoint, Secret), Problem> {
+    let types = input.event_types.unwrap_or_default();
+    check_types(&types)?;
+    let description = input.description.unwrap_or_default();
+    check_text("description", &description, 1000)?;
+    if let Some(v) = &input.schema_version {
+        check_text("schema_version", v, 32)?;
+    }
+    check_range("concurrency", input.concurrency, 1..=256)?;
+    check_range("rate_limit", input.rate_limit, 1..=10_000)?;
+    let url = checked_url(state, &input.url).await?;
+    let new = NewEndpoint {
+        partner_id: partner.to_string(),
+        url,
+        description,
+        event_types: types,
+        schema_version: input.schema_version,
+        schema_versions: match &input.schema_versions {
+            Some(given) => pins::parse(given, &state.shared.catalog)?,
+            None => Default::default(),
+        },
+        concurrency: input
+            .concurrency
+            .unwrap_or(state.shared.config.delivery.default_concurrency),
+        rate_limit: input.rate_limit,
+        status: match input.status {
+            Some(InitialStatus::Paused) => EndpointStatus::Paused,
+            _ => EndpointStatus::Active,
+        },
+    };
+    let (endpoint, secret) = crate::store::endpoints::create(
+        &state.shared.db,
+        &state.shared.secrets,
+        new,
+        state.shared.clock.now_ms(),
+    )
+    .await?;
+    Ok((endpoint, secret))
+}
+
+/// The partner's endpoint `id` if the endpoints API may change it (a
+/// notification endpoint is changed with `PATCH /v1/partner`).
+pub(crate) async fn changeable<'a>(
+    state: &'a AppState,
+    partner: &'a str,
+    id: &str,
+) -> Result<Scoped<'a>, Problem> {
+    let scoped = for_partner(&state.shared.db, partner);
+    managed_here(&scoped.endpoint(id).await?.ok_or_else(not_found)?)?;
+    Ok(scoped)
+}
+
+/// Changes what `input` names of the partner's endpoint `id`.
+pub(crate) async fn update(
+    state: &AppState,
+    partner: &str,
+    id: &str,
+    input: UpdateEndpoint,
+) -> Result<Endpoint, Problem> {
+    let scoped = changeable(state, partner, id).await?;
+    if let Some(t) = &input.event_types {
+        check_types(t)?;
+    }
+    if let Some(d) = &input.description {
+        check_text("description", d, 1000)?;
+    }
+    if let Some(v) = &input.schema_version {
+        check_text("schema_version", v, 32)?;
+    }
+    check_range("concurrency", input.concurrency, 1..=256)?;
+    check_range("rate_limit", input.rate_limit, 1..=10_000)?;
+    let url = match &input.url {
+        Some(u) => Some(checked_url(state, u).await?),
+        None => None,
+    };
+    let patch = EndpointPatch {
+        url,
+        description: input.description,
+        event_types: input.event_types,
+        schema_version: input.schema_version.map(Some),
+        schema_versions: match &input.schema_versions {
+            Some(given) => Some(pins::parse(given, &state.shared.catalog)?),
+            None => None,
+        },
+        concurrency: input.concurrency,
+        rate_limit: input.rate_limit.map(Some),
+    };
+    let e = scoped
+        .update_endpoint(id, patch, state.shared.clock.now_ms())
+        .await?
+        .ok_or_else(not_found)?;
+    state.engine.fanout.do_send(EndpointChanged(e.id.clone()));
+    Ok(e)
+}
+
+/// A new secret for the partner's endpoint `id`; the others keep signing
+/// for the overlap. Returns the secret (shown once) and when they stop.
+pub(crate) async fn rotate(
+    state: &AppState,
+    partner: &str,
+    id: &str,
+    input: &RotateSecret,
+) -> Result<(Secret, i64), Problem> {
+    let scoped = for_partner(&state.shared.db, partner);
+    let max = state.shared.config.api.max_secret_overlap.as_secs();
+    let overlap = input.overlap_seconds.unwrap_or(86_400);
+    if overlap > max {
+        return Err(Problem::out_of_range(
+            "overlap_seconds",
+            format!("overlap_seconds must be between 0 and {max}"),
+        ));
+    }
+    let now = state.shared.clock.now_ms();
+    let rotated = scoped
+        .rotate_secret(&state.shared.secrets, id, overlap as i64 * 1000, now)
+        .await?
+        .ok_or_else(not_found)?;
+    state.engine.fanout.do_send(EndpointChanged(id.to_string()));
+    Ok(rotated)
+}
+
+/// Ends the rotation overlap now; how many secrets stopped signing.
+pub(crate) async fn expire_previous(
+    state: &AppState,
+    partner: &str,
+    id: &str,
+) -> Result<u64, Problem> {
+    let expired = for_partner(&state.shared.db, partner)
+        .expire_previous_secrets(id, state.shared.clock.now_ms())
+        .await?
+        .ok_or_else(not_found)?;
+    state.engine.fanout.do_send(EndpointChanged(id.to_string()));
+    Ok(expired)
+}
+
+/// Sends a `webhook.test` event to the partner's endpoint `id` only;
+/// returns (event id, delivery id).
+pub(crate) async fn send_test(
+    state: &AppState,
+    partner: &str,
+    id: &str,
+) -> Result<(String, String), Problem> {
+    let now = state.shared.clock.now_ms();
+    let event = NewEvent {
+        id: EventId::generate(),
+        event_type: "webhook.test".into(),
+        partner_id: partner.to_string(),
+        subject: Some(Subject {
+            subject_type: "endpoint".into(),
+            id: id.to_string(),
+            version: None,
+        }),
+        occurred_at_ms: now,
+        occurred_at_given: true,
+        schema_version: 1,
+        payload: serde_json::json!({"endpoint_id": id, "message": "a test event from hookd"})
+            .to_string(),
+        correlation_id: None,
+        renditions: Default::default(),
+    };
+    let delivery_id = for_partner(&state.shared.db, partner)
+        .send_test(id, &event, now)
+        .await?
+        .ok_or_else(not_found)?;
+    state.engine.fanout.do_send(EndpointChanged(id.to_string()));
+    Ok((event.id.to_string(), delivery_id))
+}
+
+/// Sets the status of one of `partner`'s endpoints and tells the fanout:
+/// what the partner's enable and disable do, and the operator's.
+pub(crate) async fn change_status(
+    state: &AppState,
+    partner: &str,
+    id: &str,
+    status: EndpointStatus,
+    reason: Option<&str>,
+) -> Result<(Endpoint, StatusEffects), Problem> {
+    let (e, effects) = for_partner(&state.shared.db, partner)
+        .set_status(
+            id,
+            status,
+            reason,
+            state.shared.clock.now_ms(),
+            state.shared.config.api.replay_window_ms(),
+        )
+        .await?
+        .ok_or_else(not_found)?;
+    state.engine.fanout.do_send(EndpointChanged(e.id.clone()));
+    Ok((e, effects))
+}
+
+/// Queues a manual attempt of every failed or dead delivery of one of
+/// `partner`'s endpoints in the range `input` asks for, which must lie
+/// within the replay window, and tells the fanout: what the partner's
+/// recover does, and the operator's. Returns (since, until, how many).
+pub(crate) async fn recover_range(
+    state: &AppState,
+    partner: &str,
+    id: &str,
+    input: &Recover,
+) -> Result<(i64, i64, u64), Problem> {
+    let now = state.shared.clock.now_ms();
+    let since = body::time("since", &input.since)?;
+    let until = input
+        .until
+        .as_deref()
+        .map(|u| body::time("until", u))
+        .transpose()?
+        .unwrap_or(now);
+    let window = state.shared.config.api.replay_window_ms();
+    if since < now - window {
+        return Err(Problem::out_of_range(
+            "since",
+            format!(
+                "since must be within the replay window ({} days)",
+                window / 86_400_000
+            ),
+        ));
+    }
+    if until <= since {
+        return Err(Problem::out_of_range("until", "until must be after since"));
+    }
+    let replayed = for_partner(&state.shared.db, partner)
+        .recover(id, since, until, now)
+        .await?
+        .ok_or_else(not_found)?;
+    state.engine.fanout.do_send(EndpointChanged(id.to_string()));
+    Ok((since, until, replayed))
+}
