@@ -174,6 +174,7 @@ pub async fn start(
                 .split_for_parts();
             app.app_data(document.clone())
                 .configure(crate::dashboard::routes)
+                .configure(crate::portal::routes)
                 .app_data(http::guard::MaxUri(max_uri))
                 .default_service(web::to(http::not_found))
                 .wrap(actix_web::middleware::from_fn(http::guard::limits))

@@ -43,6 +43,7 @@ pub mod keyfile;
 pub mod metrics;
 pub mod notify;
 pub mod outbox;
+pub mod portal;
 pub mod secret;
 pub mod signing;
 pub mod store;

@@ -9,6 +9,7 @@ pub mod admin_audit;
 pub mod admin_deliveries;
 pub mod admin_endpoints;
 pub mod admin_events;
+pub mod admin_portal;
 pub mod auth;
 pub mod body;
 pub mod client_ip;
@@ -83,6 +84,7 @@ pub fn routes(cfg: &mut ServiceConfig) {
         .service(settings::update_partner)
         .service(settings::admin_get_partner)
         .service(settings::admin_update_partner)
+        .service(admin_portal::create_portal_link)
         .service(catalog::event_types)
         .service(catalog::limits)
         .service(admin::create_partner)

@@ -30,6 +30,8 @@ pub enum Action {
     EndpointRecover,
     EndpointEnable,
     EndpointDisable,
+    PartnerUpdate,
+    PortalLinkCreate,
 }
 
 impl Action {
@@ -39,6 +41,8 @@ impl Action {
             Action::EndpointRecover => "endpoint.recover",
             Action::EndpointEnable => "endpoint.enable",
             Action::EndpointDisable => "endpoint.disable",
+            Action::PartnerUpdate => "partner.update",
+            Action::PortalLinkCreate => "portal_link.create",
         }
     }
 }

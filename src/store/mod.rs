@@ -21,6 +21,7 @@ pub mod outbox;
 pub mod partner_settings;
 pub mod partners;
 pub mod paused;
+pub mod portal_links;
 pub mod retention;
 pub mod scoped;
 pub(crate) mod search;

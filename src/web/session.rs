@@ -1,9 +1,10 @@
-//! Dashboard session cookies: a signed, expiring token that names a session
+//! Session cookies of the dashboard and the portal: a signed, expiring token that names a session
 //! row and the operator key that signed in. The signature turns forgeries
 //! away without a database look-up; the row (`store::sessions`) decides
 //! whether the session still lives, so signing out ends it everywhere.
 //!
-//! Token: `v2.<session_id>.<key_id>.<expires_ms>.<base64url HMAC-SHA256>`.
+//! Token: `<realm>.<session_id>.<key_id>.<expires_ms>.<base64url HMAC-SHA256>`,
+//! realm `v2` for the dashboard and `p1` for the portal.
 
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
 use hmac::{Hmac, Mac};
@@ -33,21 +34,54 @@ pub fn new_session_id() -> String {
     URL_SAFE_NO_PAD.encode(bytes)
 }
 
-/// A token for session `session_id` of `key_id`, valid until `expires_ms`.
+/// Which pages a session is for: a dashboard token never opens the
+/// portal, nor a portal token the dashboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Realm {
+    Dashboard,
+    Portal,
+}
+
+impl Realm {
+    fn prefix(self) -> &'static str {
+        match self {
+            Realm::Dashboard => "v2",
+            Realm::Portal => "p1",
+        }
+    }
+}
+
+/// A dashboard token for session `session_id` of `key_id`, valid until `expires_ms`.
 pub fn issue(key: &[u8; 32], session_id: &str, key_id: &str, expires_ms: i64) -> String {
-    let message = format!("v2.{session_id}.{key_id}.{expires_ms}");
+    issue_in(Realm::Dashboard, key, session_id, key_id, expires_ms)
+}
+
+/// The claim of a genuine dashboard token that has not expired at `now_ms`.
+pub fn verify(key: &[u8; 32], token: &str, now_ms: i64) -> Option<Claim> {
+    verify_in(Realm::Dashboard, key, token, now_ms)
+}
+
+/// A token of `realm` for session `session_id` of `key_id`, valid until `expires_ms`.
+pub fn issue_in(
+    realm: Realm,
+    key: &[u8; 32],
+    session_id: &str,
+    key_id: &str,
+    expires_ms: i64,
+) -> String {
+    let message = format!("{}.{session_id}.{key_id}.{expires_ms}", realm.prefix());
     let tag = mac(key, &message).finalize().into_bytes();
     format!("{message}.{}", URL_SAFE_NO_PAD.encode(tag))
 }
 
-/// The claim of a genuine token that has not expired at `now_ms`.
-pub fn verify(key: &[u8; 32], token: &str, now_ms: i64) -> Option<Claim> {
+/// The claim of a genuine token of `realm` that has not expired at `now_ms`.
+pub fn verify_in(realm: Realm, key: &[u8; 32], token: &str, now_ms: i64) -> Option<Claim> {
     let (message, tag) = token.rsplit_once('.')?;
     let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
     // Constant-time comparison of the tag.
     mac(key, message).verify_slice(&tag).ok()?;
     let mut parts = message.split('.');
-    let (Some("v2"), Some(session_id), Some(key_id), Some(expires), None) = (
+    let (Some(prefix), Some(session_id), Some(key_id), Some(expires), None) = (
         parts.next(),
         parts.next(),
         parts.next(),
@@ -56,6 +90,9 @@ pub fn verify(key: &[u8; 32], token: &str, now_ms: i64) -> Option<Claim> {
     ) else {
         return None;
     };
+    if prefix != realm.prefix() {
+        return None;
+    }
     let expires: i64 = expires.parse().ok()?;
     (now_ms < expires).then(|| Claim {
         session_id: session_id.to_string(),
@@ -101,6 +138,22 @@ mod tests {
         for broken in ["", "v2", "v2.s.k.1000", "v2.s.k.1000.", "v2.a.b.c.d.e"] {
             assert_eq!(verify(&KEY, broken, 0), None, "{broken:?}");
         }
+    }
+
+    #[test]
+    fn a_token_opens_only_the_pages_of_its_realm() {
+        let portal = issue_in(Realm::Portal, &KEY, "s1", "pl_1", 1_000);
+        assert_eq!(
+            verify_in(Realm::Portal, &KEY, &portal, 0),
+            claim("s1", "pl_1")
+        );
+        assert_eq!(
+            verify(&KEY, &portal, 0),
+            None,
+            "a portal token is no dashboard token"
+        );
+        let dashboard = issue(&KEY, "s1", "key_01", 1_000);
+        assert_eq!(verify_in(Realm::Portal, &KEY, &dashboard, 0), None);
     }
 
     #[test]

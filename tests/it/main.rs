@@ -29,6 +29,7 @@ mod notifications;
 mod observe;
 mod partner_api;
 mod paused;
+mod portal;
 mod records;
 mod stop;
 mod store;

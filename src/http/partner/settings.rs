@@ -15,6 +15,7 @@ use crate::{
         problem::{Errors, Problem},
     },
     store::{
+        audit::Action,
         partner_settings::{self, Channel, UrlChange},
         partners::Partner,
     },
@@ -76,7 +77,7 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     Option::<T>::deserialize(d).map(Some)
 }
 
-async fn read(state: &AppState, partner_id: &str) -> Result<PartnerSettings, Problem> {
+pub(crate) async fn read(state: &AppState, partner_id: &str) -> Result<PartnerSettings, Problem> {
     let (p, c) = partner_settings::channel(&state.shared.db, partner_id)
         .await?
         .ok_or_else(|| Problem::not_found("no such partner"))?;
@@ -91,6 +92,16 @@ pub(crate) async fn apply(
     partner_id: &str,
 ) -> Result<PartnerSettings, Problem> {
     let input: UpdatePartnerSettings = state.read_json(req, payload).await?;
+    change(state, partner_id, input).await
+}
+
+/// Checks and applies a change however it was asked for (the API's JSON,
+/// the portal's form); the answer carries a new URL's secret.
+pub(crate) async fn change(
+    state: &AppState,
+    partner_id: &str,
+    input: UpdatePartnerSettings,
+) -> Result<PartnerSettings, Problem> {
     let email = match input.notification_email {
         Some(Some(e)) => Some(Some(checked_email(&e)?)),
         other => other,
@@ -192,6 +203,14 @@ pub async fn admin_update_partner(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
-    auth::operator(&req, &state).await?;
-    Ok(HttpResponse::Ok().json(apply(&req, payload, &state, &id).await?))
+    let actor = crate::http::admin_audit::operator(&req, &state).await?;
+    let settings = apply(&req, payload, &state, &id).await?;
+    let detail = serde_json::json!({
+        "notification_email": settings.notification_email,
+        "notification_url": settings.notification_url,
+    });
+    actor
+        .record(&state, Action::PartnerUpdate, &id, &id, detail)
+        .await?;
+    Ok(HttpResponse::Ok().json(settings))
 }

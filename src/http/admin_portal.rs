@@ -1,0 +1,65 @@
+//! `POST /v1/admin/partners/{id}/portal-links`: a one-time link into a
+//! partner's portal. A reseller mints it in its own product (with an
+//! operator key) and sends its user over; the link works once, within 10
+//! minutes, and opens a 12-hour portal session.
+
+use actix_web::{HttpRequest, HttpResponse, post, web};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::{
+    AppState, admin_audit,
+    partner::time,
+    problem::{Errors, Problem},
+};
+use crate::{
+    store::{self, audit::Action},
+    web::origin,
+};
+
+/// How long a link may wait to be used.
+pub const LINK_TTL_MS: i64 = 10 * 60_000;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PortalLink {
+    pub id: String,
+    /// Open this once, before `expires_at`, to sign in to the partner's portal.
+    pub url: String,
+    pub expires_at: String,
+}
+
+/// Mint a one-time sign-in link to a partner's portal.
+#[utoipa::path(tag = "admin", params(("id" = String, Path)), security(("operator_key" = [])),
+    responses((status = 201, body = PortalLink), Errors))]
+#[post("/v1/admin/partners/{id}/portal-links")]
+pub async fn create_portal_link(
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Problem> {
+    let actor = admin_audit::operator(&req, &state).await?;
+    let db = &state.shared.db;
+    if store::partners::find(db, &id).await?.is_none() {
+        return Err(Problem::not_found("no such partner"));
+    }
+    let now = state.shared.clock.now_ms();
+    let expires = now + LINK_TTL_MS;
+    let link = store::portal_links::mint(db, &id, &actor.key_id, now, expires).await?;
+    let base = origin::expected(&req, &state.shared.config.http)
+        .map(|o| o.as_str().to_string())
+        .unwrap_or_default();
+    actor
+        .record(
+            &state,
+            Action::PortalLinkCreate,
+            &link.id,
+            &id,
+            serde_json::json!({"expires_at": time(expires)}),
+        )
+        .await?;
+    Ok(HttpResponse::Created().json(PortalLink {
+        url: format!("{base}/portal/link/{}", link.token),
+        id: link.id,
+        expires_at: time(expires),
+    }))
+}
