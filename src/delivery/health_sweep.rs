@@ -3,8 +3,11 @@
 //! endpoint that gets no attempts any more (its last delivery ran out of
 //! retries) is still warned and disabled on time. Every instance sweeps; the
 //! store's guarded updates make each transition, and its event, happen once.
+//!
+//! On a shorter timer it also takes the minute's backlog sample for the
+//! dashboard's charts (`store::samples`), unless another instance has.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
 use actix::prelude::*;
 use sea_orm::TransactionTrait;
@@ -18,8 +21,12 @@ use crate::domain::health::{self, Due, Thresholds};
 use crate::store::{
     StoreError,
     health::{self as stored, Changes},
-    outbox,
+    outbox, samples,
 };
+
+/// How often the sweep looks whether the current minute has its backlog
+/// sample: well under a minute, so no minute is missed.
+const SAMPLE_EVERY: Duration = Duration::from_secs(15);
 
 /// Transitions written per transaction, so SQLite's one writer is not held
 /// for long when many endpoints are due at once.
@@ -31,6 +38,10 @@ pub struct HealthSweep {
     disabled: Recipient<EndpointsDisabled>,
     /// A sweep is running: a tick that comes meanwhile is skipped.
     running: bool,
+    /// A sample is being taken.
+    sampling: bool,
+    /// The last minute this instance saw sampled.
+    sampled: Option<i64>,
 }
 
 impl HealthSweep {
@@ -44,7 +55,28 @@ impl HealthSweep {
             wake_fanout,
             disabled,
             running: false,
+            sampling: false,
+            sampled: None,
         }
+    }
+
+    fn sample(&mut self, ctx: &mut Context<Self>) {
+        let now = self.shared.clock.now_ms();
+        let minute = samples::minute_of(now);
+        if self.sampling || self.sampled == Some(minute) || self.shared.is_draining() {
+            return;
+        }
+        self.sampling = true;
+        let shared = self.shared.clone();
+        let work = async move { take_sample(&shared, now).await };
+        ctx.spawn(work.into_actor(self).map(move |res, act, _| {
+            act.sampling = false;
+            match res {
+                Ok(()) => act.sampled = Some(minute),
+                // The next tick tries again.
+                Err(e) => tracing::warn!(error = %e, "taking the backlog sample failed"),
+            }
+        }));
     }
 
     fn sweep(&mut self, ctx: &mut Context<Self>) {
@@ -107,6 +139,20 @@ pub async fn sweep(shared: &Shared) -> Result<Changes, StoreError> {
     Ok(changes)
 }
 
+/// Writes the backlog sample of the minute `now_ms` falls in, unless
+/// another instance has, and deletes the samples the charts no longer show.
+pub async fn take_sample(shared: &Shared, now_ms: i64) -> Result<(), StoreError> {
+    let db = &shared.db;
+    if samples::exists(db, samples::minute_of(now_ms)).await? {
+        return Ok(());
+    }
+    let sample = samples::read(db, now_ms, shared.config.delivery.schedule.len()).await?;
+    let _turn = shared.write_turn().await;
+    samples::record(db, &sample).await?;
+    samples::prune(db, now_ms).await?;
+    Ok(())
+}
+
 /// One transaction: the due transitions of `chunk` and their events.
 async fn transition(
     shared: &Shared,
@@ -137,6 +183,8 @@ impl Actor for HealthSweep {
         ctx.run_interval(self.shared.config.endpoints.health_interval, |act, ctx| {
             act.sweep(ctx)
         });
+        self.sample(ctx);
+        ctx.run_interval(SAMPLE_EVERY, |act, ctx| act.sample(ctx));
     }
 }
 

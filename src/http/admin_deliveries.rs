@@ -144,18 +144,30 @@ pub async fn admin_replay_delivery(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let actor = admin_audit::operator(&req, &state).await?;
-    let partner_id = store::admin::delivery_owner(&state.shared.db, &id)
-        .await?
-        .ok_or_else(not_found)?;
-    let (replay_id, d) = queue_replay(&state, &partner_id, &id).await?;
-    let detail =
-        json!({"replay_id": replay_id, "event_id": d.event_id, "endpoint_id": d.endpoint_id});
-    actor
-        .record(&state, Action::DeliveryReplay, &d.id, &partner_id, detail)
-        .await?;
+    let (replay_id, d) = replay_as(&state, &actor, &id).await?;
     Ok(HttpResponse::Accepted().json(ReplayQueued {
         replay_id,
         delivery_id: d.id,
         event_id: d.event_id,
     }))
+}
+
+/// Replays any partner's delivery as its partner's replay does and writes
+/// `actor`'s audit entry: the API's action and the dashboard's. Returns the
+/// replay's id and the delivery.
+pub(crate) async fn replay_as(
+    state: &AppState,
+    actor: &admin_audit::Actor,
+    id: &str,
+) -> Result<(String, DeliveryRow), Problem> {
+    let partner_id = store::admin::delivery_owner(&state.shared.db, id)
+        .await?
+        .ok_or_else(not_found)?;
+    let (replay_id, d) = queue_replay(state, &partner_id, id).await?;
+    let detail =
+        json!({"replay_id": replay_id, "event_id": d.event_id, "endpoint_id": d.endpoint_id});
+    actor
+        .record(state, Action::DeliveryReplay, &d.id, &partner_id, detail)
+        .await?;
+    Ok((replay_id, d))
 }

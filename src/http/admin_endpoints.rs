@@ -89,7 +89,7 @@ fn not_found() -> Problem {
 }
 
 /// Any partner's endpoint, or 404.
-async fn find(state: &AppState, id: &str) -> Result<Endpoint, Problem> {
+pub(crate) async fn find(state: &AppState, id: &str) -> Result<Endpoint, Problem> {
     store::admin::endpoint(&state.shared.db, id)
         .await?
         .ok_or_else(not_found)
@@ -170,18 +170,25 @@ pub async fn admin_recover_endpoint(
     let actor = admin_audit::operator(&req, &state).await?;
     let e = find(&state, &id).await?;
     let input: Recover = state.read_json(&req, payload).await?;
-    let (since, until, replayed) = recover_range(&state, &e.partner_id, &e.id, &input).await?;
+    let replayed = recover_as(&state, &actor, &e, &input).await?;
+    Ok(HttpResponse::Accepted().json(Recovered { replayed }))
+}
+
+/// Recovers a time range of any partner's endpoint `e` as its partner
+/// would and writes `actor`'s audit entry: the API's action and the
+/// dashboard's. Returns how many deliveries were queued.
+pub(crate) async fn recover_as(
+    state: &AppState,
+    actor: &admin_audit::Actor,
+    e: &Endpoint,
+    input: &Recover,
+) -> Result<u64, Problem> {
+    let (since, until, replayed) = recover_range(state, &e.partner_id, &e.id, input).await?;
     let detail = json!({"since": time(since), "until": time(until), "replayed": replayed});
     actor
-        .record(
-            &state,
-            Action::EndpointRecover,
-            &e.id,
-            &e.partner_id,
-            detail,
-        )
+        .record(state, Action::EndpointRecover, &e.id, &e.partner_id, detail)
         .await?;
-    Ok(HttpResponse::Accepted().json(Recovered { replayed }))
+    Ok(replayed)
 }
 
 /// Enable or disable any partner's endpoint as its partner would, and
@@ -196,24 +203,34 @@ async fn set_status(
     let actor = admin_audit::operator(&req, state).await?;
     let before = find(state, id).await?;
     let input: StatusChange = state.read_json(&req, payload).await?;
-    if let Some(r) = &input.reason {
+    let e = set_status_as(state, &actor, before, status, input.reason.as_deref()).await?;
+    Ok(HttpResponse::Ok().json(shown(state, e).await?))
+}
+
+/// Enables or disables any partner's endpoint `before` as its partner
+/// would and writes `actor`'s audit entry: the API's action and the
+/// dashboard's. `given`: the operator's reason (for disabling, the reason
+/// the partner sees; default "disabled by the operator").
+pub(crate) async fn set_status_as(
+    state: &AppState,
+    actor: &admin_audit::Actor,
+    before: Endpoint,
+    status: EndpointStatus,
+    given: Option<&str>,
+) -> Result<Endpoint, Problem> {
+    if let Some(r) = given {
         check_text("reason", r, 500)?;
     }
     let (action, reason) = match status {
         EndpointStatus::Active => (Action::EndpointEnable, None),
         _ => (
             Action::EndpointDisable,
-            Some(
-                input
-                    .reason
-                    .as_deref()
-                    .unwrap_or("disabled by the operator"),
-            ),
+            Some(given.unwrap_or("disabled by the operator")),
         ),
     };
-    let (e, effects) = change_status(state, &before.partner_id, id, status, reason).await?;
+    let (e, effects) = change_status(state, &before.partner_id, &before.id, status, reason).await?;
     let detail = json!({
-        "reason": reason.or(input.reason.as_deref()),
+        "reason": reason.or(given),
         "previous_status": before.status.as_str(),
         "paused": effects.paused,
         "resumed": effects.resumed,
@@ -222,7 +239,7 @@ async fn set_status(
     actor
         .record(state, action, &e.id, &e.partner_id, detail)
         .await?;
-    Ok(HttpResponse::Ok().json(shown(state, e).await?))
+    Ok(e)
 }
 
 /// Enable any partner's endpoint: its paused deliveries from within the

@@ -13,7 +13,7 @@ use super::{
     problem::{Errors, Problem},
 };
 use crate::{
-    delivery::report::{ActorReport, ReportAll},
+    delivery::report::{ActorReport, Circuit, ReportAll},
     store::{self, backlog::EndpointBacklog},
 };
 
@@ -144,13 +144,18 @@ impl From<ActorReport> for ActorOut {
     }
 }
 
-fn health(b: EndpointBacklog, actor: Option<ActorReport>, now_ms: i64) -> EndpointHealth {
-    use crate::delivery::report::Circuit;
-    let circuit = match b.circuit.open_until_ms {
+/// The circuit kept on an endpoint row (open until `open_until_ms`) as it
+/// stands at `now_ms`: past that time, one probe decides (half open).
+pub fn stored_circuit(open_until_ms: Option<i64>, now_ms: i64) -> Circuit {
+    match open_until_ms {
         None => Circuit::Closed,
         Some(t) if t > now_ms => Circuit::Open,
         Some(_) => Circuit::HalfOpen,
-    };
+    }
+}
+
+fn health(b: EndpointBacklog, actor: Option<ActorReport>, now_ms: i64) -> EndpointHealth {
+    let circuit = stored_circuit(b.circuit.open_until_ms, now_ms);
     EndpointHealth {
         in_flight: b.in_flight,
         owner: b.owner,
@@ -166,7 +171,8 @@ fn health(b: EndpointBacklog, actor: Option<ActorReport>, now_ms: i64) -> Endpoi
     }
 }
 
-async fn reports(state: &AppState) -> Result<Vec<ActorReport>, Problem> {
+/// Every endpoint actor's report in this instance.
+pub(crate) async fn reports(state: &AppState) -> Result<Vec<ActorReport>, Problem> {
     state
         .engine
         .fanout
@@ -279,7 +285,7 @@ pub async fn metrics(
     m.circuits_open.set(
         reports
             .iter()
-            .filter(|r| r.circuit != crate::delivery::report::Circuit::Closed)
+            .filter(|r| r.circuit != Circuit::Closed)
             .count() as i64,
     );
     let activity = &shared.activity;

@@ -3,7 +3,7 @@
 //! form that changes something carries the session's CSRF token.
 
 use actix_web::{HttpResponse, http::StatusCode};
-use maud::{DOCTYPE, Markup, html};
+use maud::{Markup, html};
 
 use crate::{
     http::partner::{
@@ -31,33 +31,23 @@ form.inline{display:inline}label{display:inline-block;min-width:130px}
 
 /// A page of the portal, with the navigation when signed in.
 fn layout(title: &str, signed: Option<&str>, body: Markup) -> Markup {
-    html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (title) " · hookd portal" }
-                style { (maud::PreEscaped(STYLE)) }
-            }
-            body {
-                header {
-                    h1 { "hookd · webhooks" }
-                    @if let Some(token) = signed {
-                        a href="/portal" { "Endpoints" }
-                        a href="/portal/deliveries" { "Deliveries" }
-                        a href="/portal/events" { "Events" }
-                        a href="/portal/settings" { "Notifications" }
-                        form.inline method="post" action="/portal/logout" {
-                            (token_field(token))
-                            button type="submit" { "Sign out" }
-                        }
-                    }
+    let body = html! {
+        header {
+            h1 { "hookd · webhooks" }
+            @if let Some(token) = signed {
+                a href="/portal" { "Endpoints" }
+                a href="/portal/deliveries" { "Deliveries" }
+                a href="/portal/events" { "Events" }
+                a href="/portal/settings" { "Notifications" }
+                form.inline method="post" action="/portal/logout" {
+                    (token_field(token))
+                    button type="submit" { "Sign out" }
                 }
-                main { h2 { (title) } (body) }
             }
         }
-    }
+        main { h2 { (title) } (body) }
+    };
+    chrome::document(title, " · hookd portal", STYLE, None, body)
 }
 
 pub fn token_field(token: &str) -> Markup {

@@ -181,12 +181,7 @@ pub async fn by_endpoint(
                 next_attempt_at: r.try_get("", "next_at")?,
                 in_flight: r.try_get::<Option<i64>>("", "in_flight")?.unwrap_or(0),
                 owner: r.try_get("", "lease_owner")?,
-                circuit: crate::domain::circuit::Saved {
-                    consecutive_failures: u32::try_from(r.try_get::<i32>("", "circuit_failures")?)
-                        .unwrap_or(0),
-                    open_until_ms: r.try_get("", "circuit_open_until")?,
-                    cooldown_ms: r.try_get("", "circuit_cooldown_ms")?,
-                },
+                circuit: super::endpoints::circuit_of(r)?,
             })
         })
         .await?,

@@ -323,12 +323,17 @@ pub async fn saved_circuit(db: &impl ConnectionTrait, id: &str) -> Result<Saved,
         ))
         .await?;
     Ok(match row {
-        Some(r) => Saved {
-            consecutive_failures: u32::try_from(r.try_get::<i32>("", "circuit_failures")?)
-                .unwrap_or(0),
-            open_until_ms: r.try_get("", "circuit_open_until")?,
-            cooldown_ms: r.try_get("", "circuit_cooldown_ms")?,
-        },
+        Some(r) => circuit_of(&r)?,
         None => Saved::default(),
+    })
+}
+
+/// The circuit of a row with the endpoint's `circuit_failures`,
+/// `circuit_open_until` and `circuit_cooldown_ms` columns.
+pub(crate) fn circuit_of(r: &sea_orm::QueryResult) -> Result<Saved, sea_orm::DbErr> {
+    Ok(Saved {
+        consecutive_failures: u32::try_from(r.try_get::<i32>("", "circuit_failures")?).unwrap_or(0),
+        open_until_ms: r.try_get("", "circuit_open_until")?,
+        cooldown_ms: r.try_get("", "circuit_cooldown_ms")?,
     })
 }

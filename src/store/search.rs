@@ -66,6 +66,14 @@ impl Search {
         self.page(at, id, after, (">", "ASC"), limit)
     }
 
+    /// Ordered by `order` (an `ORDER BY` list written by the store); at
+    /// most `limit` rows.
+    pub fn ordered(mut self, order: &str, limit: u32) -> Search {
+        self.text.push_str(&format!(" ORDER BY {order} LIMIT ?"));
+        self.values.push(i64::from(limit).into());
+        self
+    }
+
     fn page(
         mut self,
         at: &str,

@@ -7,7 +7,7 @@ use actix_web::{
     cookie::{Cookie, SameSite, time::Duration as CookieAge},
     http::{StatusCode, header},
 };
-use maud::Markup;
+use maud::{DOCTYPE, Markup, html};
 
 /// `same-origin`, not `no-referrer`, which would make the browser send
 /// `Origin: null` on the page's own form posts.
@@ -51,4 +51,28 @@ pub fn session_cookie(
         .secure(true)
         .max_age(age)
         .finish()
+}
+
+/// An HTML document: `title` (suffixed with `suffix`), the page's own
+/// style sheet, an optional reload every `refresh` seconds, and `body`.
+pub fn document(
+    title: &str,
+    suffix: &str,
+    style: &str,
+    refresh: Option<u32>,
+    body: Markup,
+) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                @if let Some(s) = refresh { meta http-equiv="refresh" content=(s); }
+                title { (title) (suffix) }
+                style { (maud::PreEscaped(style)) }
+            }
+            body { (body) }
+        }
+    }
 }

@@ -64,7 +64,7 @@ on_both_backends!(
         };
         let db = Database::connect(&url).await.expect("the database opens");
         Migrator::up(&db, None).await.expect("every migration");
-        Migrator::down(&db, Some(1))
+        Migrator::down(&db, Some(2))
             .await
             .expect("migration 10 undone");
         let gone = db
@@ -74,7 +74,9 @@ on_both_backends!(
             ))
             .await;
         assert!(gone.is_err(), "the kind column is gone after down");
-        Migrator::up(&db, None).await.expect("migrations 10 and 11 again");
+        Migrator::up(&db, None)
+            .await
+            .expect("migrations 10 and 11 again");
         db.close().await.expect("closed");
     }
 );

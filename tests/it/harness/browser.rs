@@ -197,6 +197,33 @@ impl Page {
             .to_string()
     }
 
+    /// Writes a PNG of the whole page, 1280 CSS pixels wide, to `path`
+    /// (its folder is made if missing).
+    pub async fn screenshot(&mut self, path: &std::path::Path) {
+        use base64::Engine as _;
+        let viewport =
+            json!({"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false});
+        self.call("Emulation.setDeviceMetricsOverride", viewport)
+            .await;
+        let metrics = self.call("Page.getLayoutMetrics", json!({})).await;
+        let size = &metrics["cssContentSize"];
+        let height = size["height"].as_f64().unwrap_or(900.0).min(8000.0);
+        let clip = json!({"x": 0, "y": 0, "width": 1280, "height": height, "scale": 1});
+        let shot = self
+            .call(
+                "Page.captureScreenshot",
+                json!({"format": "png", "captureBeyondViewport": true, "clip": clip}),
+            )
+            .await;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(shot["data"].as_str().expect("a screenshot's data"))
+            .expect("a screenshot is base64");
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).expect("the screenshot's folder");
+        }
+        std::fs::write(path, png).expect("the screenshot is written");
+    }
+
     /// Marks the current document, so a new one can be told apart even at
     /// the same URL.
     async fn mark(&mut self) {

@@ -21,7 +21,7 @@ Object.fromEntries([...document.querySelectorAll('#endpoints tr[data-endpoint]')
 ]))
 "#;
 
-fn sign_in_with(key: &str) -> String {
+pub fn sign_in_with(key: &str) -> String {
     format!(
         "document.querySelector('#key').value = {}; document.querySelector('form').submit()",
         json!(key)
@@ -180,20 +180,20 @@ on_both_backends!(
 // ----- the cross-site check and signing out, over plain HTTP -----
 
 /// A client that shows each redirect instead of following it.
-fn client() -> awc::Client {
+pub fn client() -> awc::Client {
     awc::Client::builder().disable_redirects().finish()
 }
 
 /// What a dashboard request got: status, `Location` and the session cookie
 /// it set (empty when cleared), if any.
 #[derive(Debug)]
-struct Answer {
-    status: u16,
-    location: Option<String>,
-    session: Option<String>,
+pub struct Answer {
+    pub status: u16,
+    pub location: Option<String>,
+    pub session: Option<String>,
 }
 
-fn answer<S>(res: &awc::ClientResponse<S>) -> Answer {
+pub fn answer<S>(res: &awc::ClientResponse<S>) -> Answer {
     let session = res
         .headers()
         .get_all("set-cookie")
@@ -214,7 +214,7 @@ fn answer<S>(res: &awc::ClientResponse<S>) -> Answer {
 }
 
 /// POSTs a sign-in form with `key` and these extra request headers.
-async fn sign_in(app: &crate::harness::TestApp, key: &str, headers: &[(&str, &str)]) -> Answer {
+pub async fn sign_in(app: &crate::harness::TestApp, key: &str, headers: &[(&str, &str)]) -> Answer {
     let mut req = client()
         .post(format!("{}/dashboard/login", app.base_url))
         .insert_header(("content-type", "application/x-www-form-urlencoded"));

@@ -1,0 +1,182 @@
+//! One endpoint: what it is, its health timeline (created, failing since,
+//! warned, notices announced, operator actions), its circuit as stored and
+//! as its actor here reports it, its recent attempts, and the forms to
+//! enable, disable and recover it.
+
+use maud::{Markup, html};
+
+use super::{
+    Forms, Nav, at, at_or_dash, circuit_badge, csrf_field, href, object_page, search_href,
+    with_query,
+};
+use crate::{
+    dashboard::charts::Unit,
+    delivery::report::ActorReport,
+    domain::event::format_time,
+    http::observe::stored_circuit,
+    store::{
+        audit::Recorded,
+        endpoint_views::{Notice, Standing},
+        entity::attempt,
+    },
+};
+
+/// Everything the endpoint page shows.
+pub struct EndpointView<'a> {
+    pub endpoint: &'a Standing,
+    /// Its actor in this instance, if one runs here.
+    pub actor: Option<&'a ActorReport>,
+    /// Newest first.
+    pub attempts: &'a [attempt::Model],
+    /// Newest first.
+    pub notices: &'a [Notice],
+    /// Operator actions on it, newest first.
+    pub audit: &'a [Recorded],
+    pub now_ms: i64,
+    pub forms: &'a Forms,
+}
+
+/// The timeline's entries, newest first: (time, what, link).
+fn timeline(v: &EndpointView) -> Vec<(i64, String, Option<String>)> {
+    let e = v.endpoint;
+    let mut out = vec![(e.created_at, "created".to_string(), None)];
+    if let Some(t) = e.failing_since {
+        out.push((
+            t,
+            "started failing (every attempt since has failed)".into(),
+            None,
+        ));
+    }
+    if let Some(t) = e.warned_at {
+        out.push((t, "warned: endpoint.failing announced".into(), None));
+    }
+    for n in v.notices {
+        let published = n.published_at.map_or_else(
+            || "not yet published".to_string(),
+            |p| format!("published {}", at(p)),
+        );
+        let link = search_href(&[("event_id", &n.event_id)]);
+        out.push((
+            n.created_at,
+            format!("notice {} ({published})", n.event_type),
+            Some(link),
+        ));
+    }
+    for a in v.audit {
+        let reason = a.detail["reason"]
+            .as_str()
+            .map(|r| format!(": \u{201c}{r}\u{201d}"))
+            .unwrap_or_default();
+        out.push((
+            a.at,
+            format!(
+                "{} via {} by {} from {}{reason}",
+                a.action, a.via, a.key_id, a.remote_addr
+            ),
+            None,
+        ));
+    }
+    out.sort_by_key(|entry| std::cmp::Reverse(entry.0));
+    out
+}
+
+fn facts(e: &Standing) -> Markup {
+    let status = super::endpoints::status_of(e);
+    html! {
+        dl.facts #facts {
+            dt { "Endpoint" } dd { code { (e.id) } }
+            dt { "Partner" } dd { code { (e.partner_id) } " · "
+                a href=(with_query("/dashboard/endpoints", &[("partner_id", &e.partner_id)])) { "its endpoints" } }
+            dt { "URL" } dd { (e.url) }
+            @if !e.description.is_empty() { dt { "Description" } dd { (e.description) } }
+            dt { "Kind" } dd { (e.kind) }
+            dt { "Status" } dd { span #status class={ "status " (status) } { (status) } }
+            @if let Some(r) = &e.disabled_reason { dt { "Disabled because" } dd #disabled-reason { (r) } }
+            dt { "Failing since" } dd #failing-since { (at_or_dash(e.failing_since)) }
+            dt { "Warned" } dd { (at_or_dash(e.warned_at)) }
+            dt { "Holds" } dd #backlog { (e.waiting) " waiting · " (e.paused) " paused · "
+                a href=(search_href(&[("endpoint_id", &e.id)])) { "its deliveries" } }
+        }
+    }
+}
+
+fn circuit(v: &EndpointView) -> Markup {
+    let e = v.endpoint;
+    let stored = stored_circuit(e.circuit.open_until_ms, v.now_ms);
+    html! {
+        dl.facts #circuit {
+            dt { "As stored" } dd #circuit-stored { (circuit_badge(stored, e.circuit.open_until_ms))
+                " · " (e.circuit.consecutive_failures) " consecutive failures"
+                @if let Some(c) = e.circuit.cooldown_ms { " · cool-down " (Unit::Millis.format(c as f64)) } }
+            dt { "Owner" } dd { code { (e.owner.as_deref().unwrap_or("none")) } }
+            dt { "Actor here" } dd #circuit-actor {
+                @match v.actor {
+                    Some(a) => {
+                        (circuit_badge(a.circuit, a.open_until_ms)) " · " (a.consecutive_failures) " consecutive failures · "
+                        (a.in_flight) " in flight of " (a.concurrency.map_or_else(|| "?".to_string(), |c| c.to_string()))
+                        " · " (a.queued) " queued · "
+                        (Unit::Millis.format(a.attempt_ms)) " an attempt on average"
+                    }
+                    None => { "no actor runs for it in this instance (no work here, or another instance owns it)" }
+                }
+            }
+        }
+    }
+}
+
+fn actions(v: &EndpointView) -> Markup {
+    let e = v.endpoint;
+    let action = |what: &str| format!("{}/{what}", href("/dashboard/endpoints", &e.id));
+    html! {
+        div.actions {
+            @if e.status != "active" {
+                form #enable method="post" action=(action("enable")) {
+                    (csrf_field(&v.forms.csrf))
+                    p { "Resume sending; paused deliveries within the replay window are due at once." }
+                    button type="submit" { "Enable" }
+                }
+            }
+            @if e.status != "disabled" {
+                form #disable method="post" action=(action("disable")) {
+                    (csrf_field(&v.forms.csrf))
+                    p { label { "Reason (the partner sees it) " input name="reason" maxlength="500" size="40"
+                        placeholder="disabled by the operator"; } }
+                    button type="submit" { "Disable" }
+                }
+            }
+            form #recover method="post" action=(action("recover")) {
+                (csrf_field(&v.forms.csrf))
+                p { "Send again every failed or dead delivery created in (UTC, RFC 3339):" }
+                p { label { "since " input name="since" size="24" value=(format_time(v.now_ms - 86_400_000)) required; } }
+                p { label { "until " input name="until" size="24" placeholder="now"; } }
+                button type="submit" { "Recover" }
+            }
+        }
+    }
+}
+
+pub fn endpoint(v: &EndpointView) -> Markup {
+    let e = v.endpoint;
+    object_page(
+        "Endpoint",
+        &e.id,
+        Nav::Endpoints,
+        v.forms,
+        html! {
+            (facts(e))
+            h2 { "Health timeline" }
+            ol #timeline {
+                @for (t, what, link) in timeline(v) {
+                    li { (at(t)) " — "
+                        @match link { Some(l) => { a href=(l) { (what) } } None => { (what) } } }
+                }
+            }
+            h2 { "Circuit" }
+            (circuit(v))
+            h2 { "Actions" }
+            (actions(v))
+            h2 { "Recent attempts" }
+            (super::delivery::attempts_table(v.attempts, true))
+        },
+    )
+}

@@ -1,0 +1,131 @@
+//! Delivery search across partners: by event id, delivery id, endpoint,
+//! partner, state and time range, newest first, each linking to its page.
+
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::{Nav, at, href, page, search_href, with_query};
+use crate::store::scoped::DeliveryRow;
+
+/// The search as typed (echoed back into the form, escaped).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SearchForm {
+    pub event_id: String,
+    pub delivery_id: String,
+    pub endpoint_id: String,
+    pub partner_id: String,
+    pub state: String,
+    /// UTC, RFC 3339 or `YYYY-MM-DDTHH:MM`.
+    pub since: String,
+    pub until: String,
+    /// Where the previous page ended (a cursor).
+    pub before: String,
+}
+
+impl SearchForm {
+    /// The filled fields, for a link to the next page.
+    fn pairs(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("event_id", self.event_id.as_str()),
+            ("delivery_id", &self.delivery_id),
+            ("endpoint_id", &self.endpoint_id),
+            ("partner_id", &self.partner_id),
+            ("state", &self.state),
+            ("since", &self.since),
+            ("until", &self.until),
+        ]
+        .into_iter()
+        .filter(|(_, v)| !v.trim().is_empty())
+        .collect()
+    }
+}
+
+const STATES: [&str; 8] = [
+    "pending",
+    "delivering",
+    "delivered",
+    "failed",
+    "paused",
+    "dead",
+    "cancelled",
+    "skipped",
+];
+
+fn field(name: &str, label: &str, value: &str, placeholder: &str) -> Markup {
+    html! {
+        label { (label) input name=(name) value=(value) placeholder=(placeholder) size="28"; }
+    }
+}
+
+fn form(f: &SearchForm) -> Markup {
+    html! {
+        form.filters #search method="get" action="/dashboard/search" {
+            (field("event_id", "Event id", &f.event_id, "evt_…"))
+            (field("delivery_id", "Delivery id", &f.delivery_id, "dlv_…"))
+            (field("endpoint_id", "Endpoint id", &f.endpoint_id, "ep_…"))
+            (field("partner_id", "Partner", &f.partner_id, "ptn_…"))
+            label { "State"
+                select name="state" {
+                    option value="" { "any" }
+                    @for s in STATES { option value=(s) selected[f.state == s] { (s) } }
+                }
+            }
+            (field("since", "Created since (UTC)", &f.since, "2026-12-02T00:00:00Z"))
+            (field("until", "Created before (UTC)", &f.until, "2026-12-02T12:00:00Z"))
+            button type="submit" { "Search" }
+        }
+    }
+}
+
+/// The form and what it found (`rows`: partner id and delivery, newest
+/// first); `error` when the search could not be read; `next`: the cursor
+/// of the following page, when there is one.
+pub fn search(
+    f: &SearchForm,
+    rows: &[(String, DeliveryRow)],
+    error: Option<&str>,
+    next: Option<&str>,
+) -> Markup {
+    let older = next.map(|cursor| {
+        let mut pairs = f.pairs();
+        pairs.push(("before", cursor));
+        with_query("/dashboard/search", &pairs)
+    });
+    page(
+        "Search",
+        Nav::Search,
+        None,
+        html! {
+            h2 { "Search deliveries" }
+            (form(f))
+            @if let Some(e) = error { p.error role="alert" { (e) } }
+            table #deliveries {
+                thead { tr {
+                    th { "Delivery" } th { "Event" } th { "Type" } th { "Endpoint" } th { "Partner" }
+                    th { "State" } th { "Attempts" } th { "Last status" } th { "Category" } th { "Created" }
+                } }
+                tbody {
+                    @for (partner, d) in rows {
+                        tr data-delivery=(d.id) {
+                            td { a href=(href("/dashboard/deliveries", &d.id)) { code { (d.id) } } }
+                            td { a href=(search_href(&[("event_id", &d.event_id)])) { code { (d.event_id) } } }
+                            td { (d.event_type) }
+                            td { a href=(href("/dashboard/endpoints", &d.endpoint_id)) { code { (d.endpoint_id) } } }
+                            td { code { (partner) } }
+                            td.state { (d.state) }
+                            td.num { (d.attempt_count) }
+                            td.num { (d.last_status.map_or_else(|| "–".to_string(), |s| s.to_string())) }
+                            td { (d.last_error_category.as_deref().unwrap_or("–")) }
+                            td { (at(d.created_at)) }
+                        }
+                    }
+                    @if rows.is_empty() && error.is_none() { tr { td colspan="10" { "No deliveries match." } } }
+                }
+            }
+            @if let Some(older) = older {
+                p { a #older href=(older) { "Older deliveries →" } }
+            }
+        },
+    )
+}

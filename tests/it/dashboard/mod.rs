@@ -1,0 +1,145 @@
+//! The operator dashboard, mostly in a real browser (headless Chromium):
+//!
+//! - `sign_in`: signing in and out, the session cookie, the cross-site
+//!   check, revocation;
+//! - `pages`: each page shows what it names (overview charts, endpoints
+//!   filtered, an endpoint's attempts, a delivery's attempts, search);
+//! - `actions`: replay, disable, enable and recover from their forms, each
+//!   with one audit entry via the dashboard;
+//! - `refusals`: posts without the session's CSRF token or from another
+//!   site, unknown ids, signed-out browsers;
+//! - `samples`: the per-minute backlog sample the charts draw.
+//!
+//! With `HOOKD_SCREENSHOTS=1` the SQLite runs of the browser tests write
+//! `docs/screenshots/dashboard-<page>.png` for the README.
+
+mod actions;
+mod pages;
+mod refusals;
+mod samples;
+mod sign_in;
+
+use hookd::store::audit::{self, AuditFilter, Recorded};
+use serde_json::{Value, json};
+
+use crate::admin_views::{World, world};
+use crate::harness::{
+    Backend, TestApp,
+    browser::{Browser, Page, skip_browser},
+};
+
+/// A browser tab signed in to the dashboard with `key`.
+pub async fn signed_in(app: &TestApp, key: &str) -> (Browser, Page) {
+    let browser = Browser::launch().await;
+    let mut page = browser.page().await;
+    page.goto(&format!("{}/dashboard/login", app.base_url))
+        .await;
+    page.navigate_by(&sign_in::sign_in_with(key)).await;
+    assert_eq!(page.path().await, "/dashboard", "the operator key signs in");
+    (browser, page)
+}
+
+/// The operator views' world (two partners, three endpoints, three
+/// deliveries; see `admin_views::World`) with a browser tab signed in as
+/// its operator and open at the path `at` names; `None` when browser tests
+/// are switched off.
+pub async fn world_at(
+    backend: Backend,
+    extra: &[(&str, &str)],
+    at: impl Fn(&World) -> String,
+) -> Option<(World, Browser, Page)> {
+    if skip_browser() {
+        return None;
+    }
+    let w = world(backend, extra).await;
+    let (browser, mut page) = signed_in(&w.app, &w.operator).await;
+    open(&mut page, &w.app, &at(&w)).await;
+    Some((w, browser, page))
+}
+
+/// Opens `path` of the dashboard.
+pub async fn open(page: &mut Page, app: &TestApp, path: &str) {
+    page.goto(&format!("{}{path}", app.base_url)).await;
+}
+
+/// Submits the form `#id` (after `fill`, a script that fills its fields)
+/// and waits for the page it leads to.
+pub async fn submit(page: &mut Page, id: &str, fill: &str) {
+    let js = format!(
+        "{fill}; document.querySelector({}).submit()",
+        json!(format!("form#{id}"))
+    );
+    page.navigate_by(&js).await;
+}
+
+/// The text of each element matching `selector`, trimmed.
+pub async fn texts(page: &mut Page, selector: &str) -> Vec<String> {
+    let js = format!(
+        "[...document.querySelectorAll({})].map(e => e.textContent.trim())",
+        json!(selector)
+    );
+    let got = page.eval(&js).await;
+    got.as_array()
+        .unwrap_or_else(|| panic!("a list for {selector}: {got}"))
+        .iter()
+        .map(|v| v.as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// The value of `attribute` on each element matching `selector`.
+pub async fn attributes(page: &mut Page, selector: &str, attribute: &str) -> Vec<String> {
+    let js = format!(
+        "[...document.querySelectorAll({})].map(e => e.getAttribute({}))",
+        json!(selector),
+        json!(attribute)
+    );
+    let got: Value = page.eval(&js).await;
+    got.as_array()
+        .unwrap_or_else(|| panic!("a list for {selector}: {got}"))
+        .iter()
+        .map(|v| v.as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// With `HOOKD_SCREENSHOTS=1`, writes the page to
+/// `docs/screenshots/dashboard-<name>.png` (from the SQLite run only, so
+/// the two backends never write one file at once). CI leaves it unset and
+/// the tree clean.
+pub async fn screenshot(page: &mut Page, backend: Backend, name: &str) {
+    if backend != Backend::Sqlite || std::env::var("HOOKD_SCREENSHOTS").as_deref() != Ok("1") {
+        return;
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/screenshots")
+        .join(format!("dashboard-{name}.png"));
+    page.screenshot(&path).await;
+}
+
+/// Every audit entry, newest first.
+pub async fn audit_entries(app: &TestApp) -> Vec<Recorded> {
+    audit::list(app.db(), &AuditFilter::default(), None, 100)
+        .await
+        .expect("the audit log reads")
+}
+
+/// The only audit entry, which must be `action` on `target` by the key
+/// `key_id` through the dashboard from the test's address.
+#[track_caller]
+pub fn assert_one_dashboard_entry(entries: &[Recorded], action: &str, target: &str, key_id: &str) {
+    assert_eq!(entries.len(), 1, "exactly one audit entry: {entries:?}");
+    let e = &entries[0];
+    assert_eq!(
+        (e.action.as_str(), e.target.as_str()),
+        (action, target),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.via, "dashboard",
+        "written as done through the dashboard: {e:?}"
+    );
+    assert_eq!(e.key_id, key_id, "by the signed-in key: {e:?}");
+    assert_eq!(
+        e.remote_addr, "127.0.0.1",
+        "from the browser's address: {e:?}"
+    );
+}
