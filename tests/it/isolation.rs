@@ -143,6 +143,12 @@ on_both_backends!(
                     &delivery
                 } else if path.starts_with("/v1/events") {
                     &event
+                } else if path.starts_with("/v1/admin/endpoints") {
+                    &endpoint
+                } else if path.starts_with("/v1/admin/deliveries") {
+                    &delivery
+                } else if path.starts_with("/v1/admin/events") {
+                    &event
                 } else if path.starts_with("/v1/admin/partners") {
                     &app.partner_id
                 } else if path.starts_with("/v1/admin/keys") {
@@ -158,6 +164,8 @@ on_both_backends!(
                     ("post", p) if p.ends_with("/recover") => {
                         Some(json!({"since": hookd::domain::event::format_time(now - 3_600_000)}))
                     }
+                    // B's own partner record: it can only ever change B's.
+                    ("patch", "/v1/partner") => Some(json!({"notification_email": "b@b.example"})),
                     ("patch", _) => Some(json!({"description": "taken over"})),
                     ("post", "/v1/admin/partners") => Some(json!({"name": "intruder"})),
                     ("post", _) => Some(json!({})),
