@@ -17,6 +17,7 @@ mod m20261202_000008_notify_unpublished;
 mod m20261202_000009_contract;
 mod m20261202_000010_notify;
 mod m20261202_000011_portal;
+mod m20261202_000012_view_indexes;
 
 pub struct Migrator;
 
@@ -35,6 +36,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261202_000009_contract::Migration),
             Box::new(m20261202_000010_notify::Migration),
             Box::new(m20261202_000011_portal::Migration),
+            Box::new(m20261202_000012_view_indexes::Migration),
         ]
     }
 }

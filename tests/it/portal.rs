@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 
 use crate::harness::{
     Backend, TestApp,
-    browser::{Browser, Page, skip_browser},
+    browser::{Browser, Page, docs_screenshot, skip_browser},
     receiver::Receiver,
-    spawn_app,
+    spawn_app, wait_until,
 };
 use crate::on_both_backends;
 
@@ -152,6 +152,8 @@ on_both_backends!(
             json!(["usage.*", "webhook.test"])
         );
 
+        page.goto(&format!("{}/portal", app.base_url)).await;
+        docs_screenshot(&mut page, backend, "portal-endpoints").await;
         page.goto(&format!("{}/portal/endpoints/{id}", app.base_url))
             .await;
         page.navigate_by("document.querySelector(\"form[action$='/test']\").submit()")
@@ -165,6 +167,15 @@ on_both_backends!(
             .wait_for(1, WAIT)
             .await
             .expect("the test event arrives");
+        wait_until(WAIT, || async {
+            let (_, d, _) = app.request("GET", "/v1/deliveries", &key, None).await;
+            (d["data"][0]["state"] == "delivered").then_some(())
+        })
+        .await
+        .expect("the test delivery is recorded");
+        page.goto(&format!("{}/portal/endpoints/{id}", app.base_url))
+            .await;
+        docs_screenshot(&mut page, backend, "portal-endpoint").await;
         let r = &got[0];
         let verified = signing::verify(
             &secret,

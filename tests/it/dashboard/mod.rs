@@ -102,17 +102,9 @@ pub async fn attributes(page: &mut Page, selector: &str, attribute: &str) -> Vec
 }
 
 /// With `HOOKD_SCREENSHOTS=1`, writes the page to
-/// `docs/screenshots/dashboard-<name>.png` (from the SQLite run only, so
-/// the two backends never write one file at once). CI leaves it unset and
-/// the tree clean.
+/// `docs/screenshots/dashboard-<name>.png` (see `docs_screenshot`).
 pub async fn screenshot(page: &mut Page, backend: Backend, name: &str) {
-    if backend != Backend::Sqlite || std::env::var("HOOKD_SCREENSHOTS").as_deref() != Ok("1") {
-        return;
-    }
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("docs/screenshots")
-        .join(format!("dashboard-{name}.png"));
-    page.screenshot(&path).await;
+    crate::harness::browser::docs_screenshot(page, backend, &format!("dashboard-{name}")).await;
 }
 
 /// Every audit entry, newest first.

@@ -245,3 +245,19 @@ impl Page {
         }
     }
 }
+
+/// With `HOOKD_SCREENSHOTS=1`, writes the page to
+/// `docs/screenshots/<name>.png` for the README (from the SQLite run only,
+/// so the two backends never write one file at once). CI leaves it unset
+/// and the tree clean.
+pub async fn docs_screenshot(page: &mut Page, backend: crate::harness::Backend, name: &str) {
+    if backend != crate::harness::Backend::Sqlite
+        || std::env::var("HOOKD_SCREENSHOTS").as_deref() != Ok("1")
+    {
+        return;
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/screenshots")
+        .join(format!("{name}.png"));
+    page.screenshot(&path).await;
+}
