@@ -58,6 +58,16 @@ pub enum Command {
     /// without starting.
     #[command(subcommand)]
     Catalog(CatalogCommand),
+    /// Check a webhook receiver: send it the conformance suite (a valid
+    /// event, a duplicate, forged, unsigned, stale and tampered requests, an
+    /// unknown type, a large body) and print the scorecard. Exits 0 only when
+    /// every case passed, 1 otherwise, 2 on a usage or configuration error.
+    ///
+    /// It loads the same configuration as `serve` and sends under the same
+    /// egress settings as deliveries: a receiver on loopback or a private
+    /// network needs egress.allow_cidrs (and egress.allow_http for http://,
+    /// egress.allowed_ports for its port), as it would to receive deliveries.
+    CheckReceiver(CheckReceiver),
     /// Run hookd on a throwaway database with a local receiver, publish sample
     /// events and show each signed delivery arrive (then keep running).
     Demo {
@@ -69,6 +79,47 @@ pub enum Command {
         exit_when_delivered: bool,
     },
 }
+
+#[derive(Debug, Args)]
+pub struct CheckReceiver {
+    /// The receiver's URL, judged by the egress settings deliveries use (for
+    /// loopback or a private network: egress.allow_cidrs, egress.allow_http).
+    #[arg(long)]
+    url: String,
+    /// The signing secret the receiver verifies with, `whsec_` and base64.
+    #[arg(long, value_name = "whsec_…")]
+    secret: String,
+    /// Print the scorecard as one JSON object (`passed`, `cases`,
+    /// `checked_at`) instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A failure whose exit status says more than 1; `main` maps it.
+#[derive(Debug, thiserror::Error)]
+pub enum Exit {
+    /// A usage or configuration error: exit 2.
+    #[error("{0}")]
+    Usage(String),
+    /// A check ran and some of its cases failed: exit 1 (the scorecard says which).
+    #[error("{failed} of {total} cases failed")]
+    Failed { failed: usize, total: usize },
+}
+
+impl Exit {
+    pub fn code(&self) -> u8 {
+        match self {
+            Exit::Usage(_) => 2,
+            Exit::Failed { .. } => 1,
+        }
+    }
+}
+
+/// What a refused `--url` adds: the rules are those of deliveries.
+const EGRESS_NOTE: &str = "check-receiver sends under the egress settings deliveries use, from the \
+     configuration `serve` loads: a receiver on loopback or a private network needs \
+     egress.allow_cidrs (e.g. [\"127.0.0.0/8\"]), egress.allow_http for http:// and \
+     egress.allowed_ports for its port (or HOOKD_EGRESS__* variables)";
 
 #[derive(Debug, Subcommand)]
 pub enum CatalogCommand {
@@ -157,6 +208,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
     let clock = SystemClock;
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(config).await,
+        Command::CheckReceiver(c) => check_receiver(&config, c).await,
         Command::Demo {
             events,
             exit_when_delivered,
@@ -298,6 +350,56 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// `hookd check-receiver`: the conformance suite against a URL, as the
+/// API's check sends it, with a secret given on the command line.
+async fn check_receiver(config: &Config, c: CheckReceiver) -> anyhow::Result<()> {
+    use crate::{
+        conformance::{send, suite},
+        delivery::client::{Limits, tls_config},
+        domain::ids::{EventId, new_id},
+    };
+    let secret = crate::secret::Secret::parse(&c.secret)
+        .map_err(|e| Exit::Usage(format!("--secret: {e}")))?;
+    let rules = EgressRules::from_config(&config.egress);
+    let resolver = ResolverActor::new(&config.egress, rules.policy.clone())?.start();
+    let url = check_registration(&c.url, &rules, &resolver)
+        .await
+        .map_err(|e| Exit::Usage(format!("--url: {e}.\n{EGRESS_NOTE}")))?;
+    let tls = tls_config(config.egress.extra_ca_file.as_deref())
+        .map_err(|e| Exit::Usage(format!("egress.extra_ca_file: {e:#}")))?;
+    let script = suite::Script::new(
+        suite::Target {
+            check_id: new_id("chk"),
+            partner_id: "local".into(),
+            endpoint_id: None,
+        },
+        secret,
+        EventId::generate,
+    );
+    let clock = SystemClock;
+    let limits = Limits::from_config(&config.delivery);
+    let card = send::run(
+        &script,
+        &url,
+        &send::Wire::new(&resolver, tls, &limits, &clock),
+    )
+    .await;
+    if c.json {
+        println!("{}", serde_json::to_string(&card)?);
+    } else {
+        println!("check of {}\n{}", url.url, card.table());
+    }
+    let failed = card.cases.iter().filter(|c| !c.passed).count();
+    if failed > 0 {
+        return Err(Exit::Failed {
+            failed,
+            total: card.cases.len(),
+        }
+        .into());
+    }
+    Ok(())
 }
 
 async fn connect(config: &Config) -> anyhow::Result<sea_orm::DatabaseConnection> {

@@ -17,6 +17,7 @@
 //! - [`domain`]: pure code: events, envelope, response policy, retries, circuit, clock.
 //! - [`signing`], [`secret`]: Standard Webhooks signatures; secrets and their encryption at rest.
 //! - [`egress`]: which addresses may be contacted, URL checks, the resolver actor.
+//! - [`conformance`]: the receiver check, a scripted suite sent to a partner's endpoint.
 //! - [`store`]: every query; returns domain types.
 //! - [`delivery`]: the fanout and endpoint actors, the HTTP client, the recorder.
 //! - [`http`]: the web API (ingest, problem+json errors, auth).
@@ -31,6 +32,7 @@ pub mod catalog;
 pub mod cli;
 pub mod cluster;
 pub mod config;
+pub mod conformance;
 pub mod dashboard;
 pub mod delivery;
 pub mod demo;

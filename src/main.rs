@@ -27,7 +27,8 @@ async fn main() -> std::process::ExitCode {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", cause_chain(&e));
-            std::process::ExitCode::FAILURE
+            e.downcast_ref::<hookd::cli::Exit>()
+                .map_or(std::process::ExitCode::FAILURE, |x| x.code().into())
         }
     }
 }

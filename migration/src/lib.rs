@@ -18,6 +18,7 @@ mod m20261202_000009_contract;
 mod m20261202_000010_notify;
 mod m20261202_000011_portal;
 mod m20261202_000012_view_indexes;
+mod m20261202_000013_checks;
 
 pub struct Migrator;
 
@@ -37,6 +38,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261202_000010_notify::Migration),
             Box::new(m20261202_000011_portal::Migration),
             Box::new(m20261202_000012_view_indexes::Migration),
+            Box::new(m20261202_000013_checks::Migration),
         ]
     }
 }

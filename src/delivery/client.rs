@@ -68,6 +68,17 @@ pub struct Limits {
     pub idle_timeout: Duration,
 }
 
+impl Limits {
+    pub fn from_config(d: &crate::config::DeliveryConfig) -> Limits {
+        Limits {
+            connect_timeout: d.connect_timeout,
+            request_timeout: d.request_timeout,
+            max_response_bytes: d.max_response_bytes,
+            idle_timeout: d.idle_connection_timeout,
+        }
+    }
+}
+
 /// An HTTP client for one endpoint and one checked address set. Its pool only
 /// ever holds connections to those addresses: when the set changes, the
 /// endpoint builds a new client.

@@ -99,12 +99,7 @@ impl Shared {
                 retry_after_cap: d.retry_after_cap,
             },
             window: lease_window::LeaseWindow::new(d.lease, d.request_timeout),
-            limits: client::Limits {
-                connect_timeout: d.connect_timeout,
-                request_timeout: d.request_timeout,
-                max_response_bytes: d.max_response_bytes,
-                idle_timeout: d.idle_connection_timeout,
-            },
+            limits: client::Limits::from_config(d),
             metrics: crate::metrics::Metrics::new(),
             sqlite_writes: config
                 .database

@@ -59,7 +59,7 @@ impl AppState {
 /// Every documented route. Registering a handler here is what puts it in
 /// the OpenAPI document.
 pub fn routes(cfg: &mut ServiceConfig) {
-    use partner::{catalog, deliveries, endpoints, events, settings};
+    use partner::{catalog, checks, deliveries, endpoints, events, settings};
     cfg.service(openapi::document)
         .service(health::healthz)
         .service(health::readyz)
@@ -77,6 +77,8 @@ pub fn routes(cfg: &mut ServiceConfig) {
         .service(endpoints::expire_previous)
         .service(endpoints::send_test)
         .service(endpoints::recover)
+        .service(checks::check_endpoint)
+        .service(checks::list_checks)
         .service(deliveries::list_deliveries)
         .service(deliveries::get_delivery)
         .service(deliveries::replay_delivery)

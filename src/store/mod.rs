@@ -6,6 +6,7 @@ pub mod admin;
 pub mod audit;
 pub mod backlog;
 pub mod charts;
+pub mod checks;
 pub mod claims;
 pub mod cluster;
 pub mod deliveries;

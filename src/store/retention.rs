@@ -1,7 +1,8 @@
 //! Retention: finished deliveries (with their attempts and replays) and
 //! published events past their age are deleted, in bounded batches.
 //! Unfinished deliveries, and events that still have deliveries, are kept.
-//! Expired dashboard sessions go in the same sweep.
+//! Expired dashboard sessions, and conformance checks older than the
+//! deliveries' retention, go in the same sweep.
 
 use sea_orm::{ConnectionTrait, Value};
 
@@ -36,6 +37,14 @@ pub async fn sweep(
         ))
         .await?
         .rows_affected();
+    // Stored conformance checks are kept as long as deliveries.
+    db.execute_raw(sql(
+        backend,
+        "DELETE FROM receiver_check WHERE id IN (SELECT id FROM receiver_check \
+         WHERE created_at < ? LIMIT ?)",
+        vec![Value::from(now_ms - deliveries_age_ms), BATCH.into()],
+    ))
+    .await?;
     super::sessions::sweep(db, now_ms).await?;
     Ok((deliveries, events))
 }

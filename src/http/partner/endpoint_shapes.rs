@@ -191,3 +191,21 @@ pub struct ListQuery {
     pub after: Option<String>,
     pub limit: Option<i64>,
 }
+
+impl ListQuery {
+    /// The page size (within the API's bounds) and the position the page
+    /// continues from.
+    pub fn page(
+        &self,
+        api: &crate::config::ApiConfig,
+    ) -> Result<(u32, Option<crate::store::scoped::Position>), crate::http::problem::Problem> {
+        use crate::http::page;
+        let limit = page::limit(self.limit, api.page_size_default, api.page_size_max)?;
+        let from = self
+            .after
+            .as_deref()
+            .map(page::decode_position)
+            .transpose()?;
+        Ok((limit, from))
+    }
+}

@@ -9,7 +9,7 @@ use crate::{
     delivery::fanout::EndpointChanged,
     http::{
         AppState, auth, body,
-        page::{self, Page},
+        page::Page,
         problem::{Errors, Problem},
     },
     store::{endpoints::EndpointStatus, scoped::for_partner},
@@ -46,9 +46,7 @@ pub async fn list_endpoints(
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
     let q: ListQuery = body::query(req.query_string())?;
-    let api = &state.shared.config.api;
-    let limit = page::limit(q.limit, api.page_size_default, api.page_size_max)?;
-    let after = q.after.as_deref().map(page::decode_position).transpose()?;
+    let (limit, after) = q.page(&state.shared.config.api)?;
     let rows = for_partner(&state.shared.db, &partner)
         .endpoints(after.as_ref(), limit)
         .await?;

@@ -3,6 +3,7 @@
 //! id (`auth::partner`) and reaches data only through `store::scoped`.
 
 pub mod catalog;
+pub mod checks;
 pub mod deliveries;
 pub mod endpoint_ops;
 pub mod endpoint_shapes;

@@ -64,9 +64,9 @@ on_both_backends!(
         };
         let db = Database::connect(&url).await.expect("the database opens");
         Migrator::up(&db, None).await.expect("every migration");
-        Migrator::down(&db, Some(3))
+        Migrator::down(&db, Some(4))
             .await
-            .expect("migrations 12, 11 and 10 undone");
+            .expect("migrations 13, 12, 11 and 10 undone");
         let gone = db
             .query_one_raw(sea_orm::Statement::from_string(
                 db.get_database_backend(),
@@ -76,7 +76,7 @@ on_both_backends!(
         assert!(gone.is_err(), "the kind column is gone after down");
         Migrator::up(&db, None)
             .await
-            .expect("migrations 10 to 12 again");
+            .expect("migrations 10 to 13 again");
         db.close().await.expect("closed");
     }
 );

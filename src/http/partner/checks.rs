@@ -1,0 +1,156 @@
+//! `/v1/endpoints/{id}/check` and `/checks`: run the receiver conformance
+//! suite against the partner's endpoint now, at most once a minute per
+//! endpoint, and read the stored scorecards back.
+
+use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use serde::Serialize;
+
+use super::{endpoint_ops::not_found, endpoint_shapes::ListQuery};
+use crate::{
+    conformance::{
+        CHECK_INTERVAL, Scorecard, send,
+        suite::{Script, Target},
+    },
+    domain::ids::{EventId, new_id},
+    egress::url_check::check_url,
+    http::{
+        AppState, auth, body,
+        page::Page,
+        problem::{Errors, Problem},
+    },
+    store::{
+        checks::{Slot, StoredCheck},
+        endpoints::signing_secrets,
+        scoped::for_partner,
+    },
+};
+
+/// A stored check: the scorecard with its id and endpoint.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct CheckOut {
+    pub id: String,
+    pub endpoint_id: String,
+    #[serde(flatten)]
+    pub scorecard: Scorecard,
+}
+
+impl From<StoredCheck> for CheckOut {
+    fn from(c: StoredCheck) -> CheckOut {
+        CheckOut {
+            id: c.id,
+            endpoint_id: c.endpoint_id,
+            scorecard: c.scorecard,
+        }
+    }
+}
+
+/// Check a receiver: send the conformance suite to this endpoint now, signed
+/// with its current secret, and answer the scorecard. Once a minute per endpoint.
+///
+/// The suite: a valid `webhook.check` event (2xx within 5 s, a warning above
+/// 2 s); the same webhook-id again (2xx); a wrong signature, no signature, a
+/// timestamp 10 minutes old and a body changed after signing (each a 4xx);
+/// an unknown event type (2xx); 256 KiB of data (2xx). Every request carries
+/// `webhook-check: conformance`: route it to no business handler.
+#[utoipa::path(tag = "endpoints", params(("id" = String, Path)), security(("partner_key" = [])),
+    responses((status = 200, body = CheckOut), Errors))]
+#[post("/v1/endpoints/{id}/check")]
+pub async fn check_endpoint(
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Problem> {
+    let partner = auth::partner(&req, &state).await?;
+    let shared = &state.shared;
+    let scoped = for_partner(&shared.db, &partner);
+    let endpoint = scoped.endpoint(&id).await?.ok_or_else(not_found)?;
+    // The URL is judged by today's rules (they may have changed since it
+    // was registered), before the slot is spent.
+    let url = check_url(&endpoint.url, &shared.rules).map_err(|e| {
+        Problem::conflict(format!(
+            "the endpoint's URL {e}; deliveries to it are refused too: change the URL"
+        ))
+    })?;
+    let now = shared.clock.now_ms();
+    let every = CHECK_INTERVAL.as_millis() as i64;
+    match scoped
+        .claim_check(&id, now, every)
+        .await?
+        .ok_or_else(not_found)?
+    {
+        Slot::Claimed => {}
+        Slot::Busy { retry_after_ms } => {
+            let secs = (retry_after_ms as u64).div_ceil(1000);
+            let mut p = Problem::too_many_requests(secs);
+            p.detail = format!(
+                "a check of this endpoint started less than {} s ago; retry in {secs} s",
+                CHECK_INTERVAL.as_secs()
+            );
+            return Err(p);
+        }
+    }
+    let secret = signing_secrets(&shared.db, &shared.secrets, &id, now)
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Problem::conflict("the endpoint has no signing secret"))?;
+    let check_id = new_id("chk");
+    let script = Script::new(
+        Target {
+            check_id: check_id.clone(),
+            partner_id: partner.clone(),
+            endpoint_id: Some(endpoint.id.clone()),
+        },
+        secret,
+        EventId::generate,
+    );
+    let wire = send::Wire::new(
+        &state.engine.resolver,
+        shared.tls.clone(),
+        &shared.limits,
+        shared.clock.as_ref(),
+    );
+    let card = send::run(&script, &url, &wire).await;
+    let stored = scoped.record_check(&check_id, &id, &card, now).await?;
+    Ok(HttpResponse::Ok().json(CheckOut::from(stored)))
+}
+
+/// List an endpoint's checks, newest first.
+#[utoipa::path(tag = "endpoints", params(("id" = String, Path), ListQuery), security(("partner_key" = [])),
+    responses((status = 200, body = Page<CheckOut>), Errors))]
+#[get("/v1/endpoints/{id}/checks")]
+pub async fn list_checks(
+    req: HttpRequest,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, Problem> {
+    let partner = auth::partner(&req, &state).await?;
+    let q: ListQuery = body::query(req.query_string())?;
+    let (limit, before) = q.page(&state.shared.config.api)?;
+    let rows = for_partner(&state.shared.db, &partner)
+        .checks(&id, before.as_ref(), limit)
+        .await?
+        .ok_or_else(not_found)?;
+    Ok(HttpResponse::Ok().json(Page::of(
+        rows,
+        limit,
+        |c| (c.created_at, c.id.as_str()),
+        CheckOut::from,
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_document_describes_both_conformance_routes_and_the_scorecard() {
+        let doc = serde_json::to_value(crate::http::openapi::generate()).expect("JSON");
+        let check = &doc["paths"]["/v1/endpoints/{id}/check"]["post"];
+        assert_eq!(check["tags"][0], "endpoints", "{check}");
+        let list = &doc["paths"]["/v1/endpoints/{id}/checks"]["get"];
+        assert_eq!(list["tags"][0], "endpoints", "{list}");
+        let schemas = &doc["components"]["schemas"];
+        for name in ["CheckOut", "Scorecard", "CaseResult"] {
+            assert!(schemas[name].is_object(), "{name} is described");
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! The Python receiver (`examples/receivers/python/`): every scenario, and its
+//! reconciler against a live hookd's feed.
+//!
+//! Its venv lives in the user's cache (`~/.cache/hookd-ci/receivers/`), made
+//! once per `requirements.txt` and Python version with `pip install
+//! --require-hashes`. Python is `python3` on `PATH` (or `HOOKD_TEST_PYTHON`);
+//! without it, or without its `venv` module, the tests skip loudly, and fail
+//! under `CI=true` (`.ci/run` installs `python3` and `python3-venv`).
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    sync::OnceLock,
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+
+use super::{ReceiverUnderTest, State, Toolchain, bed::Bed};
+use crate::{harness::wait_until, receiver_scenarios};
+
+pub static PYTHON: ReceiverUnderTest = ReceiverUnderTest {
+    name: "the Python receiver",
+    toolchain: python_toolchain,
+    state: State::Sqlite,
+};
+
+receiver_scenarios!(PYTHON);
+
+fn example_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/receivers/python")
+}
+
+fn python_toolchain() -> Toolchain {
+    static READY: OnceLock<Toolchain> = OnceLock::new();
+    READY
+        .get_or_init(|| match venv() {
+            Ok(python) => Toolchain::Ready {
+                program: python,
+                args: vec![example_dir().join("receiver.py").display().to_string()],
+                env: vec![
+                    ("PYTHONUNBUFFERED".into(), "1".into()),
+                    ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+                ],
+            },
+            Err(missing) => Toolchain::Missing(missing),
+        })
+        .clone()
+}
+
+/// The venv's interpreter, made if needed; `Err` says what is missing.
+fn venv() -> Result<PathBuf, String> {
+    let python = std::env::var("HOOKD_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = Command::new(&python)
+        .args([
+            "-c",
+            "import ensurepip, sqlite3, venv, sys; print('%d.%d.%d' % sys.version_info[:3])",
+        ])
+        .stderr(Stdio::piped())
+        .output();
+    let version = match probe {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        Ok(out) => {
+            return Err(format!(
+                "`{python}` lacks venv, ensurepip or sqlite3 ({}); `apt-get install python3-venv`",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Err(e) => {
+            return Err(format!(
+                "no `{python}` ({e}); `apt-get install python3 python3-venv`, or set HOOKD_TEST_PYTHON"
+            ));
+        }
+    };
+    let requirements = example_dir().join("requirements.txt");
+    let pinned = std::fs::read(&requirements).expect("the Python example's requirements.txt");
+    let digest = Sha256::digest([pinned.as_slice(), version.as_bytes()].concat());
+    let tag: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
+        .expect("HOME or XDG_CACHE_HOME is set");
+    let root = cache.join("hookd-ci/receivers");
+    std::fs::create_dir_all(&root).expect("the receivers' cache dir");
+    let venv = root.join(format!("python-{version}-{tag}"));
+    let interpreter = venv.join("bin/python");
+
+    // Tests run in parallel (threads or processes): one makes the venv.
+    let lock = std::fs::File::create(root.join("python.lock")).expect("the venv lock file");
+    lock.lock().expect("the venv lock");
+    let ready = venv.join(".hookd-ready");
+    if !ready.exists() {
+        let _ = std::fs::remove_dir_all(&venv);
+        run(Command::new(&python).arg("-m").arg("venv").arg(&venv));
+        run(Command::new(&interpreter)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(["--require-hashes", "--only-binary=:all:", "-r"])
+            .arg(&requirements));
+        std::fs::write(&ready, "").expect("the venv's ready mark");
+    }
+    Ok(interpreter)
+}
+
+/// Runs a setup command; a failure is a failure, not a missing toolchain.
+fn run(command: &mut Command) {
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("{command:?} runs: {e}"));
+    assert!(
+        out.status.success(),
+        "{command:?} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `reconcile.py` against `bed`'s hookd and inbox; returns its summary.
+async fn reconcile(bed: &Bed) -> Value {
+    let Toolchain::Ready { program, env, .. } = bed.receiver.toolchain() else {
+        unreachable!("the bed started, so its toolchain is ready")
+    };
+    let out_path = bed.receiver.dir().join("reconcile.out");
+    let err_path = bed.receiver.dir().join("reconcile.err");
+    let mut child = Command::new(program)
+        .arg(example_dir().join("reconcile.py"))
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .env("HOOKD_URL", &bed.app.base_url)
+        .env("HOOKD_PARTNER_KEY", &bed.key)
+        .env("INBOX_DB", bed.receiver.inbox_path())
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).expect("a stdout file"))
+        .stderr(std::fs::File::create(&err_path).expect("a stderr file"))
+        .spawn()
+        .expect("reconcile.py starts");
+    // Polled, not waited on: hookd answers the feed from this test's runtime.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the reconciler's status") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "reconcile.py did not finish in 30 s"
+        );
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    };
+    let out = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let err = std::fs::read_to_string(&err_path).unwrap_or_default();
+    assert!(
+        status.success(),
+        "reconcile.py failed ({status}):\n{out}{err}"
+    );
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("a JSON summary ({e}): {out}"))
+}
+
+fn usage(usage_id: &str) -> Value {
+    json!({
+        "type": "usage.finalized", "schema_version": 1,
+        "data": {"customer_id": "cus_204", "currency": "USD", "final_cost": "0.500000", "usage_id": usage_id},
+    })
+}
+
+/// The guide's reconciler (docs/receiving.md): what the webhooks missed
+/// during an outage comes from the feed, once; what they brought is not
+/// applied again, nor are hookd's retries once the receiver is back; a second
+/// run reads nothing.
+#[actix_rt::test]
+async fn the_reconciler_applies_what_the_webhooks_missed_and_a_second_run_reads_nothing() {
+    let Some(mut bed) = Bed::start(&PYTHON).await else {
+        return;
+    };
+    let (by_webhook, _) = bed.deliver(usage("usage_hook")).await;
+    // An outage: the next events are not delivered.
+    bed.receiver.stop();
+    let missed = [
+        bed.publish(usage("usage_missed_1")).await,
+        bed.publish(usage("usage_missed_2")).await,
+    ];
+    for id in &missed {
+        let first = bed.attempts(id, 1).await.remove(0);
+        assert_eq!(
+            first.0, None,
+            "nothing answers during the outage: {first:?}"
+        );
+    }
+    feed_holds(&bed, 3).await;
+
+    let first = reconcile(&bed).await;
+    assert_eq!(
+        (&first["read"], &first["new"], &first["applied"]),
+        (&json!(3), &json!(2), &json!(2)),
+        "the whole feed is read; the 2 events the webhooks missed are new: {first}"
+    );
+    let snapshot = bed.receiver.snapshot().await;
+    for id in missed.iter().chain([&by_webhook]) {
+        let rows = snapshot.received(id);
+        assert_eq!(rows.len(), 1, "{id} is in the inbox once: {snapshot:#?}");
+        assert_eq!(
+            (rows[0].status.as_str(), rows[0].received_count),
+            ("applied", 1)
+        );
+    }
+    for usage_id in ["usage_hook", "usage_missed_1", "usage_missed_2"] {
+        assert_eq!(snapshot.booked("usage", usage_id).len(), 1, "{usage_id}");
+    }
+
+    let second = reconcile(&bed).await;
+    assert_eq!(
+        (&second["read"], &second["new"], &second["cursor"]),
+        (&json!(0), &json!(0), &first["cursor"]),
+        "a second run starts from the stored cursor and reads nothing: {second}"
+    );
+    let later = bed.publish(usage("usage_later")).await;
+    feed_holds(&bed, 4).await;
+    let third = reconcile(&bed).await;
+    assert_eq!(
+        (&third["read"], &third["new"]),
+        (&json!(1), &json!(1)),
+        "{third}"
+    );
+
+    // The receiver is back and hookd's retries arrive: duplicates now.
+    bed.receiver.start(&[&bed.secret]).await;
+    bed.app.advance(Duration::from_secs(7));
+    for id in missed.iter().chain([&later]) {
+        bed.delivered(id).await;
+    }
+    let snapshot = bed.receiver.snapshot().await;
+    for id in missed.iter().chain([&later]) {
+        let rows = snapshot.received(id);
+        assert_eq!(
+            (rows.len(), rows[0].received_count),
+            (1, 2),
+            "{id}: one row, received from the feed and then by webhook: {snapshot:#?}"
+        );
+    }
+    for usage_id in ["usage_missed_1", "usage_missed_2", "usage_later"] {
+        assert_eq!(
+            snapshot.booked("usage", usage_id).len(),
+            1,
+            "{usage_id} booked once"
+        );
+    }
+}
+
+/// Waits until the partner's feed lists `n` events (positions are assigned
+/// when the events are fanned out).
+async fn feed_holds(bed: &Bed, n: usize) {
+    let listed = wait_until(Duration::from_secs(20), || async {
+        let (_, feed, _) = bed.app.request("GET", "/v1/events", &bed.key, None).await;
+        let len = feed["data"].as_array().map_or(0, Vec::len);
+        (len >= n).then_some(len)
+    })
+    .await;
+    assert_eq!(listed, Some(n), "the feed lists {n} events");
+}
