@@ -25,6 +25,7 @@ macro_rules! receiver_scenarios {
             an_older_version_of_a_subject_is_not_applied_after_a_newer_one,
             forged_and_old_requests_are_refused_and_not_stored,
             unknown_types_and_checks_are_acknowledged_and_given_to_no_handler,
+            the_receiver_passes_every_case_of_the_conformance_check,
         );
     };
     (@each $spec:expr; $($name:ident),+ $(,)?) => {
@@ -365,5 +366,25 @@ pub async fn unknown_types_and_checks_are_acknowledged_and_given_to_no_handler(
     assert!(
         snapshot.subjects.is_empty() && snapshot.ledger.is_empty(),
         "no business handler ran: {snapshot:#?}"
+    );
+}
+
+pub async fn the_receiver_passes_every_case_of_the_conformance_check(spec: &ReceiverUnderTest) {
+    let Some(bed) = Bed::start(spec).await else {
+        return;
+    };
+    let check = format!("/v1/endpoints/{}/check", bed.endpoint);
+    let (status, card, _) = bed.app.request("POST", &check, &bed.key, None).await;
+    assert_eq!(status, 200, "{card}");
+    let failed: Vec<&Value> = card["cases"]
+        .as_array()
+        .expect("the scorecard's cases")
+        .iter()
+        .filter(|c| c["passed"] != true)
+        .collect();
+    assert!(
+        card["passed"] == true && failed.is_empty(),
+        "{} fails the conformance check: {failed:#?}",
+        spec.name
     );
 }
