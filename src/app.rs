@@ -20,8 +20,12 @@ use crate::{
 async fn sync_operator_endpoint(shared: &Shared) -> anyhow::Result<()> {
     let wanted = match &shared.config.notify.operator_url {
         Some((url, secret)) => {
-            let checked = crate::egress::url_check::check_url(url, &shared.rules)
-                .map_err(|e| anyhow::anyhow!("notify.operator_url: the URL {e}"))?;
+            let checked = crate::egress::url_check::check_url(url, &shared.rules).map_err(|e| {
+                let remedy = crate::egress::remedy::for_url(&shared.config.egress, url, &[])
+                    .map(|r| format!("; {r}"))
+                    .unwrap_or_default();
+                anyhow::anyhow!("notify.operator_url: the URL {e}{remedy}")
+            })?;
             Some((checked.url.to_string(), secret))
         }
         None => None,
@@ -38,6 +42,24 @@ async fn sync_operator_endpoint(shared: &Shared) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Brings the schema up to date, saying in one line what that took (the
+/// migrator's own step-by-step lines are held back by the log filter).
+async fn migrate(db: &sea_orm::DatabaseConnection) -> anyhow::Result<()> {
+    use migration::MigratorTrait as _;
+    let pending = migration::Migrator::get_pending_migrations(db)
+        .await
+        .map_err(store::StoreError::Migrate)?;
+    store::migrate(db).await?;
+    if !pending.is_empty() {
+        let last = pending
+            .last()
+            .map(|m| m.name().to_string())
+            .unwrap_or_default();
+        tracing::info!(applied = pending.len(), schema = %last, "database schema brought up to date");
+    }
+    Ok(())
+}
+
 /// Everything but the actors: key, database (migrated), TLS.
 pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<Shared>> {
     // A catalog that does not load stops the start before anything else.
@@ -45,7 +67,7 @@ pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<S
     let passphrase = keyfile::master_passphrase(&config)?;
     let secrets = SecretBox::from_passphrase(&passphrase).context("secrets.master_key")?;
     let db = store::connect(&config.database).await?;
-    store::migrate(&db).await?;
+    migrate(&db).await?;
     let control = store::connect_control(&config.database, &db).await?;
     let tls = client::tls_config(config.egress.extra_ca_file.as_deref())
         .context("egress.extra_ca_file")?;
@@ -130,8 +152,50 @@ impl Running {
     }
 }
 
-/// Starts the engine and the web server on the current actix System.
+/// Binds `http.listen`: the first thing a start does, so a taken port stops
+/// it before the database is touched or any actor runs. The error says
+/// what to change.
+pub fn bind(config: &Config) -> anyhow::Result<http::door::Listener> {
+    let listen = config.http.listen;
+    http::door::bind(&config.http).map_err(|e| {
+        let kind = e
+            .chain()
+            .find_map(|c| c.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind);
+        let why = match kind {
+            Some(std::io::ErrorKind::AddrInUse) => {
+                "the address is in use (another hookd, or another program, listens there)"
+            }
+            Some(std::io::ErrorKind::PermissionDenied) => {
+                "permission denied (ports below 1024 need privileges)"
+            }
+            Some(std::io::ErrorKind::AddrNotAvailable) => {
+                "no interface of this machine has that address"
+            }
+            _ => return e,
+        };
+        anyhow::anyhow!(
+            "cannot listen on {listen} (http.listen): {why}; choose another address with \
+             HOOKD_HTTP__LISTEN=127.0.0.1:<port> or http.listen in the configuration file"
+        )
+    })
+}
+
+/// Starts the engine and the web server on the current actix System:
+/// binds first (see `bind`), then `start_on`.
 pub async fn start(
+    config: Config,
+    clock: SharedClock,
+    handle_signals: bool,
+) -> anyhow::Result<Running> {
+    let listener = bind(&config)?;
+    start_on(listener, config, clock, handle_signals).await
+}
+
+/// Starts hookd on a listener already bound: the instance lock, the
+/// database, then the engine and the web server.
+pub async fn start_on(
+    listener: http::door::Listener,
     config: Config,
     clock: SharedClock,
     handle_signals: bool,
@@ -140,8 +204,6 @@ pub async fn start(
     // the running one.
     let lock = crate::instance_lock::acquire(&config.database)?;
     let shared = prepare(config, clock).await?;
-    // Bind before any actor starts: a taken port must stop a clean start.
-    let listener = http::door::bind(&shared.config.http)?;
     let engine = Engine::start(shared.clone(), &listener.addr.to_string()).await?;
     let api = &shared.config.api;
     let limiter = |rate, burst| Arc::new(http::rate_limit::RateLimiter::new(rate, burst));
@@ -160,7 +222,7 @@ pub async fn start(
     };
     let document = web::Data::new(http::openapi::generate());
     let max_uri = shared.config.http.max_uri_bytes;
-    let door = http::door::open(
+    let opened = http::door::open(
         listener,
         &shared.config.http,
         2,
@@ -173,17 +235,28 @@ pub async fn start(
                 .configure(http::routes)
                 .split_for_parts();
             app.app_data(document.clone())
+                .configure(crate::web::home::routes)
                 .configure(crate::dashboard::routes)
                 .configure(crate::portal::routes)
                 .app_data(http::guard::MaxUri(max_uri))
                 .default_service(web::to(http::not_found))
                 .wrap(actix_web::middleware::from_fn(http::guard::limits))
         },
-    )?;
+    );
+    let door = match opened {
+        Ok(door) => door,
+        Err(e) => {
+            // Stop what started while the runtime still runs.
+            engine.shutdown().await;
+            shared.close_pools().await;
+            return Err(e);
+        }
+    };
     let addr = door.addr;
     let server = door.server();
     let handle = server.handle();
     let task = actix_rt::spawn(server);
+    crate::delivery::egress_audit::start(shared.clone(), engine.resolver.clone());
     Ok(Running {
         addr,
         engine,

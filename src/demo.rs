@@ -136,16 +136,14 @@ async fn demo(
     events: usize,
     exit_when_delivered: bool,
 ) -> anyhow::Result<()> {
-    // A throwaway database and key, and an egress policy that lets hookd
-    // reach the local receiver (plain http on loopback): for the demo only.
+    // A throwaway database and key, and dev mode's egress rules, so hookd
+    // reaches the local receiver (plain http on loopback).
     config.database.url = format!("sqlite://{}/demo.db?mode=rwc", dir.display());
     config.master_key = Some(generate_passphrase());
-    config.egress.allow_http = true;
-    config.egress.allowed_ports.clear();
-    config
-        .egress
-        .allow_cidrs
-        .push("127.0.0.0/8".parse().expect("a CIDR"));
+    crate::cli::dev::allow_local(&mut config.egress);
+    // hookd's port first: taken, it stops the demo before anything starts.
+    let listener = app::bind(config).map_err(crate::cli::Exit::startup)?;
+    tracing::warn!("{}", crate::cli::dev::WARNING);
 
     let receiver = web::Data::new(Receiver::default());
     let rx = receiver.clone();
@@ -157,13 +155,27 @@ async fn demo(
     .workers(1)
     .disable_signals()
     .bind("127.0.0.1:0")
-    .context("cannot start the demo receiver")?;
+    .context("cannot start the demo receiver")
+    .map_err(crate::cli::Exit::startup)?;
     let receiver_addr = server.addrs()[0];
     let receiver_server = server.run();
     let receiver_handle = receiver_server.handle();
     actix_rt::spawn(receiver_server);
 
-    let running = app::start(config.clone(), Arc::new(SystemClock), !exit_when_delivered).await?;
+    let started = app::start_on(
+        listener,
+        config.clone(),
+        Arc::new(SystemClock),
+        !exit_when_delivered,
+    )
+    .await;
+    let running = match started {
+        Ok(running) => running,
+        Err(e) => {
+            receiver_handle.stop(true).await;
+            return Err(crate::cli::Exit::startup(e));
+        }
+    };
     let db = &running.shared.db;
     let now = SystemClock.now_ms();
     let partner = store::partners::create(db, None, "Demo Partner", now).await?;
@@ -237,7 +249,8 @@ async fn demo(
         running.server.stop(true).await;
         running.wait().await?;
     } else {
-        let (op, pk) = (operator.key, partner_key.key);
+        let (op, pk, sk) = (operator.key, partner_key.key, service.key);
+        let sample = serde_json::to_string(&samples(&partner.id, 1)[0])?;
         let stopped = running.wait();
         tokio::pin!(stopped);
         tokio::select! {
@@ -252,6 +265,8 @@ async fn demo(
         println!(
             "\nall {events} events delivered and verified. hookd keeps running; try:\n  \
              dashboard      {base}/dashboard   (operator key {op})\n  \
+             publish        curl -H 'Authorization: Bearer {sk}' -H 'content-type: application/json' \\\n                   \
+             -d '{sample}' {base}/v1/events\n  \
              deliveries     curl -H 'Authorization: Bearer {pk}' {base}/v1/deliveries\n  \
              event feed     curl -H 'Authorization: Bearer {pk}' {base}/v1/events\n  \
              metrics        curl -H 'Authorization: Bearer {op}' {base}/metrics\n\

@@ -13,8 +13,8 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log.filter));
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(log_filter(&config.log.filter)));
     let subscriber = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -30,6 +30,16 @@ async fn main() -> std::process::ExitCode {
             e.downcast_ref::<hookd::cli::Exit>()
                 .map_or(std::process::ExitCode::FAILURE, |x| x.code().into())
         }
+    }
+}
+
+/// `log.filter`, with the migrator's step-by-step lines held back unless the
+/// filter asks for them: hookd says in one line what a migration did.
+fn log_filter(configured: &str) -> String {
+    if configured.contains("sea_orm_migration") {
+        configured.to_string()
+    } else {
+        format!("{configured},sea_orm_migration=warn")
     }
 }
 

@@ -3,11 +3,11 @@
 
 use std::{path::PathBuf, sync::Arc};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Catalog, CatalogError};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawCatalog {
     path: String,

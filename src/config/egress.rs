@@ -5,11 +5,11 @@
 use std::{net::SocketAddr, path::PathBuf};
 
 use ipnet::IpNet;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{ConfigError, cidrs, invalid};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawEgress {
     allow_http: bool,

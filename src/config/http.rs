@@ -4,11 +4,11 @@
 use std::{net::SocketAddr, time::Duration};
 
 use ipnet::IpNet;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{ConfigError, cidrs, duration, invalid, positive};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawHttp {
     listen: String,
@@ -82,7 +82,10 @@ impl RawHttp {
             self.max_connections_per_ip as u64,
         )?;
         if self.max_uri_bytes < 1024 {
-            return Err(invalid("http.max_uri_bytes", "must be at least 1024"));
+            return Err(invalid(
+                "http.max_uri_bytes",
+                format!("must be at least 1024 (got {})", self.max_uri_bytes),
+            ));
         }
         let header_timeout = duration("http.header_timeout", &self.header_timeout)?;
         let body_timeout = duration("http.body_timeout", &self.body_timeout)?;

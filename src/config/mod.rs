@@ -1,21 +1,26 @@
-//! Configuration: the raw file and environment (serde, unknown keys refused),
-//! validated into typed values before anything starts.
+//! Configuration: the compiled-in defaults, a TOML file and `HOOKD_*`
+//! variables, merged (load.rs), checked against the keys the raw types
+//! accept (keys.rs: a typo names its source and the key meant), read by
+//! serde with unknown keys refused, then validated into typed values before
+//! anything starts. Every error says the key and where its value came from.
 
 use std::{path::PathBuf, time::Duration};
 
-use figment::{
-    Figment,
-    providers::{Format, Serialized, Toml},
-};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 mod catalog;
 mod cluster;
 mod delivery;
 mod egress;
 mod endpoints;
+mod env;
+mod error;
+mod file;
 mod http;
+mod keys;
+mod load;
 mod notify;
+mod suggest;
 mod values;
 pub use catalog::CatalogConfig;
 use catalog::RawCatalog;
@@ -27,8 +32,12 @@ pub use egress::EgressConfig;
 use egress::RawEgress;
 pub use endpoints::EndpointsConfig;
 use endpoints::RawEndpoints;
+pub use env::{NOT_CONFIGURATION, NotAKey, is_not_configuration};
+use error::invalid;
+pub use error::{ConfigError, Problem, SetBy, Suggestion};
 use http::RawHttp;
 pub use http::{HttpConfig, Origin};
+pub use keys::env_name;
 pub use notify::{NotifyConfig, SmtpConfig};
 use notify::{RawNotify, RawSmtp};
 pub use values::parse_duration;
@@ -37,22 +46,7 @@ use values::{cidrs, duration, positive, rate_limit};
 /// The documented defaults, compiled in so a bare binary runs without files.
 pub const DEFAULT_TOML: &str = include_str!("../../config/default.toml");
 
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("configuration: {0}")]
-    Load(#[from] Box<figment::Error>),
-    #[error("configuration key `{key}`: {problem}")]
-    Invalid { key: &'static str, problem: String },
-}
-
-fn invalid(key: &'static str, problem: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid {
-        key,
-        problem: problem.into(),
-    }
-}
-
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct Raw {
     http: RawHttp,
@@ -73,13 +67,13 @@ struct Raw {
     notify: RawNotify,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawShutdown {
     grace: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawDatabase {
     url: String,
@@ -87,13 +81,13 @@ struct RawDatabase {
     acquire_timeout: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawSecrets {
     master_key: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawApi {
     page_size_default: u32,
@@ -108,7 +102,7 @@ struct RawApi {
     max_secret_overlap: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawRetention {
     events: String,
@@ -116,14 +110,14 @@ struct RawRetention {
     sweep_interval: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawIngest {
     max_payload_bytes: usize,
     max_batch: usize,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawCircuit {
     failure_threshold: u32,
@@ -131,7 +125,7 @@ struct RawCircuit {
     cooldown_max: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawLog {
     filter: String,
@@ -236,47 +230,6 @@ pub struct LogConfig {
     pub json: bool,
 }
 
-impl Config {
-    /// Defaults, then `file` if given, then `HOOKD_<SECTION>__<KEY>` variables
-    /// from `env` (passed in so tests never touch the process environment).
-    pub fn load(
-        file: Option<&std::path::Path>,
-        env: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<Config, ConfigError> {
-        let mut figment = Figment::from(Toml::string(DEFAULT_TOML));
-        if let Some(file) = file {
-            if !file.exists() {
-                return Err(invalid(
-                    "--config",
-                    format!("{} does not exist", file.display()),
-                ));
-            }
-            figment = figment.merge(Toml::file_exact(file));
-        }
-        for (name, value) in env {
-            let Some(key) = name.strip_prefix("HOOKD_").filter(|k| k.contains("__")) else {
-                continue;
-            };
-            let key = key.to_ascii_lowercase().replace("__", ".");
-            // Parsed like TOML, so lists are written `["a", "b"]`.
-            let value: figment::value::Value = value
-                .parse()
-                .unwrap_or_else(|_| figment::value::Value::from(value.clone()));
-            figment = figment.merge(Serialized::default(&key, value));
-        }
-        let raw: Raw = figment.extract().map_err(Box::new)?;
-        raw.validate()
-    }
-
-    /// The configuration from the compiled-in defaults alone.
-    pub fn defaults() -> Config {
-        match Config::load(None, std::iter::empty()) {
-            Ok(c) => c,
-            Err(e) => panic!("the compiled-in defaults are invalid: {e}"),
-        }
-    }
-}
-
 impl Raw {
     fn validate(self) -> Result<Config, ConfigError> {
         let http = self.http.validate()?;
@@ -319,7 +272,10 @@ impl Raw {
         if !(1..=a.page_size_max).contains(&a.page_size_default) {
             return Err(invalid(
                 "api.page_size_default",
-                "must be between 1 and api.page_size_max",
+                format!(
+                    "must be between 1 and api.page_size_max, {} (got {})",
+                    a.page_size_max, a.page_size_default
+                ),
             ));
         }
         rate_limit(
@@ -364,7 +320,13 @@ impl Raw {
             ));
         }
         if !(1..=10_000).contains(&self.ingest.max_batch) {
-            return Err(invalid("ingest.max_batch", "must be between 1 and 10000"));
+            return Err(invalid(
+                "ingest.max_batch",
+                format!(
+                    "must be between 1 and 10000 (got {})",
+                    self.ingest.max_batch
+                ),
+            ));
         }
 
         let delivery = self.delivery.validate()?;

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{ConfigError, duration, invalid};
 use crate::secret::Secret;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSmtp {
     url: String,
@@ -16,7 +16,7 @@ pub(super) struct RawSmtp {
     timeout: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawNotify {
     operator_url: String,

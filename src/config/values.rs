@@ -66,7 +66,10 @@ pub(super) fn rate_limit(
 ) -> Result<(), ConfigError> {
     positive(rate_key, rate.into())?;
     if burst < rate {
-        return Err(invalid(burst_key, format!("must be at least {rate_key}")));
+        return Err(invalid(
+            burst_key,
+            format!("must be at least {rate_key}, {rate} (got {burst})"),
+        ));
     }
     Ok(())
 }

@@ -86,8 +86,12 @@ pub async fn replay(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, PageError> {
     let (actor, Empty {}) = form(&req, payload, &state).await?;
-    let (_, d) = admin_deliveries::replay_as(&state, &actor, &id).await?;
-    Ok(back("/dashboard/deliveries", &d.id, "done=replayed"))
+    let queued = admin_deliveries::replay_as(&state, &actor, &id).await?;
+    Ok(back(
+        "/dashboard/deliveries",
+        &queued.delivery_id,
+        "done=replayed",
+    ))
 }
 
 /// The fields of an endpoint's forms (each form sends its own).

@@ -8,7 +8,10 @@
 //!   the error pages every handler answers with ([`PageError`]);
 //! - [`views`]: the pages (overview, endpoints, endpoint, delivery, search);
 //! - [`actions`]: the form posts (replay, recover, enable, disable);
-//! - [`pages`]: the markup, and [`charts`]: the overview's inline SVG.
+//! - [`pages`]: the markup, and [`charts`]: the overview's inline SVG;
+//! - [`reads`]: what the pages read beyond the store's shared views (cards
+//!   of one partner, attempt pages and averages), and [`paging`]: how their
+//!   tables page.
 
 // Handlers answer with a `Problem`; its size on the error path does not matter.
 #![allow(clippy::result_large_err)]
@@ -16,6 +19,8 @@
 pub mod actions;
 pub mod charts;
 pub mod pages;
+pub mod paging;
+pub mod reads;
 pub mod views;
 
 use actix_web::{

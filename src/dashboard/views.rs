@@ -1,19 +1,30 @@
 //! The dashboard's pages: each handler checks the session, reads what its
-//! page shows through the store, and renders it. Unknown ids are a 404
-//! page; a signed-out browser is sent to sign in.
+//! page shows (through the store, and the dashboard's own [`reads`]) and
+//! renders it. Unknown ids are a 404 page; a signed-out browser is sent to
+//! sign in.
+//!
+//! [`reads`]: super::reads
 
 use actix_web::{HttpRequest, HttpResponse, http::StatusCode, web};
 use sea_orm::DatabaseConnection;
 use serde::Deserialize;
 
-use super::{PageError, form_time, no_such_page, operator, pages, query};
+use super::{
+    PageError, form_time, no_such_page, operator, pages,
+    paging::{self, Cursor, Keyset, Order},
+    query,
+    reads::{
+        attempts::{self, Of},
+        deliveries,
+        totals::{Totals, totals},
+    },
+};
 use crate::{
-    http::{AppState, observe, page, problem::Problem},
+    http::{AppState, observe, problem::Problem},
     store::{
         self, StoreError,
         admin::DeliverySearch,
         audit::{self, AuditFilter, Recorded},
-        backlog,
         charts::Buckets,
         endpoint_views::{self, Choice, Filter, Sort, StatusFilter},
         samples,
@@ -24,14 +35,26 @@ use crate::{
 
 const MINUTE_MS: i64 = 60_000;
 
-/// How many endpoints the endpoints page lists at most.
-const ENDPOINTS_SHOWN: u32 = 500;
+/// How many endpoints a page of the endpoints list shows.
+const ENDPOINTS_PER_PAGE: u32 = 50;
 
-/// How many deliveries a search page lists.
-const DELIVERIES_SHOWN: u32 = 100;
+/// How many deliveries a page of search results shows.
+const DELIVERIES_PER_PAGE: u32 = 50;
+
+/// How many attempts a page of an endpoint's or a delivery's shows.
+const ATTEMPTS_PER_PAGE: u32 = 50;
 
 /// How many rows the overview's endpoint table shows.
 const TOP_ENDPOINTS: u32 = 25;
+
+/// How far back the attempt averages look.
+const MEASURED_OVER_MS: i64 = 60 * MINUTE_MS;
+
+/// The cards' numbers, of `partner` when given.
+async fn cards(state: &AppState, partner: Option<&str>) -> Result<Totals, StoreError> {
+    let shared = &state.shared;
+    totals(&shared.db, partner, shared.config.delivery.schedule.len()).await
+}
 
 async fn window(
     db: &DatabaseConnection,
@@ -61,13 +84,13 @@ pub async fn overview(
     let actors = observe::overview(&state, partner, TOP_ENDPOINTS).await?;
     let shared = &state.shared;
     let (db, now) = (&shared.db, shared.clock.now_ms());
-    let (_, oldest) = backlog::unpublished(db).await?;
-    let totals = pages::overview::Totals {
-        endpoints: backlog::endpoints_by_status(db).await?,
-        waiting: backlog::waiting(db).await?,
-        stuck: backlog::stuck(db, shared.config.delivery.schedule.len()).await?,
-        outbox_age_ms: oldest.map(|t| (now - t).max(0)),
+    let unknown_partner = match partner {
+        Some(p) => store::partners::find(db, p).await?.is_none(),
+        None => false,
     };
+    let totals = cards(&state, partner).await?;
+    let listed: Vec<String> = actors.data.iter().map(|e| e.endpoint_id.clone()).collect();
+    let measured = attempts::measured(db, &listed, now - MEASURED_OVER_MS).await?;
     let (hour, day) = (
         Buckets::ending_at(now, MINUTE_MS, 60),
         Buckets::ending_at(now, 15 * MINUTE_MS, 96),
@@ -77,10 +100,16 @@ pub async fn overview(
         hour: window(db, hour, &sampled).await?,
         day: window(db, day, &sampled).await?,
     };
-    Ok(html(
-        StatusCode::OK,
-        pages::overview::overview(&actors, &totals, &periods, partner),
-    ))
+    let view = pages::overview::OverviewView {
+        actors: &actors,
+        totals: &totals,
+        periods: &periods,
+        partner,
+        unknown_partner,
+        measured: &measured,
+        now_ms: now,
+    };
+    Ok(html(StatusCode::OK, pages::overview::overview(&view)))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -91,6 +120,7 @@ struct EndpointsQuery {
     circuit: String,
     backlog: String,
     sort: String,
+    page: String,
 }
 
 pub async fn endpoints(
@@ -111,6 +141,7 @@ pub async fn endpoints(
             Problem::invalid_query("sort must be one of failing_since, backlog, partner")
         })?,
     };
+    let number = paging::read_number(&q.page)?;
     let filter = Filter {
         partner_id: Some(q.partner_id.trim().to_string()).filter(|p| !p.is_empty()),
         status,
@@ -118,12 +149,22 @@ pub async fn endpoints(
         with_backlog: !q.backlog.is_empty(),
     };
     let db = &state.shared.db;
-    let rows = endpoint_views::list(db, &filter, sort, ENDPOINTS_SHOWN).await?;
-    let now = state.shared.clock.now_ms();
-    Ok(html(
-        StatusCode::OK,
-        pages::endpoints::endpoints(&rows, &filter, sort, ENDPOINTS_SHOWN, now),
-    ))
+    // The store's list reads from the top; this reads through the page
+    // asked for and one row past it (at most MAX_PAGE pages).
+    let through = number * ENDPOINTS_PER_PAGE + 1;
+    let listed = endpoint_views::list(db, &filter, sort, through).await?;
+    let (rows, more) = paging::numbered(listed, number, ENDPOINTS_PER_PAGE);
+    let totals = cards(&state, filter.partner_id.as_deref()).await?;
+    let view = pages::endpoints::EndpointsView {
+        rows: &rows,
+        filter: &filter,
+        sort,
+        totals: &totals,
+        page: (number, ENDPOINTS_PER_PAGE),
+        more,
+        now_ms: state.shared.clock.now_ms(),
+    };
+    Ok(html(StatusCode::OK, pages::endpoints::endpoints(&view)))
 }
 
 /// The audit entries on one object, newest first.
@@ -136,12 +177,20 @@ async fn actions_on(db: &DatabaseConnection, target: &str) -> Result<Vec<Recorde
 }
 
 /// What a page with action forms needs: a signed-in operator, the CSRF
-/// token of that session and the confirmation the query asks for.
-async fn forms(req: &HttpRequest, state: &AppState) -> Result<pages::Forms, PageError> {
+/// token of that session and the confirmation the query asks for; and
+/// where its table of attempts starts.
+async fn forms(req: &HttpRequest, state: &AppState) -> Result<(pages::Forms, Cursor), PageError> {
     let op = operator(req, state).await?;
     let mut forms: pages::Forms = query(req)?;
     forms.csrf = csrf::token(state.shared.secrets.session_key(), &op.session_id);
-    Ok(forms)
+    #[derive(Default, Deserialize)]
+    #[serde(default)]
+    struct Q {
+        before: String,
+        after: String,
+    }
+    let q: Q = query(req)?;
+    Ok((forms, Cursor::read(&q.before, &q.after)?))
 }
 
 pub async fn endpoint(
@@ -149,12 +198,17 @@ pub async fn endpoint(
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, PageError> {
-    let forms = forms(&req, &state).await?;
+    let (forms, cursor) = forms(&req, &state).await?;
     let db = &state.shared.db;
+    let now = state.shared.clock.now_ms();
     let e = endpoint_views::one(db, &id)
         .await?
         .ok_or_else(|| Problem::not_found("there is no endpoint with this id"))?;
-    let attempts = endpoint_views::recent_attempts(db, &e.id, 50).await?;
+    let of = Of::Endpoint(&e.id);
+    let attempts = attempts::page(db, of, Order::NewestFirst, &cursor, ATTEMPTS_PER_PAGE).await?;
+    let measured = attempts::measured(db, std::slice::from_ref(&e.id), now - MEASURED_OVER_MS)
+        .await?
+        .remove(&e.id);
     let notices = endpoint_views::notices(db, &e.partner_id, &e.id, 20).await?;
     let audit = actions_on(db, &e.id).await?;
     let actor = observe::reports(&state)
@@ -165,9 +219,10 @@ pub async fn endpoint(
         endpoint: &e,
         actor: actor.as_ref(),
         attempts: &attempts,
+        measured: measured.as_ref(),
         notices: &notices,
         audit: &audit,
-        now_ms: state.shared.clock.now_ms(),
+        now_ms: now,
         forms: &forms,
     };
     Ok(html(StatusCode::OK, pages::endpoint::endpoint(&view)))
@@ -182,15 +237,17 @@ pub async fn delivery(
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, PageError> {
-    let forms = forms(&req, &state).await?;
+    let (forms, cursor) = forms(&req, &state).await?;
     let db = &state.shared.db;
     let partner_id = store::admin::delivery_owner(db, &id)
         .await?
         .ok_or_else(no_such_delivery)?;
-    let (d, attempts) = for_partner(db, &partner_id)
-        .delivery_with_attempts(&id)
+    let d = for_partner(db, &partner_id)
+        .delivery(&id)
         .await?
         .ok_or_else(no_such_delivery)?;
+    let of = Of::Delivery(&d.id);
+    let attempts = attempts::page(db, of, Order::OldestFirst, &cursor, ATTEMPTS_PER_PAGE).await?;
     let audit = actions_on(db, &d.id).await?;
     let view = pages::delivery::DeliveryView {
         partner_id: &partner_id,
@@ -198,6 +255,7 @@ pub async fn delivery(
         attempts: &attempts,
         audit: &audit,
         forms: &forms,
+        now_ms: state.shared.clock.now_ms(),
     };
     Ok(html(StatusCode::OK, pages::delivery::delivery(&view)))
 }
@@ -206,22 +264,20 @@ fn filled(s: &str) -> Option<String> {
     Some(s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
-/// Runs a search: (partner id, delivery) newest first, and the cursor of
-/// the next page when this one is full.
+/// Runs a search: a page of (partner id, delivery), newest first.
 async fn find(
     state: &AppState,
     f: &pages::search::SearchForm,
-) -> Result<(Vec<(String, DeliveryRow)>, Option<String>), Problem> {
+) -> Result<Keyset<(String, DeliveryRow)>, Problem> {
     let db = &state.shared.db;
+    let cursor = Cursor::read(&f.before, &f.after)?;
     if let Some(id) = filled(&f.delivery_id) {
-        let Some(partner) = store::admin::delivery_owner(db, &id).await? else {
-            return Ok((Vec::new(), None));
-        };
-        let row = for_partner(db, &partner).delivery(&id).await?;
-        return Ok((
-            row.into_iter().map(|d| (partner.clone(), d)).collect(),
-            None,
-        ));
+        let mut rows = Vec::new();
+        if let Some(partner) = store::admin::delivery_owner(db, &id).await? {
+            let row = for_partner(db, &partner).delivery(&id).await?;
+            rows.extend(row.map(|d| (partner, d)));
+        }
+        return Ok(Keyset::one_page(rows, Order::NewestFirst));
     }
     let search = DeliverySearch {
         filter: DeliveryFilter {
@@ -235,15 +291,7 @@ async fn find(
         partner_id: filled(&f.partner_id),
         ..DeliverySearch::default()
     };
-    let before = filled(&f.before)
-        .map(|c| page::decode_position(&c))
-        .transpose()?;
-    let rows = store::admin::deliveries(db, &search, before.as_ref(), DELIVERIES_SHOWN).await?;
-    let next = (rows.len() == DELIVERIES_SHOWN as usize)
-        .then(|| rows.last())
-        .flatten()
-        .map(|(_, d)| page::encode_position(d.created_at, &d.id));
-    Ok((rows, next))
+    Ok(deliveries::page(db, &search, &cursor, DELIVERIES_PER_PAGE).await?)
 }
 
 pub async fn search(
@@ -252,16 +300,20 @@ pub async fn search(
 ) -> Result<HttpResponse, PageError> {
     operator(&req, &state).await?;
     let f: pages::search::SearchForm = query(&req)?;
+    let now = state.shared.clock.now_ms();
     match find(&state, &f).await {
-        Ok((rows, next)) => Ok(html(
+        Ok(found) => Ok(html(
             StatusCode::OK,
-            pages::search::search(&f, &rows, None, next.as_deref()),
+            pages::search::search(&f, &found, None, now),
         )),
         // A search that cannot be read is shown with the form to fix it.
-        Err(p) if p.status < 500 => Ok(html(
-            StatusCode::BAD_REQUEST,
-            pages::search::search(&f, &[], Some(&p.detail), None),
-        )),
+        Err(p) if p.status < 500 => {
+            let none = Keyset::one_page(Vec::new(), Order::NewestFirst);
+            Ok(html(
+                StatusCode::BAD_REQUEST,
+                pages::search::search(&f, &none, Some(&p.detail), now),
+            ))
+        }
         Err(p) => Err(p.into()),
     }
 }

@@ -146,13 +146,27 @@ pub(super) async fn attempt_once(
     // Failures before anything is sent: no latency, no answer.
     let unsent =
         |category, reason: String| Some(Observed::failed(category, reason, Duration::ZERO, None));
+    let attempted = super::oncall::Attempted {
+        endpoint_id: &loaded.endpoint.id,
+        partner_id: &loaded.endpoint.partner_id,
+        url: &loaded.endpoint.url,
+        delivery_id: &job.claimed.id,
+    };
     let url = match &loaded.url {
         Ok(u) => u,
-        Err(e) => return unsent(ErrorCategory::Blocked, e.clone()),
+        Err(e) => {
+            super::oncall::blocked(shared, &attempted, e, &[]);
+            return unsent(ErrorCategory::Blocked, e.clone());
+        }
     };
     let addrs: Vec<IpAddr> = match resolver.send(Resolve(url.host.clone())).await {
         Ok(Ok(a)) => a,
-        Ok(Err(ResolveError::Blocked { reason, .. })) => {
+        Ok(Err(ResolveError::Blocked { reason, others, .. })) => {
+            let refused: Vec<IpAddr> = std::iter::once(&reason)
+                .chain(&others)
+                .map(|f| f.ip)
+                .collect();
+            super::oncall::blocked(shared, &attempted, &reason.to_string(), &refused);
             return unsent(ErrorCategory::Blocked, reason.to_string());
         }
         Ok(Err(e)) => return unsent(ErrorCategory::Dns, e.to_string()),

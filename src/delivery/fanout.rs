@@ -408,7 +408,8 @@ impl Handler<EndpointsDisabled> for FanoutActor {
     type Result = ();
     fn handle(&mut self, msg: EndpointsDisabled, ctx: &mut Context<Self>) {
         for id in msg.0 {
-            tracing::warn!(endpoint = %id, "endpoint disabled");
+            // `oncall` has said why, once, where the transition was made.
+            tracing::debug!(endpoint = %id, "endpoint disabled; its actor winds down");
             if self.children.contains_key(&id) {
                 self.wake_child(ctx, &id, false);
             }

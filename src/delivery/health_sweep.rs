@@ -91,8 +91,9 @@ impl HealthSweep {
             match res {
                 Ok(changes) => {
                     act.shared.metrics.health_sweeps.inc();
+                    super::oncall::health_changed(&act.shared, &changes.events);
                     if !changes.events.is_empty() {
-                        tracing::info!(
+                        tracing::debug!(
                             events = changes.events.len(),
                             "health sweep announced endpoint transitions"
                         );

@@ -9,14 +9,17 @@ pub mod budget;
 pub mod client;
 pub mod committer;
 pub mod due;
+pub mod egress_audit;
 pub mod endpoint;
 pub mod excerpt;
 pub mod fanout;
 pub mod fresh;
 pub mod health_sweep;
 pub mod lease_window;
+pub mod log_limit;
 pub mod mailer;
 pub mod notify;
+pub mod oncall;
 pub mod recorder;
 pub mod report;
 pub mod threads;
@@ -67,6 +70,8 @@ pub struct Shared {
     pub files: crate::file_limit::FileLimit,
     /// Where endpoint notices go besides the partner's endpoints.
     pub routes: crate::notify::Routes,
+    /// What the on-call lines about endpoints said lately (see `oncall`).
+    pub oncall: oncall::OnCall,
 }
 
 impl Shared {
@@ -112,6 +117,7 @@ impl Shared {
             ),
             activity: activity::Activity::default(),
             routes: crate::notify::Routes::from_config(&config),
+            oncall: oncall::OnCall::default(),
             db,
             control_db,
             clock,

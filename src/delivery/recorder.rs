@@ -129,6 +129,7 @@ impl Recorder {
                         let _ = w.done.send(());
                     }
                     act.shared.activity.batch_recorded();
+                    super::oncall::health_changed(&act.shared, &changes.events);
                     if !changes.events.is_empty() {
                         act.wake_fanout.do_send(super::fanout::Wake);
                     }

@@ -71,6 +71,18 @@ impl Circuit {
         }
     }
 
+    /// May a manual replay go now? A partner who replays has usually just
+    /// fixed their receiver: the replay goes at once, whatever the cool-down,
+    /// as the circuit's probe (its answer closes the circuit or reopens it
+    /// with a doubled cool-down). Only a probe already on the wire makes it
+    /// wait, for that probe's answer.
+    pub fn permit_manual(&mut self, now_ms: i64) -> Permit {
+        if let CircuitState::Open { .. } = self.state {
+            self.state = CircuitState::HalfOpen { probing: false };
+        }
+        self.permit(now_ms)
+    }
+
     pub fn on_success(&mut self) {
         self.state = CircuitState::Closed;
         self.consecutive_failures = 0;
@@ -237,6 +249,49 @@ mod tests {
         );
         c.on_success();
         assert_eq!(c.permit(5001), Permit::Send);
+    }
+
+    #[test]
+    fn a_manual_replay_goes_at_once_through_an_open_circuit_as_its_probe() {
+        let mut c = circuit();
+        (0..3).for_each(|_| c.on_failure(0));
+        assert_eq!(
+            c.permit(1000),
+            Permit::Wait {
+                until_ms: Some(5000)
+            }
+        );
+        assert_eq!(
+            c.permit_manual(1000),
+            Permit::Probe,
+            "4 s before the cool-down ends"
+        );
+        assert_eq!(
+            c.permit(1000),
+            Permit::Wait { until_ms: None },
+            "scheduled work waits for the replay's answer"
+        );
+        assert_eq!(
+            c.permit_manual(1000),
+            Permit::Wait { until_ms: None },
+            "so does a second replay"
+        );
+        c.on_failure(1200);
+        assert_eq!(
+            c.state(),
+            CircuitState::Open { until_ms: 11_200 },
+            "a failed replay counts as a failed probe: the cool-down doubles"
+        );
+        assert_eq!(c.permit_manual(1300), Permit::Probe);
+        c.on_success();
+        assert_eq!(c.permit(1400), Permit::Send, "a good replay closes it");
+    }
+
+    #[test]
+    fn a_manual_replay_through_a_closed_circuit_is_an_ordinary_send() {
+        let mut c = circuit();
+        assert_eq!(c.permit_manual(0), Permit::Send);
+        assert_eq!(c.state(), CircuitState::Closed);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The egress boundary: which destinations our network may contact on a
 //! partner's behalf (DESIGN §6). Pure policy here; the resolver actor and the
-//! delivery client enforce it at connection time.
-
+//! delivery client enforce it at connection time. A refusal tells the partner
+//! what is wrong with the URL; `remedy` tells the operator which settings
+//! would allow it.
 //!
 //! Attacks tested on the real delivery path (`tests/it/egress.rs`,
 //! `tests/it/delivery.rs`), each on SQLite and PostgreSQL:
@@ -29,5 +30,6 @@
 
 pub mod host;
 pub mod policy;
+pub mod remedy;
 pub mod resolver;
 pub mod url_check;

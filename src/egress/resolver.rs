@@ -21,8 +21,23 @@ use crate::config::EgressConfig;
 pub enum ResolveError {
     #[error("DNS lookup of {host} failed: {detail}")]
     Dns { host: String, detail: String },
-    #[error("{host} resolves to a forbidden address: {reason}")]
-    Blocked { host: String, reason: Forbidden },
+    #[error("{host} resolves to a forbidden address: {reason}{}", more(.others))]
+    Blocked {
+        host: String,
+        /// The first forbidden address.
+        reason: Forbidden,
+        /// Any other forbidden addresses the name resolves to.
+        others: Vec<Forbidden>,
+    },
+}
+
+/// ` (and N more forbidden addresses)` when a name has more than one.
+fn more(others: &[Forbidden]) -> String {
+    match others.len() {
+        0 => String::new(),
+        1 => " (and 1 more forbidden address)".into(),
+        n => format!(" (and {n} more forbidden addresses)"),
+    }
 }
 
 /// Resolve a host to the addresses the client may dial.
@@ -123,11 +138,13 @@ impl Handler<Resolve> for ResolverActor {
                     detail: "no addresses".into(),
                 });
             }
-            for ip in &addrs {
-                policy.check(*ip).map_err(|reason| ResolveError::Blocked {
-                    host: name.clone(),
+            let mut forbidden = addrs.iter().filter_map(|ip| policy.check(*ip).err());
+            if let Some(reason) = forbidden.next() {
+                return Err(ResolveError::Blocked {
+                    host: name,
                     reason,
-                })?;
+                    others: forbidden.collect(),
+                });
             }
             Ok(addrs)
         })

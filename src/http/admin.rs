@@ -64,7 +64,7 @@ pub struct ListQuery {
 
 /// Create a partner.
 #[utoipa::path(tag = "admin", request_body = CreatePartner, security(("operator_key" = [])),
-    responses((status = 201, body = PartnerOut), Errors))]
+    responses((status = 201, description = "Created: the partner", body = PartnerOut), Errors))]
 #[post("/v1/admin/partners")]
 pub async fn create_partner(
     req: HttpRequest,
@@ -95,7 +95,7 @@ pub async fn create_partner(
 
 /// List partners, oldest first.
 #[utoipa::path(tag = "admin", params(ListQuery), security(("operator_key" = [])),
-    responses((status = 200, body = Page<PartnerOut>), Errors))]
+    responses((status = 200, description = "A page of partners, oldest first", body = Page<PartnerOut>), Errors))]
 #[get("/v1/admin/partners")]
 pub async fn list_partners(
     req: HttpRequest,
@@ -117,7 +117,7 @@ pub async fn list_partners(
 
 /// Create a partner key, shown this once.
 #[utoipa::path(tag = "admin", params(("id" = String, Path)), security(("operator_key" = [])),
-    responses((status = 201, body = KeyCreated), Errors))]
+    responses((status = 201, description = "Created: the key (shown this once)", body = KeyCreated), Errors))]
 #[post("/v1/admin/partners/{id}/keys")]
 pub async fn create_partner_key(
     req: HttpRequest,

@@ -121,7 +121,7 @@ impl From<Recorded> for AuditEntry {
 
 /// The audit log of operator actions, newest first.
 #[utoipa::path(tag = "admin", params(AuditQuery), security(("operator_key" = [])),
-    responses((status = 200, body = Page<AuditEntry>), Errors))]
+    responses((status = 200, description = "A page of the audit log, newest first", body = Page<AuditEntry>), Errors))]
 #[get("/v1/admin/audit")]
 pub async fn list_audit(
     req: HttpRequest,

@@ -78,7 +78,7 @@ fn split_query(query: &str, own: &[&str]) -> Result<(String, String), Problem> {
 
 /// Search every partner's deliveries, newest first.
 #[utoipa::path(tag = "admin", params(OperatorFilters, DeliveryQuery), security(("operator_key" = [])),
-    responses((status = 200, body = Page<AdminDeliveryOut>), Errors))]
+    responses((status = 200, description = "A page of every partner's deliveries, newest first", body = Page<AdminDeliveryOut>), Errors))]
 #[get("/v1/admin/deliveries")]
 pub async fn admin_list_deliveries(
     req: HttpRequest,
@@ -109,7 +109,7 @@ pub async fn admin_list_deliveries(
 
 /// Read any partner's delivery with all its attempts.
 #[utoipa::path(tag = "admin", params(("id" = String, Path)), security(("operator_key" = [])),
-    responses((status = 200, body = AdminDeliveryDetail), Errors))]
+    responses((status = 200, description = "The delivery with all its attempts", body = AdminDeliveryDetail), Errors))]
 #[get("/v1/admin/deliveries/{id}")]
 pub async fn admin_get_delivery(
     req: HttpRequest,
@@ -136,7 +136,7 @@ pub async fn admin_get_delivery(
 /// Send any partner's delivery again now, as its partner's replay does;
 /// written to the audit log.
 #[utoipa::path(tag = "admin", params(("id" = String, Path)), security(("operator_key" = [])),
-    responses((status = 202, body = ReplayQueued), Errors))]
+    responses((status = 202, description = "Queued: the replay, and when it goes (`sends`)", body = ReplayQueued), Errors))]
 #[post("/v1/admin/deliveries/{id}/replay")]
 pub async fn admin_replay_delivery(
     req: HttpRequest,
@@ -144,30 +144,30 @@ pub async fn admin_replay_delivery(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let actor = admin_audit::operator(&req, &state).await?;
-    let (replay_id, d) = replay_as(&state, &actor, &id).await?;
-    Ok(HttpResponse::Accepted().json(ReplayQueued {
-        replay_id,
-        delivery_id: d.id,
-        event_id: d.event_id,
-    }))
+    let queued = replay_as(&state, &actor, &id).await?;
+    Ok(HttpResponse::Accepted().json(queued))
 }
 
 /// Replays any partner's delivery as its partner's replay does and writes
-/// `actor`'s audit entry: the API's action and the dashboard's. Returns the
-/// replay's id and the delivery.
+/// `actor`'s audit entry: the API's action and the dashboard's.
 pub(crate) async fn replay_as(
     state: &AppState,
     actor: &admin_audit::Actor,
     id: &str,
-) -> Result<(String, DeliveryRow), Problem> {
+) -> Result<ReplayQueued, Problem> {
     let partner_id = store::admin::delivery_owner(&state.shared.db, id)
         .await?
         .ok_or_else(not_found)?;
-    let (replay_id, d) = queue_replay(state, &partner_id, id).await?;
-    let detail =
-        json!({"replay_id": replay_id, "event_id": d.event_id, "endpoint_id": d.endpoint_id});
+    let queued = queue_replay(state, &partner_id, id).await?;
+    let detail = json!({"replay_id": queued.replay_id, "event_id": queued.event_id, "endpoint_id": queued.endpoint_id});
     actor
-        .record(state, Action::DeliveryReplay, &d.id, &partner_id, detail)
+        .record(
+            state,
+            Action::DeliveryReplay,
+            &queued.delivery_id,
+            &partner_id,
+            detail,
+        )
         .await?;
-    Ok((replay_id, d))
+    Ok(queued)
 }

@@ -105,7 +105,7 @@ async fn shown(state: &AppState, e: Endpoint) -> Result<AdminEndpointOut, Proble
 
 /// List every partner's endpoints, oldest first.
 #[utoipa::path(tag = "admin", params(EndpointsQuery), security(("operator_key" = [])),
-    responses((status = 200, body = Page<AdminEndpointOut>), Errors))]
+    responses((status = 200, description = "A page of every partner's endpoints, oldest first", body = Page<AdminEndpointOut>), Errors))]
 #[get("/v1/admin/endpoints")]
 pub async fn admin_list_endpoints(
     req: HttpRequest,
@@ -113,12 +113,14 @@ pub async fn admin_list_endpoints(
 ) -> Result<HttpResponse, Problem> {
     auth::operator(&req, &state).await?;
     let q: EndpointsQuery = body::query(req.query_string())?;
-    let status = match q.status.as_deref() {
-        None => None,
-        Some(s) => Some(EndpointStatus::parse(s).ok_or_else(|| {
-            Problem::invalid_query("status must be one of active, paused, disabled")
-        })?),
-    };
+    let status = q
+        .status
+        .as_deref()
+        .map(|s| {
+            EndpointStatus::parse(s)
+                .ok_or_else(|| Problem::not_one_of("status", s, &["active", "paused", "disabled"]))
+        })
+        .transpose()?;
     let api = &state.shared.config.api;
     let limit = page::limit(q.limit, api.page_size_default, api.page_size_max)?;
     let after = q.after.as_deref().map(page::decode_position).transpose()?;
@@ -144,7 +146,7 @@ pub async fn admin_list_endpoints(
 
 /// Read any partner's endpoint with what it holds.
 #[utoipa::path(tag = "admin", params(("id" = String, Path)), security(("operator_key" = [])),
-    responses((status = 200, body = AdminEndpointOut), Errors))]
+    responses((status = 200, description = "The endpoint with its backlog", body = AdminEndpointOut), Errors))]
 #[get("/v1/admin/endpoints/{id}")]
 pub async fn admin_get_endpoint(
     req: HttpRequest,
@@ -159,7 +161,7 @@ pub async fn admin_get_endpoint(
 /// Replay every failed or dead delivery of any partner's endpoint created
 /// in a time range, with the partner's rules; written to the audit log.
 #[utoipa::path(tag = "admin", params(("id" = String, Path)), request_body = Recover, security(("operator_key" = [])),
-    responses((status = 202, body = Recovered), Errors))]
+    responses((status = 202, description = "Queued: how many failed or dead deliveries get a manual attempt", body = Recovered), Errors))]
 #[post("/v1/admin/endpoints/{id}/recover")]
 pub async fn admin_recover_endpoint(
     req: HttpRequest,
@@ -246,7 +248,7 @@ pub(crate) async fn set_status_as(
 /// replay window are due at once. Body optional: `{"reason": "…"}`, kept
 /// in the audit log.
 #[utoipa::path(tag = "admin", params(("id" = String, Path)), request_body(content = Option<StatusChange>), security(("operator_key" = [])),
-    responses((status = 200, body = AdminEndpointOut), Errors))]
+    responses((status = 200, description = "The endpoint, enabled", body = AdminEndpointOut), Errors))]
 #[post("/v1/admin/endpoints/{id}/enable")]
 pub async fn admin_enable_endpoint(
     req: HttpRequest,
@@ -260,7 +262,7 @@ pub async fn admin_enable_endpoint(
 /// Disable any partner's endpoint: nothing is sent to it until it is
 /// enabled. Body optional: `{"reason": "…"}` (default "disabled by the operator").
 #[utoipa::path(tag = "admin", params(("id" = String, Path)), request_body(content = Option<StatusChange>), security(("operator_key" = [])),
-    responses((status = 200, body = AdminEndpointOut), Errors))]
+    responses((status = 200, description = "The endpoint, disabled", body = AdminEndpointOut), Errors))]
 #[post("/v1/admin/endpoints/{id}/disable")]
 pub async fn admin_disable_endpoint(
     req: HttpRequest,

@@ -111,7 +111,7 @@ pub struct AdminEventDetail {
 /// Every partner's published events, newest first; with `state=rejected`,
 /// the events the fanout rejected (they fail the catalog), newest first.
 #[utoipa::path(tag = "admin", params(EventsQuery), security(("operator_key" = [])),
-    responses((status = 200, body = AdminEvents), Errors))]
+    responses((status = 200, description = "A page of every partner's events (or the rejected ones), newest first", body = AdminEvents), Errors))]
 #[get("/v1/admin/events")]
 pub async fn list_events(
     req: HttpRequest,
@@ -125,9 +125,12 @@ pub async fn list_events(
         None => published(&state, q, limit).await?,
         Some("rejected") => rejected(&state, q, limit).await?,
         Some(other) => {
-            return Err(Problem::invalid_query(format!(
-                "state `{other}` is not listed here; use state=rejected, or no state for published events"
-            )));
+            return Err(Problem::out_of_range(
+                "state",
+                format!(
+                    "state `{other}` is not listed here; use state=rejected, or no state for published events"
+                ),
+            ));
         }
     };
     Ok(HttpResponse::Ok().json(answer))
@@ -159,14 +162,19 @@ async fn published(state: &AppState, q: EventsQuery, limit: u32) -> Result<Admin
 }
 
 async fn rejected(state: &AppState, q: EventsQuery, limit: u32) -> Result<AdminEvents, Problem> {
-    let filtered = q.partner_id.is_some()
-        || q.event_type.is_some()
-        || q.since.is_some()
-        || q.until.is_some()
-        || q.after.is_some();
-    if filtered {
-        return Err(Problem::invalid_query(
-            "state=rejected takes only limit; filters and cursors apply to published events",
+    let given = [
+        ("partner_id", q.partner_id.is_some()),
+        ("type", q.event_type.is_some()),
+        ("since", q.since.is_some()),
+        ("until", q.until.is_some()),
+        ("after", q.after.is_some()),
+    ];
+    if let Some((filter, _)) = given.into_iter().find(|(_, given)| *given) {
+        return Err(Problem::invalid(
+            filter,
+            format!(
+                "state=rejected takes only limit; {filter} (like every filter and cursor) applies to published events"
+            ),
         ));
     }
     let rows = store::outbox::rejected(&state.shared.db, u64::from(limit)).await?;
@@ -191,7 +199,7 @@ async fn rejected(state: &AppState, q: EventsQuery, limit: u32) -> Result<AdminE
 
 /// Any partner's event (published, waiting or rejected) with its deliveries.
 #[utoipa::path(tag = "admin", params(("id" = String, Path)), security(("operator_key" = [])),
-    responses((status = 200, body = AdminEventDetail), Errors))]
+    responses((status = 200, description = "The event with its deliveries", body = AdminEventDetail), Errors))]
 #[get("/v1/admin/events/{id}")]
 pub async fn admin_get_event(
     req: HttpRequest,

@@ -30,7 +30,7 @@ pub struct PortalLink {
 
 /// Mint a one-time sign-in link to a partner's portal.
 #[utoipa::path(tag = "admin", params(("id" = String, Path)), security(("operator_key" = [])),
-    responses((status = 201, body = PortalLink), Errors))]
+    responses((status = 201, description = "Created: a one-time sign-in link to the partner's portal", body = PortalLink), Errors))]
 #[post("/v1/admin/partners/{id}/portal-links")]
 pub async fn create_portal_link(
     req: HttpRequest,

@@ -137,42 +137,131 @@ pub fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, Problem> {
             format!("{field} contains a control character"),
         ));
     }
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        let message = inner.to_string();
-        if let Some(rest) = message.strip_prefix("unknown field `") {
-            let name = rest.split('`').next().unwrap_or_default();
-            // The path already ends at the unknown field.
-            let field = if path == "." { name.to_string() } else { path };
-            return Problem::unknown_field(field, message);
+    serde_path_to_error::deserialize(value)
+        .map_err(|e| refusal(&field_of("", e.path()), &e.into_inner().to_string()))
+}
+
+/// `field` (as [`field_of`] spells it) as an RFC 6901 JSON pointer:
+/// `events[3].subject.version` is `/events/3/subject/version`.
+pub fn pointer(field: &str) -> String {
+    let mut out = String::new();
+    for part in field.split('.').filter(|p| !p.is_empty()) {
+        let (name, indexes) = part.split_once('[').unwrap_or((part, ""));
+        if !name.is_empty() {
+            out.push('/');
+            out.push_str(&name.replace('~', "~0").replace('/', "~1"));
         }
-        let field = if path == "." {
-            missing_field(&message).unwrap_or_default()
+        for index in indexes.split('[') {
+            let index = index.trim_end_matches(']');
+            if !index.is_empty() {
+                out.push('/');
+                out.push_str(index);
+            }
+        }
+    }
+    out
+}
+
+/// Where serde stopped, as `field` names it: `events[3].subject.version`;
+/// `prefix` is where the value sits in the request.
+pub fn field_of(prefix: &str, path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut field = prefix.to_string();
+    for segment in path {
+        match segment {
+            Segment::Seq { index } => field.push_str(&format!("[{index}]")),
+            Segment::Map { key } => join(&mut field, key),
+            Segment::Enum { variant } => join(&mut field, variant),
+            Segment::Unknown => join(&mut field, "?"),
+        }
+    }
+    field
+}
+
+fn join(field: &mut String, name: &str) {
+    if !field.is_empty() {
+        field.push('.');
+    }
+    field.push_str(name);
+}
+
+/// The problem for a value serde refused at `field` (empty: the whole
+/// value), from serde's `message`: unknown field, missing field, out of
+/// range (or not among the allowed values), or of the wrong type; all 422.
+pub fn refusal(field: &str, message: &str) -> Problem {
+    let at = |what: &str| {
+        if field.is_empty() {
+            what.to_string()
         } else {
-            path
+            format!("{field}: {what}")
+        }
+    };
+    if let Some(name) = quoted_after(message, "unknown field `") {
+        // The path already ends at the unknown field, unless it is at the top.
+        let field = if field.is_empty() { name } else { field };
+        let detail = if field == name {
+            message.to_string()
+        } else {
+            format!("{field}: {message}")
         };
-        if message.starts_with("missing field") {
-            Problem::invalid(field, message)
-        } else if message.starts_with("invalid value") || message.contains("out of range") {
-            Problem::out_of_range(field, message)
-        } else {
-            Problem::invalid_type(field, message)
-        }
-    })
+        return Problem::unknown_field(field, detail);
+    }
+    if let Some(name) = quoted_after(message, "missing field `") {
+        let mut missing = field.to_string();
+        join(&mut missing, name);
+        return Problem::invalid(missing.clone(), format!("{missing} is required"));
+    }
+    let range = [
+        "invalid value",
+        "unknown variant",
+        "out of range",
+        "too large",
+        "too small",
+    ];
+    if range.iter().any(|r| message.contains(r)) {
+        Problem::out_of_range(field, at(message))
+    } else {
+        Problem::invalid_type(field, at(message))
+    }
 }
 
-fn missing_field(message: &str) -> Option<String> {
+/// The text between `prefix` and the next backtick.
+fn quoted_after<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
     message
-        .strip_prefix("missing field `")
-        .and_then(|r| r.split('`').next())
-        .map(str::to_string)
+        .strip_prefix(prefix)
+        .and_then(|rest| rest.split('`').next())
 }
 
-/// Parses a query string; unknown parameters and bad values are 400.
+/// Parses a query string. An unknown parameter is 422 `unknown-field`, a
+/// value of the wrong type or out of range 422, a parameter given twice 400
+/// `duplicate-key`: each with `field`, as in a body.
 pub fn query<T: DeserializeOwned>(query: &str) -> Result<T, Problem> {
-    serde_urlencoded::from_str(query)
-        .map_err(|e| Problem::invalid_query(format!("the query is invalid: {e}")))
+    let pairs = url::form_urlencoded::parse(query.as_bytes());
+    serde_path_to_error::deserialize(serde_urlencoded::Deserializer::new(pairs)).map_err(|e| {
+        let field = field_of("", e.path());
+        let message = e.into_inner().to_string();
+        if let Some(name) = quoted_after(&message, "duplicate field `") {
+            return Problem::duplicate_parameter(name.to_string());
+        }
+        if let Some(name) = quoted_after(&message, "unknown field `") {
+            let takes = message.split_once(", expected ").map(|(_, t)| t);
+            let detail = match takes {
+                Some(takes) => {
+                    format!("unknown query parameter `{name}`; this route takes {takes}")
+                }
+                None => format!("unknown query parameter `{name}`; this route takes none"),
+            };
+            return Problem::unknown_field(name, detail);
+        }
+        // Name the value as sent: `limit=ten: invalid digit found in string`.
+        let value = url::form_urlencoded::parse(query.as_bytes())
+            .find(|(k, _)| *k == field)
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default();
+        let mut p = refusal(&field, &message);
+        p.detail = format!("query parameter `{field}={value}`: {message}");
+        p
+    })
 }
 
 /// An RFC 3339 time as Unix milliseconds.
@@ -240,5 +329,102 @@ mod tests {
         assert_eq!(p.field.as_deref(), Some("url"));
         let p = json::<Body>(br#"{}"#).expect_err("invalid");
         assert_eq!(p.field.as_deref(), Some("url"));
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Query {
+        limit: Option<i64>,
+        state: Option<State>,
+        after: Option<String>,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum State {
+        Pending,
+        Dead,
+    }
+
+    /// (status, type, field) of the problem for `query`.
+    fn query_problem(q: &str) -> (u16, String, Option<String>) {
+        let p = query::<Query>(q).expect_err(q);
+        let kind = p.kind.rsplit('/').next().unwrap_or_default().to_string();
+        (p.status, kind, p.field)
+    }
+
+    #[test]
+    fn a_query_error_names_its_parameter_with_the_status_of_the_same_error_in_a_body() {
+        let cases = [
+            ("colour=red", 422, "unknown-field", "colour"),
+            ("limit=ten", 422, "invalid-type", "limit"),
+            ("limit=", 422, "invalid-type", "limit"),
+            ("limit=99999999999999999999", 422, "out-of-range", "limit"),
+            ("state=lost", 422, "out-of-range", "state"),
+            ("limit=1&limit=2", 400, "duplicate-key", "limit"),
+        ];
+        for (q, status, kind, field) in cases {
+            assert_eq!(
+                query_problem(q),
+                (status, kind.to_string(), Some(field.to_string())),
+                "?{q}"
+            );
+        }
+        let p = query::<Query>("limit=ten").expect_err("not a number");
+        assert!(
+            p.detail.contains("limit=ten"),
+            "the value is shown: {}",
+            p.detail
+        );
+        let p = query::<Query>("colour=red").expect_err("unknown");
+        assert!(
+            p.detail.contains("`limit`") && p.detail.contains("`after`"),
+            "the parameters the route takes are listed: {}",
+            p.detail
+        );
+        assert!(query::<Query>("limit=5&state=dead").is_ok());
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Event {
+        subject: Option<Subject>,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Subject {
+        id: String,
+        version: Option<i64>,
+    }
+
+    #[test]
+    fn a_nested_field_is_named_by_its_whole_path() {
+        let field = |body: &str| json::<Event>(body.as_bytes()).expect_err(body).field;
+        assert_eq!(
+            field(r#"{"subject": {"id": "a", "colour": 1}}"#).as_deref(),
+            Some("subject.colour")
+        );
+        assert_eq!(
+            field(r#"{"subject": {"version": 1}}"#).as_deref(),
+            Some("subject.id")
+        );
+        assert_eq!(
+            field(r#"{"subject": {"id": "a", "version": "1"}}"#).as_deref(),
+            Some("subject.version")
+        );
+        assert_eq!(field(r#""x""#), None, "the whole body names no field");
+    }
+
+    #[test]
+    fn a_field_becomes_its_json_pointer() {
+        assert_eq!(pointer("events[3].data"), "/events/3/data");
+        assert_eq!(pointer("subject.version"), "/subject/version");
+        assert_eq!(pointer("events[0]"), "/events/0");
+        assert_eq!(pointer("a/b~c"), "/a~1b~0c");
+        assert_eq!(pointer(""), "");
     }
 }

@@ -6,14 +6,28 @@ use std::collections::HashMap;
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use serde_json::value::RawValue;
 
-use super::{AppState, auth, body, problem::Problem};
+use super::{
+    AppState, auth, body,
+    problem::{Problem, ProblemError},
+};
 use crate::{
-    catalog::{Catalog, DataError},
+    catalog::Catalog,
     config::IngestConfig,
     delivery::fresh,
     domain::event::{EventInput, FieldError, FieldErrorKind, NewEvent, envelope_json},
     store::{self, keys::Role},
 };
+
+/// A request's events, validated, each once, in request order.
+pub struct Parsed {
+    pub events: Vec<NewEvent>,
+    /// Each event's place in the batch (0 for a single event).
+    pub places: Vec<usize>,
+    /// Whether the request was a batch (an array).
+    pub batch: bool,
+    /// How many events the request holds, repeats included.
+    pub count: usize,
+}
 
 /// Parses and validates the request into events, deduplicating repeats of
 /// the same event within the batch; `true` with them if it was a batch.
@@ -24,6 +38,17 @@ pub fn parse(
     limits: &IngestConfig,
     catalog: &Catalog,
 ) -> Result<(Vec<NewEvent>, bool), Problem> {
+    parse_request(body, now_ms, limits, catalog).map(|p| (p.events, p.batch))
+}
+
+/// [`parse`], keeping each event's place in the request. Every refused
+/// event is reported, not only the first (see [`Problem::of_many`]).
+pub fn parse_request(
+    body: &[u8],
+    now_ms: i64,
+    limits: &IngestConfig,
+    catalog: &Catalog,
+) -> Result<Parsed, Problem> {
     let batch = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
     body::strict(body).map_err(|mut p| {
         // A batch names its events as `events[i]`, like every other field.
@@ -42,8 +67,9 @@ pub fn parse(
     } else {
         vec![serde_json::from_slice(body).map_err(not_json)?]
     };
-    if items.iter().any(|item| !item.get().starts_with('{')) {
-        return Err(Problem::malformed_json(
+    if !batch && !items[0].get().starts_with('{') {
+        return Err(Problem::invalid_type(
+            "",
             "send one event (an object) or a batch (an array of events)",
         ));
     }
@@ -60,27 +86,31 @@ pub fn parse(
             ),
         ));
     }
-    let prefix = |i: usize| {
-        if batch {
-            format!("events[{i}].")
-        } else {
-            String::new()
-        }
+    let count = items.len();
+    let mut parsed = Parsed {
+        events: Vec::with_capacity(count),
+        places: Vec::with_capacity(count),
+        batch,
+        count,
     };
-    let mut events: Vec<NewEvent> = Vec::with_capacity(items.len());
+    let mut refused = Vec::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, item) in items.into_iter().enumerate() {
-        let input: EventInput = serde_json::from_str(item.get()).map_err(|e| {
-            Problem::invalid(
-                prefix(i).trim_end_matches('.').to_string(),
-                format!("{}{e}", prefix(i)),
-            )
-        })?;
-        let event = input
-            .validate(now_ms, limits.max_payload_bytes, catalog)
-            .map_err(|e| refusal(e, batch.then_some(i)))?;
+        let index = batch.then_some(i);
+        let event = read_event(item, index).and_then(|input| {
+            input
+                .validate(now_ms, limits.max_payload_bytes, catalog)
+                .map_err(|e| refusal(e, index))
+        });
+        let event = match event {
+            Ok(event) => event,
+            Err(refusal) => {
+                refused.push(refusal);
+                continue;
+            }
+        };
         match seen.get(event.id.as_str()) {
-            Some(&j) if events[j].same_content_as(&event) => continue,
+            Some(&j) if parsed.events[j].same_content_as(&event) => continue,
             Some(_) => {
                 return Err(Problem::conflict(format!(
                     "event {} appears twice in the batch with different content",
@@ -89,39 +119,74 @@ pub fn parse(
                 .with_event(event.id.as_str()));
             }
             None => {
-                seen.insert(event.id.as_str().to_string(), events.len());
-                events.push(event);
+                seen.insert(event.id.as_str().to_string(), parsed.events.len());
+                parsed.events.push(event);
+                parsed.places.push(i);
             }
         }
     }
-    Ok((events, batch))
+    match Problem::of_many(refused, count) {
+        Some(problem) => Err(problem),
+        None => Ok(parsed),
+    }
+}
+
+/// A refused event: its problem, and its errors as `errors` lists them.
+type Refusal = (Problem, Vec<ProblemError>);
+
+/// Reads one event's JSON into an `EventInput`; `index` is its place in a
+/// batch.
+fn read_event(item: &RawValue, index: Option<usize>) -> Result<EventInput, Refusal> {
+    let prefix = index.map(|i| format!("events[{i}]")).unwrap_or_default();
+    if !item.get().starts_with('{') {
+        let p = Problem::invalid_type(
+            prefix.as_str(),
+            format!("{prefix} must be an event (an object)"),
+        );
+        return Err(listed(p, &prefix));
+    }
+    let mut json = serde_json::Deserializer::from_str(item.get());
+    serde_path_to_error::deserialize(&mut json).map_err(|e| {
+        let field = body::field_of(&prefix, e.path());
+        // serde_json's position is in this event's text, not the body's.
+        let message = e.into_inner().to_string();
+        let message = message.split(" at line ").next().unwrap_or_default();
+        let p = body::refusal(&field, message);
+        let at = p.field.clone().unwrap_or(field);
+        listed(p, &at)
+    })
+}
+
+/// `p` with itself as its one listed error, at `field` (a batch's events
+/// are `events[i]`, at `/events/i`).
+fn listed(p: Problem, field: &str) -> Refusal {
+    let error = ProblemError {
+        kind: p.kind.clone(),
+        pointer: body::pointer(field),
+        message: p.detail.clone(),
+    };
+    (p, vec![error])
 }
 
 /// The answer to one event's refusal; `index` is its place in a batch.
-fn refusal(e: FieldError, index: Option<usize>) -> Problem {
-    let (field, pointer) = match index {
-        Some(i) => (
-            format!("events[{i}].{}", e.field),
-            format!("/events/{i}/data"),
-        ),
-        None => (e.field.clone(), "/data".to_string()),
+fn refusal(e: FieldError, index: Option<usize>) -> Refusal {
+    let field = match index {
+        Some(i) => format!("events[{i}].{}", e.field),
+        None => e.field.clone(),
     };
     let detail = format!("{field} {}", e.problem);
-    match e.kind {
-        FieldErrorKind::Invalid => Problem::invalid(field, detail),
-        FieldErrorKind::TooLarge => Problem::too_large(Some(field), detail),
-        FieldErrorKind::UnknownType => Problem::unknown_event_type(field, detail),
+    let p = match e.kind {
+        FieldErrorKind::Invalid => Problem::invalid(field.as_str(), detail),
+        FieldErrorKind::TooLarge => Problem::too_large(Some(field.clone()), detail),
+        FieldErrorKind::UnknownType => Problem::unknown_event_type(field.as_str(), detail),
         FieldErrorKind::InvalidData(errors) => {
-            let errors = errors
-                .into_iter()
-                .map(|d| DataError {
-                    pointer: format!("{pointer}{}", d.pointer),
-                    message: d.message,
-                })
-                .collect();
-            Problem::invalid_data(field, detail, errors)
+            let prefix = body::pointer(&field);
+            let p = Problem::invalid_data(field.as_str(), detail, &prefix, errors);
+            let errors = p.errors.clone().unwrap_or_default();
+            return (p, errors);
         }
-    }
+    };
+    listed(p, &field)
 }
 
 enum Stored {
@@ -131,22 +196,43 @@ enum Stored {
     Raced,
 }
 
+/// Refuses the events whose partner does not exist: every one of them.
+async fn partners_exist(state: &AppState, parsed: &Parsed) -> Result<(), Problem> {
+    let mut partner_ids: Vec<&str> = parsed
+        .events
+        .iter()
+        .map(|e| e.partner_id.as_str())
+        .collect();
+    partner_ids.sort_unstable();
+    partner_ids.dedup();
+    let known = store::partners::existing(&state.shared.db, &partner_ids).await?;
+    let refused = parsed
+        .events
+        .iter()
+        .zip(&parsed.places)
+        .filter(|(e, _)| !known.contains(e.partner_id.as_str()))
+        .map(|(e, &i)| {
+            let field = if parsed.batch {
+                format!("events[{i}].partner_id")
+            } else {
+                "partner_id".to_string()
+            };
+            let detail = format!("{field}: partner {} does not exist", e.partner_id);
+            listed(Problem::invalid(field.as_str(), detail), &field)
+        })
+        .collect();
+    match Problem::of_many(refused, parsed.count) {
+        Some(problem) => Err(problem),
+        None => Ok(()),
+    }
+}
+
 async fn store_events(
     state: &AppState,
     events: &[NewEvent],
     now_ms: i64,
 ) -> Result<Stored, Problem> {
     let db = &state.shared.db;
-    let mut partner_ids: Vec<&str> = events.iter().map(|e| e.partner_id.as_str()).collect();
-    partner_ids.sort_unstable();
-    partner_ids.dedup();
-    let known = store::partners::existing(db, &partner_ids).await?;
-    if let Some(unknown) = partner_ids.iter().find(|p| !known.contains(**p)) {
-        return Err(Problem::invalid(
-            "partner_id",
-            format!("partner {unknown} does not exist"),
-        ));
-    }
     let ids: Vec<&str> = events.iter().map(|e| e.id.as_str()).collect();
     let existing: HashMap<String, NewEvent> = store::outbox::find(db, &ids)
         .await?
@@ -239,12 +325,14 @@ pub async fn ingest(
     let http = &state.shared.config.http;
     let body = body::read(&req, payload, http.max_body_bytes, http.body_timeout).await?;
     let now_ms = state.shared.clock.now_ms();
-    let (events, batch) = parse(
+    let parsed = parse_request(
         &body,
         now_ms,
         &state.shared.config.ingest,
         &state.shared.catalog,
     )?;
+    partners_exist(&state, &parsed).await?;
+    let Parsed { events, batch, .. } = parsed;
     // A concurrent request may insert one of these ids between our read and
     // our insert; reading again then answers it as a repeat (or a conflict).
     let mut tries = 0;

@@ -223,7 +223,7 @@ pub async fn overview(
 
 /// Endpoint actors and the work waiting for them, most waiting first.
 #[utoipa::path(tag = "admin", params(ActorsQuery), security(("operator_key" = [])),
-    responses((status = 200, body = Actors), Errors))]
+    responses((status = 200, description = "Endpoint actors and the work waiting for them, most waiting first", body = Actors), Errors))]
 #[get("/v1/admin/actors")]
 pub async fn actors(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, Problem> {
     auth::operator(&req, &state).await?;
@@ -236,7 +236,7 @@ pub async fn actors(req: HttpRequest, state: web::Data<AppState>) -> Result<Http
 /// The instances of the cluster on this database, oldest first: heartbeat
 /// age, endpoints held, actors and requests in flight.
 #[utoipa::path(tag = "admin", security(("operator_key" = [])),
-    responses((status = 200, body = Instances), Errors))]
+    responses((status = 200, description = "The instances on this database, oldest first", body = Instances), Errors))]
 #[get("/v1/admin/instances")]
 pub async fn instances(
     req: HttpRequest,

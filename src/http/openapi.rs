@@ -1,19 +1,27 @@
 //! The OpenAPI 3.1 document, generated from the handlers that serve the
-//! routes (so the document and the routes cannot drift apart).
+//! routes (so the document and the routes cannot drift apart), and the
+//! error answers every route documents.
+
+use std::collections::BTreeMap;
 
 use actix_web::get;
 use utoipa::{
     Modify, OpenApi,
-    openapi::security::{Http, HttpAuthScheme, SecurityScheme},
+    openapi::{
+        RefOr,
+        response::Response,
+        security::{Http, HttpAuthScheme, SecurityScheme},
+        server::Server,
+    },
 };
 
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "hookd",
-        description = "Webhook delivery: produce events, manage endpoints and secrets, search deliveries, replay, recover and read the event feed. Every error is application/problem+json.",
+        description = "Webhook delivery: produce events, manage endpoints and secrets, search deliveries, replay, recover and read the event feed. Every error is application/problem+json: 400 when hookd cannot read the request (the body is not one JSON value, a key is given twice), 422 when a value breaks a rule (unknown field or query parameter, wrong type, out of range, bad cursor), with `field` naming it.",
     ),
-    components(schemas(super::problem::Problem, crate::catalog::DataError)),
+    components(schemas(super::problem::Problem, super::problem::ProblemError)),
     modifiers(&Keys),
     tags(
         (name = "ingest", description = "Producing events (service key)"),
@@ -42,10 +50,16 @@ impl Modify for Keys {
     }
 }
 
-/// The base document the routes are added to.
+/// The base document the routes are added to. Its one server is `/`: a
+/// relative URL, which OpenAPI resolves against wherever the document was
+/// fetched from, so the same document is right behind any proxy or host
+/// name, and in tests on a random port (see the README's "OpenAPI").
 pub fn base() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     doc.info.version = env!("CARGO_PKG_VERSION").to_string();
+    let mut server = Server::new("/");
+    server.description = Some("this hookd: the host that served this document".into());
+    doc.servers = Some(vec![server]);
     doc
 }
 
@@ -59,7 +73,49 @@ pub fn generate() -> utoipa::openapi::OpenApi {
         .configure(super::routes)
         .split_for_parts();
     super::links::add(&mut doc);
+    describe_the_undescribed(&mut doc);
     doc
+}
+
+/// OpenAPI requires a description on every response. A route that gives
+/// none gets its status's reason phrase ("OK"), so the document stays valid
+/// whatever a new route forgets; `undescribed` finds them for the test.
+fn describe_the_undescribed(doc: &mut utoipa::openapi::OpenApi) {
+    for (status, response) in responses_mut(doc) {
+        if response.description.trim().is_empty() {
+            response.description = actix_web::http::StatusCode::from_bytes(status.as_bytes())
+                .ok()
+                .and_then(|s| s.canonical_reason())
+                .unwrap_or("The answer")
+                .to_string();
+        }
+    }
+}
+
+/// Every inline response of every operation, with its status.
+fn responses_mut(doc: &mut utoipa::openapi::OpenApi) -> Vec<(String, &mut Response)> {
+    doc.paths
+        .paths
+        .values_mut()
+        .flat_map(|item| {
+            [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+                &mut item.head,
+                &mut item.options,
+            ]
+            .into_iter()
+            .flatten()
+        })
+        .flat_map(|op| op.responses.responses.iter_mut())
+        .filter_map(|(status, response)| match response {
+            RefOr::T(response) => Some((status.clone(), response)),
+            RefOr::Ref(_) => None,
+        })
+        .collect()
 }
 
 /// This document.
@@ -69,4 +125,129 @@ pub async fn document(
     doc: actix_web::web::Data<utoipa::openapi::OpenApi>,
 ) -> actix_web::HttpResponse {
     actix_web::HttpResponse::Ok().json(doc.get_ref())
+}
+
+/// The error answers every route may give, for the OpenAPI document.
+pub struct Errors;
+
+/// An `application/problem+json` answer described as `description`.
+fn problem_response(description: &str) -> RefOr<Response> {
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/problem+json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("Problem")))
+                .build(),
+        )
+        .build()
+        .into()
+}
+
+impl utoipa::IntoResponses for Errors {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        [
+            (
+                "400",
+                "hookd cannot read the request: the body is not one JSON value \
+                 (`malformed-json`), or a key is given twice in the body or the query \
+                 (`duplicate-key`, `field` names it)",
+            ),
+            ("401", "Missing, unknown or revoked API key"),
+            ("403", "The key's role may not use this route"),
+            ("408", "The body did not arrive within http.body_timeout"),
+            (
+                "404",
+                "Not found (another partner's object is not found either)",
+            ),
+            ("409", "Conflict"),
+            ("413", "Too large"),
+            (
+                "414",
+                "The request target is longer than http.max_uri_bytes",
+            ),
+            ("415", "Not application/json"),
+            (
+                "422",
+                "A value breaks a rule; `field` names it: `unknown-field` (in the body or \
+                 the query), `invalid-type`, `out-of-range` (also a value not in its list), \
+                 `invalid-cursor`, `invalid-url`, `validation` (a missing field, a control \
+                 character)",
+            ),
+            ("429", "Rate limited; see Retry-After"),
+            ("500", "Internal error"),
+            ("503", "The database is unavailable"),
+        ]
+        .into_iter()
+        .map(|(code, d)| (code.to_string(), problem_response(d)))
+        .collect()
+    }
+}
+
+/// The error answers of `POST /v1/events`: the common ones, with the 422
+/// spelt out for the event catalog's refusals.
+pub struct IngestErrors;
+
+impl utoipa::IntoResponses for IngestErrors {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let mut responses = <Errors as utoipa::IntoResponses>::responses();
+        responses.insert(
+            "422".into(),
+            problem_response(
+                "Nothing was stored. `errors` lists every refused event of a batch (up to 20 \
+                 errors in all; `more_errors` counts the rest), each with the JSON pointer of \
+                 the value in the request (`/events/3/data/balance`); `type`, `field` and \
+                 `detail` describe the first. `unknown-event-type`: the catalog does not name \
+                 the type. `invalid-data`: `data` fails its version's JSON Schema (one entry \
+                 per failure). `unknown-field`: a field events do not have. `validation`: \
+                 another field is missing or malformed, the partner does not exist, or \
+                 `schema_version` names no version of the type.",
+            ),
+        );
+        responses
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_response_has_a_description_and_there_is_a_server() {
+        let mut doc = generate();
+        let bare: Vec<String> = responses_mut(&mut doc)
+            .into_iter()
+            .filter(|(_, r)| r.description.trim().is_empty())
+            .map(|(status, _)| status)
+            .collect();
+        assert!(bare.is_empty(), "responses without a description: {bare:?}");
+        let servers = doc.servers.as_deref().unwrap_or_default();
+        assert_eq!(
+            servers.iter().map(|s| s.url.as_str()).collect::<Vec<_>>(),
+            ["/"]
+        );
+    }
+
+    #[test]
+    fn a_response_without_a_description_gets_its_reason_phrase() {
+        let mut doc = base();
+        let op = utoipa::openapi::path::OperationBuilder::new()
+            .response("202", Response::new(""))
+            .response("299", Response::new(""))
+            .response("200", Response::new("kept"))
+            .build();
+        doc.paths.paths.insert(
+            "/x".into(),
+            utoipa::openapi::path::PathItem::new(utoipa::openapi::HttpMethod::Get, op),
+        );
+        describe_the_undescribed(&mut doc);
+        let described: BTreeMap<String, String> = responses_mut(&mut doc)
+            .into_iter()
+            .map(|(status, r)| (status, r.description.clone()))
+            .collect();
+        assert_eq!(described["202"], "Accepted");
+        assert_eq!(described["200"], "kept");
+        assert!(!described["299"].is_empty());
+    }
 }

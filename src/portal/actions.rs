@@ -176,8 +176,12 @@ async fn replay(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     genuine!(req, payload, state, |s, _fields| {
-        queue_replay(state, &s.partner_id, &id).await?;
-        delivery_page(state, &s, &id, done("Sent again now.")).await
+        let queued = queue_replay(state, &s.partner_id, &id).await?;
+        let said = match queued.waiting_for {
+            None => "Sent again now.".to_string(),
+            Some(why) => format!("Queued: {why}."),
+        };
+        delivery_page(state, &s, &id, done(&said)).await
     })
 }
 

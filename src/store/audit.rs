@@ -12,6 +12,8 @@ use crate::domain::ids::new_id;
 pub enum Via {
     Api,
     Dashboard,
+    /// The `hookd` command line, run by someone with the database's credentials.
+    Cli,
 }
 
 impl Via {
@@ -19,6 +21,7 @@ impl Via {
         match self {
             Via::Api => "api",
             Via::Dashboard => "dashboard",
+            Via::Cli => "cli",
         }
     }
 }
@@ -30,6 +33,9 @@ pub enum Action {
     EndpointRecover,
     EndpointEnable,
     EndpointDisable,
+    EndpointUpdate,
+    EndpointDelete,
+    KeyRevoke,
     PartnerUpdate,
     PortalLinkCreate,
 }
@@ -41,6 +47,9 @@ impl Action {
             Action::EndpointRecover => "endpoint.recover",
             Action::EndpointEnable => "endpoint.enable",
             Action::EndpointDisable => "endpoint.disable",
+            Action::EndpointUpdate => "endpoint.update",
+            Action::EndpointDelete => "endpoint.delete",
+            Action::KeyRevoke => "key.revoke",
             Action::PartnerUpdate => "partner.update",
             Action::PortalLinkCreate => "portal_link.create",
         }

@@ -203,6 +203,40 @@ pub async fn release(
     .await
 }
 
+/// Returns claimed manual replays unattempted, due at `at`: a replay waits
+/// for no circuit's cool-down (it goes through an open circuit as its
+/// probe), so it is handed back due at once, not at the circuit's time.
+pub async fn release_replays(
+    db: &sea_orm::DatabaseConnection,
+    claims: &[(String, i64)],
+    at: i64,
+) -> Result<(), StoreError> {
+    for_claims(
+        db,
+        "UPDATE replay SET next_attempt_at = ? WHERE {claims}",
+        at,
+        claims,
+    )
+    .await
+}
+
+/// Makes `endpoint_id`'s waiting deliveries due after `now` and up to
+/// `until` due at `now`: its circuit closed before the time they were handed
+/// back for.
+pub async fn bring_forward(
+    db: &sea_orm::DatabaseConnection,
+    endpoint_id: &str,
+    now: i64,
+    until: i64,
+) -> Result<(), StoreError> {
+    let text = "UPDATE delivery SET next_attempt_at = ? WHERE endpoint_id = ? \
+                AND state IN ('pending', 'failed') AND next_attempt_at > ? AND next_attempt_at <= ?";
+    let values: Vec<Value> = vec![now.into(), endpoint_id.into(), now.into(), until.into()];
+    db.execute_raw(sql(db.get_database_backend(), text, values))
+        .await?;
+    Ok(())
+}
+
 /// Moves the lease of claims whose attempts wait to be recorded to
 /// `lease_until`, so that no other claim takes them meanwhile. Claims are
 /// (delivery or replay id, claim_seq); one claimed again since is left alone.

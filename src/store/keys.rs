@@ -156,3 +156,89 @@ pub async fn revoke(
         .await?;
     Ok(res.rows_affected == 1)
 }
+
+/// A key as listed: never the key, nor its hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyInfo {
+    pub id: String,
+    pub role: Role,
+    pub partner_id: Option<String>,
+    /// The key's first characters (`hkp_AbCdEfGh`): enough to tell which key
+    /// one holds, far too few to use.
+    pub prefix: String,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+impl TryFrom<api_key::Model> for KeyInfo {
+    type Error = StoreError;
+    fn try_from(row: api_key::Model) -> Result<Self, StoreError> {
+        let role = Role::parse(&row.role)
+            .ok_or_else(|| StoreError::Corrupt(format!("key {} has role {}", row.id, row.role)))?;
+        Ok(KeyInfo {
+            id: row.id,
+            role,
+            partner_id: row.partner_id,
+            prefix: row.prefix,
+            created_at: row.created_at,
+            revoked_at: row.revoked_at,
+        })
+    }
+}
+
+/// Which keys to list; every field narrows it.
+#[derive(Debug, Default, Clone)]
+pub struct KeyFilter {
+    pub partner_id: Option<String>,
+    pub role: Option<Role>,
+    /// Revoked keys too.
+    pub revoked: bool,
+}
+
+/// Keys in creation order, after `after`.
+pub async fn list(
+    db: &impl ConnectionTrait,
+    f: &KeyFilter,
+    after: Option<&(i64, String)>,
+    limit: u32,
+) -> Result<Vec<KeyInfo>, StoreError> {
+    use sea_orm::{QueryOrder, QuerySelect, sea_query::Condition};
+    let mut q = api_key::Entity::find();
+    if let Some(p) = &f.partner_id {
+        q = q.filter(api_key::Column::PartnerId.eq(p.clone()));
+    }
+    if let Some(r) = f.role {
+        q = q.filter(api_key::Column::Role.eq(r.as_str()));
+    }
+    if !f.revoked {
+        q = q.filter(api_key::Column::RevokedAt.is_null());
+    }
+    if let Some((at, id)) = after {
+        q = q.filter(
+            Condition::any()
+                .add(api_key::Column::CreatedAt.gt(*at))
+                .add(
+                    Condition::all()
+                        .add(api_key::Column::CreatedAt.eq(*at))
+                        .add(api_key::Column::Id.gt(id.clone())),
+                ),
+        );
+    }
+    q.order_by_asc(api_key::Column::CreatedAt)
+        .order_by_asc(api_key::Column::Id)
+        .limit(u64::from(limit))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(KeyInfo::try_from)
+        .collect()
+}
+
+/// One key by id, revoked or not.
+pub async fn find(db: &impl ConnectionTrait, key_id: &str) -> Result<Option<KeyInfo>, StoreError> {
+    api_key::Entity::find_by_id(key_id.to_string())
+        .one(db)
+        .await?
+        .map(KeyInfo::try_from)
+        .transpose()
+}

@@ -11,6 +11,7 @@ pub mod claims;
 pub mod cluster;
 pub mod deliveries;
 pub mod endpoint_status;
+pub mod endpoint_urls;
 pub mod endpoint_views;
 pub mod endpoints;
 pub mod entity;

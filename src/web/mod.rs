@@ -4,5 +4,7 @@
 
 pub mod chrome;
 pub mod csrf;
+pub mod home;
 pub mod origin;
+pub mod readme;
 pub mod session;

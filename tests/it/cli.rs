@@ -6,7 +6,8 @@ use std::process::{Command, Output};
 use crate::harness::{self, Backend};
 use crate::on_both_backends;
 
-fn hookd(env: &[(String, String)], args: &[&str]) -> Output {
+/// `hookd <args>` with only `env` (and PATH) as its environment, run to its end.
+pub(crate) fn hookd(env: &[(String, String)], args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hookd"))
         .args(args)
         .env_clear()
@@ -16,7 +17,8 @@ fn hookd(env: &[(String, String)], args: &[&str]) -> Output {
         .expect("the hookd binary runs")
 }
 
-fn json_of(out: &Output) -> serde_json::Value {
+/// The one JSON value a successful command printed.
+pub(crate) fn json_of(out: &Output) -> serde_json::Value {
     assert!(
         out.status.success(),
         "hookd failed: {}",

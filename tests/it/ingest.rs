@@ -114,7 +114,7 @@ on_both_backends!(
         let big = "x".repeat(300 * 1024);
         let cases: Vec<(String, u16, &str, Option<&str>)> = vec![
             ("{not json".into(), 400, "malformed-json", None),
-            ("42".into(), 400, "malformed-json", None),
+            ("42".into(), 422, "invalid-type", None),
             (
                 json!({"partner_id": p, "data": {}}).to_string(),
                 422,
@@ -142,8 +142,8 @@ on_both_backends!(
             (
                 json!({"type": "a.b", "partner_id": p, "data": {}, "colour": "red"}).to_string(),
                 422,
-                "validation",
-                None,
+                "unknown-field",
+                Some("colour"),
             ),
             (
                 json!({"type": "a.b", "partner_id": p, "data": {}, "event_id": "42"}).to_string(),

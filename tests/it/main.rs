@@ -19,6 +19,7 @@ mod dashboard;
 mod delivery;
 mod egress;
 mod exact;
+mod first_hour;
 mod group_commit;
 mod health;
 mod health_metrics;

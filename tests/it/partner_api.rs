@@ -571,23 +571,24 @@ on_both_backends!(
             }
         }
 
-        // Queries: bad cursors, bad values and out-of-range limits.
+        // Queries: bad cursors, bad values and out-of-range limits, each
+        // 422 with the parameter named, as the same value in a body.
         let queries: [(&str, u16, &str, Option<&str>); 8] = [
             (
                 "/v1/endpoints?after=garbage",
-                400,
+                422,
                 "invalid-cursor",
                 Some("after"),
             ),
             (
                 "/v1/deliveries?after=garbage",
-                400,
+                422,
                 "invalid-cursor",
                 Some("after"),
             ),
             (
                 "/v1/events?after=garbage",
-                400,
+                422,
                 "invalid-cursor",
                 Some("after"),
             ),
@@ -605,7 +606,12 @@ on_both_backends!(
                 Some("limit"),
             ),
             ("/v1/events?limit=10000", 422, "out-of-range", Some("limit")),
-            ("/v1/deliveries?state=lost", 400, "invalid-query", None),
+            (
+                "/v1/deliveries?state=lost",
+                422,
+                "out-of-range",
+                Some("state"),
+            ),
         ];
         for (target, status, kind, field) in queries {
             let answer = app.request("GET", target, &key, None).await;
@@ -1329,12 +1335,22 @@ on_both_backends!(
         let bad = app
             .request("GET", "/v1/deliveries?state=lost", &key, None)
             .await;
-        assert_eq!(bad.0, 400, "an unknown state is a 400: {}", bad.1);
+        assert_eq!(
+            (bad.0, &bad.1["field"]),
+            (422, &json!("state")),
+            "an unknown state is a 422 naming `state`: {}",
+            bad.1
+        );
         assert_eq!(content_type(&bad), "application/problem+json");
         let bad = app
             .request("GET", "/v1/deliveries?colour=red", &key, None)
             .await;
-        assert_eq!(bad.0, 400, "an unknown parameter is a 400: {}", bad.1);
+        assert_eq!(
+            (bad.0, &bad.1["field"]),
+            (422, &json!("colour")),
+            "an unknown parameter is a 422 naming it: {}",
+            bad.1
+        );
 
         let (_, stranger) = app.another_partner("Stranger").await;
         let theirs = expect_status(

@@ -69,7 +69,7 @@ on_both_backends!(
             .expect("hookd gives up on a taken port");
         let log = hookd.stderr();
         assert!(!log.contains("panicked"), "hookd panicked:\n{log}");
-        assert_eq!(status.code(), Some(1), "{log}");
+        assert_eq!(status.code(), Some(2), "{log}");
         assert!(
             log.contains("cannot listen on") && log.contains("http.listen"),
             "the error names the address and the setting:\n{log}"
@@ -223,7 +223,7 @@ async fn a_second_serve_on_one_sqlite_file_is_refused_and_says_why() {
         .await
         .expect("the second serve gives up");
     let log = second.stderr();
-    assert_eq!(status.code(), Some(1), "{log}");
+    assert_eq!(status.code(), Some(2), "{log}");
     assert!(!log.contains("panicked"), "{log}");
     assert!(
         log.contains("already running on this SQLite database") && log.contains("PostgreSQL"),

@@ -3,18 +3,24 @@
 
 use maud::{Markup, html};
 
-use super::{Forms, Nav, at, csrf_field, href, object_page, search_href};
-use crate::store::{audit::Recorded, entity::attempt, scoped::DeliveryRow};
+use super::{
+    Forms, Nav, csrf_field, href, object_page, pager::keyset_links, search_href, when::when,
+};
+use crate::{
+    dashboard::paging::Keyset,
+    store::{audit::Recorded, entity::attempt, scoped::DeliveryRow},
+};
 
 /// Everything the delivery page shows.
 pub struct DeliveryView<'a> {
     pub partner_id: &'a str,
     pub delivery: &'a DeliveryRow,
-    /// Oldest first.
-    pub attempts: &'a [attempt::Model],
+    /// A page of its attempts, oldest first.
+    pub attempts: &'a Keyset<attempt::Model>,
     /// Operator actions on it, newest first.
     pub audit: &'a [Recorded],
     pub forms: &'a Forms,
+    pub now_ms: i64,
 }
 
 fn dash<T: ToString>(v: Option<T>) -> String {
@@ -24,7 +30,7 @@ fn dash<T: ToString>(v: Option<T>) -> String {
 /// Attempts as a table: when, (which delivery,) the trigger, the error
 /// category, the HTTP status, the latency, the detail and the response
 /// excerpt (credentials were redacted before it was stored).
-pub fn attempts_table(attempts: &[attempt::Model], with_delivery: bool) -> Markup {
+pub fn attempts_table(attempts: &[attempt::Model], with_delivery: bool, now_ms: i64) -> Markup {
     html! {
         table #attempts {
             thead { tr {
@@ -35,7 +41,7 @@ pub fn attempts_table(attempts: &[attempt::Model], with_delivery: bool) -> Marku
             tbody {
                 @for a in attempts {
                     tr data-attempt=(a.id) {
-                        td { (at(a.started_at)) }
+                        td.started { (when(now_ms, a.started_at)) }
                         @if with_delivery {
                             td { a href=(href("/dashboard/deliveries", &a.delivery_id)) { code { (a.delivery_id) } } }
                         }
@@ -56,7 +62,7 @@ pub fn attempts_table(attempts: &[attempt::Model], with_delivery: bool) -> Marku
 }
 
 pub fn delivery(v: &DeliveryView) -> Markup {
-    let d = v.delivery;
+    let (d, now) = (v.delivery, v.now_ms);
     let due = matches!(d.state.as_str(), "pending" | "failed");
     object_page(
         "Delivery",
@@ -70,10 +76,10 @@ pub fn delivery(v: &DeliveryView) -> Markup {
                 dt { "Partner" } dd { code { (v.partner_id) } }
                 dt { "State" } dd #state { (d.state) @if let Some(r) = &d.reason { " (" (r) ")" } }
                 dt { "Attempts" } dd #attempt-count { (d.attempt_count) }
-                @if due { dt { "Next attempt" } dd { (at(d.next_attempt_at)) } }
+                @if due { dt { "Next attempt" } dd #next-attempt { (when(now, d.next_attempt_at)) } }
                 dt { "Last status" } dd { (dash(d.last_status)) " · " (d.last_error_category.as_deref().unwrap_or("no error")) }
-                dt { "Created" } dd { (at(d.created_at)) }
-                dt { "Updated" } dd { (at(d.updated_at)) }
+                dt { "Created" } dd { (when(now, d.created_at)) }
+                dt { "Updated" } dd { (when(now, d.updated_at)) }
             }
             h2 { "Replay" }
             div.actions {
@@ -84,12 +90,13 @@ pub fn delivery(v: &DeliveryView) -> Markup {
                 }
             }
             h2 { "Attempts" }
-            (attempts_table(v.attempts, false))
+            (attempts_table(&v.attempts.rows, false, now))
+            (keyset_links("attempts", &href("/dashboard/deliveries", &d.id), &[], v.attempts))
             @if !v.audit.is_empty() {
                 h2 { "Operator actions" }
                 ul #audit {
                     @for a in v.audit {
-                        li { (at(a.at)) " — " (a.action) " via " (a.via) " by " code { (a.key_id) } " from " (a.remote_addr) }
+                        li { (when(now, a.at)) " — " (a.action) " via " (a.via) " by " code { (a.key_id) } " from " (a.remote_addr) }
                     }
                 }
             }

@@ -6,11 +6,15 @@
 use maud::{Markup, html};
 
 use super::{
-    Forms, Nav, at, at_or_dash, circuit_badge, csrf_field, href, object_page, search_href,
+    Forms, Nav, at, circuit_badge, csrf_field, href, object_page,
+    overview::avg_attempt,
+    pager::keyset_links,
+    search_href,
+    when::{when, when_or_dash},
     with_query,
 };
 use crate::{
-    dashboard::charts::Unit,
+    dashboard::{charts::Unit, paging::Keyset, reads::attempts::Measured},
     delivery::report::ActorReport,
     domain::event::format_time,
     http::observe::stored_circuit,
@@ -26,8 +30,10 @@ pub struct EndpointView<'a> {
     pub endpoint: &'a Standing,
     /// Its actor in this instance, if one runs here.
     pub actor: Option<&'a ActorReport>,
-    /// Newest first.
-    pub attempts: &'a [attempt::Model],
+    /// A page of its attempts, newest first.
+    pub attempts: &'a Keyset<attempt::Model>,
+    /// Its attempts sent in the last hour.
+    pub measured: Option<&'a Measured>,
     /// Newest first.
     pub notices: &'a [Notice],
     /// Operator actions on it, newest first.
@@ -80,7 +86,7 @@ fn timeline(v: &EndpointView) -> Vec<(i64, String, Option<String>)> {
     out
 }
 
-fn facts(e: &Standing) -> Markup {
+fn facts(e: &Standing, now_ms: i64) -> Markup {
     let status = super::endpoints::status_of(e);
     html! {
         dl.facts #facts {
@@ -92,8 +98,8 @@ fn facts(e: &Standing) -> Markup {
             dt { "Kind" } dd { (e.kind) }
             dt { "Status" } dd { span #status class={ "status " (status) } { (status) } }
             @if let Some(r) = &e.disabled_reason { dt { "Disabled because" } dd #disabled-reason { (r) } }
-            dt { "Failing since" } dd #failing-since { (at_or_dash(e.failing_since)) }
-            dt { "Warned" } dd { (at_or_dash(e.warned_at)) }
+            dt { "Failing since" } dd #failing-since { (when_or_dash(now_ms, e.failing_since)) }
+            dt { "Warned" } dd { (when_or_dash(now_ms, e.warned_at)) }
             dt { "Holds" } dd #backlog { (e.waiting) " waiting · " (e.paused) " paused · "
                 a href=(search_href(&[("endpoint_id", &e.id)])) { "its deliveries" } }
         }
@@ -105,17 +111,18 @@ fn circuit(v: &EndpointView) -> Markup {
     let stored = stored_circuit(e.circuit.open_until_ms, v.now_ms);
     html! {
         dl.facts #circuit {
-            dt { "As stored" } dd #circuit-stored { (circuit_badge(stored, e.circuit.open_until_ms))
+            dt { "As stored" } dd #circuit-stored { (circuit_badge(stored, e.circuit.open_until_ms, v.now_ms))
                 " · " (e.circuit.consecutive_failures) " consecutive failures"
                 @if let Some(c) = e.circuit.cooldown_ms { " · cool-down " (Unit::Millis.format(c as f64)) } }
+            dt { "Avg attempt (last hour)" } dd #avg-attempt { (avg_attempt(v.measured))
+                @if let Some(m) = v.measured { small { " · " (m.attempts) " sent, from request to answer or failure" } } }
             dt { "Owner" } dd { code { (e.owner.as_deref().unwrap_or("none")) } }
             dt { "Actor here" } dd #circuit-actor {
                 @match v.actor {
                     Some(a) => {
-                        (circuit_badge(a.circuit, a.open_until_ms)) " · " (a.consecutive_failures) " consecutive failures · "
+                        (circuit_badge(a.circuit, a.open_until_ms, v.now_ms)) " · " (a.consecutive_failures) " consecutive failures · "
                         (a.in_flight) " in flight of " (a.concurrency.map_or_else(|| "?".to_string(), |c| c.to_string()))
-                        " · " (a.queued) " queued · "
-                        (Unit::Millis.format(a.attempt_ms)) " an attempt on average"
+                        " · " (a.queued) " queued"
                     }
                     None => { "no actor runs for it in this instance (no work here, or another instance owns it)" }
                 }
@@ -163,11 +170,11 @@ pub fn endpoint(v: &EndpointView) -> Markup {
         Nav::Endpoints,
         v.forms,
         html! {
-            (facts(e))
+            (facts(e, v.now_ms))
             h2 { "Health timeline" }
             ol #timeline {
                 @for (t, what, link) in timeline(v) {
-                    li { (at(t)) " — "
+                    li { (when(v.now_ms, t)) " — "
                         @match link { Some(l) => { a href=(l) { (what) } } None => { (what) } } }
                 }
             }
@@ -175,8 +182,9 @@ pub fn endpoint(v: &EndpointView) -> Markup {
             (circuit(v))
             h2 { "Actions" }
             (actions(v))
-            h2 { "Recent attempts" }
-            (super::delivery::attempts_table(v.attempts, true))
+            h2 { "Attempts" }
+            (super::delivery::attempts_table(&v.attempts.rows, true, v.now_ms))
+            (keyset_links("attempts", &href("/dashboard/endpoints", &e.id), &[], v.attempts))
         },
     )
 }

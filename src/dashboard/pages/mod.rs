@@ -4,11 +4,14 @@
 //! shares (header, navigation, style) and the sign-in and error pages; each
 //! page has its own module.
 
+pub mod cards;
 pub mod delivery;
 pub mod endpoint;
 pub mod endpoints;
 pub mod overview;
+pub mod pager;
 pub mod search;
+pub mod when;
 
 use maud::{Markup, html};
 use serde::Deserialize;
@@ -48,6 +51,10 @@ dl.facts dt{font-weight:600}dl.facts dd{margin:0}
 form.filters{display:flex;gap:12px;flex-wrap:wrap;align-items:end;margin-bottom:12px}
 form.filters label{display:flex;flex-direction:column;font-size:12px}
 form.inline{display:inline}
+nav.pager{display:flex;gap:16px;align-items:baseline;margin:-8px 0 16px}
+.scope{font-weight:600}
+p.note{color:#4b5563;margin:4px 0 12px}
+time[title]{text-decoration:underline dotted #9ca3af;text-underline-offset:3px}
 ";
 
 /// Which part of the dashboard a page belongs to, for the navigation.
@@ -142,11 +149,6 @@ pub fn at(ms: i64) -> String {
     from_ms(ms).format("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
-/// An optional time, or a dash.
-pub fn at_or_dash(ms: Option<i64>) -> String {
-    ms.map_or_else(|| "–".to_string(), at)
-}
-
 /// `base` + `/` + `id` with every byte outside `[A-Za-z0-9_.~-]` of the
 /// id percent-encoded: a link to one object, whatever its id holds.
 pub fn href(base: &str, id: &str) -> String {
@@ -213,12 +215,13 @@ pub fn circuit_name(c: Circuit) -> &'static str {
     }
 }
 
-/// A circuit as a badge, with when an open one lets a probe through.
-pub fn circuit_badge(c: Circuit, open_until: Option<i64>) -> Markup {
+/// A circuit as a badge, with when an open one lets a probe through
+/// (relative to `now_ms`).
+pub fn circuit_badge(c: Circuit, open_until: Option<i64>, now_ms: i64) -> Markup {
     let name = circuit_name(c);
     html! {
         span class={ "circuit " (name) } { (name.replace('_', " ")) }
-        @if let (Circuit::Open, Some(until)) = (c, open_until) { " until " (at(until)) }
+        @if let (Circuit::Open, Some(until)) = (c, open_until) { " until " (when::when(now_ms, until)) }
     }
 }
 

@@ -1,29 +1,23 @@
-//! The overview: the cluster's totals, the charts of the last hour and the
-//! last 24 hours, the instances, and the endpoints with the most waiting.
+//! The overview: the cluster's totals (one partner's when filtered to it),
+//! the charts of the last hour and the last 24 hours, the instances, and
+//! the endpoints with the most waiting.
+
+use std::collections::HashMap;
 
 use maud::{Markup, html};
 
-use super::{Nav, circuit_badge, href, page};
+use super::{Nav, cards, circuit_badge, href, page, when::when_text, with_query};
 use crate::{
-    dashboard::charts::{self, Chart, Series, Unit},
+    dashboard::{
+        charts::{self, Chart, Series, Unit},
+        reads::{attempts::Measured, totals::Totals},
+    },
     http::observe::{Actors, EndpointHealth},
     store::{
-        backlog::{Stuck, Waiting},
         charts::{AttemptCounts, Buckets, Latencies},
         samples::Sample,
     },
 };
-
-/// The cluster's totals, read from the database.
-#[derive(Debug, Clone, Default)]
-pub struct Totals {
-    /// Endpoints by status: active, failing, paused, disabled.
-    pub endpoints: [(&'static str, i64); 4],
-    pub waiting: Waiting,
-    pub stuck: Stuck,
-    /// Age of the oldest unpublished event.
-    pub outbox_age_ms: Option<i64>,
-}
 
 /// What the charts of one period draw.
 #[derive(Debug, Clone)]
@@ -159,41 +153,43 @@ fn window_charts(w: &Window, day: bool) -> Vec<Markup> {
         .collect()
 }
 
-fn card(id: &str, n: i64, what: &str, link: Option<String>) -> Markup {
+/// Everything the overview shows.
+pub struct OverviewView<'a> {
+    pub actors: &'a Actors,
+    /// The cards' numbers (of `partner` when given).
+    pub totals: &'a Totals,
+    pub periods: &'a Periods,
+    /// The partner the page is filtered to.
+    pub partner: Option<&'a str>,
+    /// The filter names no partner.
+    pub unknown_partner: bool,
+    /// The listed endpoints' attempts of the last hour.
+    pub measured: &'a HashMap<String, Measured>,
+    pub now_ms: i64,
+}
+
+/// The partner filter, first: it decides what the cards count.
+fn scope(v: &OverviewView) -> Markup {
     html! {
-        div.card id=(id) {
-            b { (n) }
-            @match link {
-                Some(l) => { a href=(l) { (what) } }
-                None => { (what) }
-            }
+        form.filters #scope method="get" action="/dashboard" {
+            label for="partner_id" { "Partner" input id="partner_id" name="partner_id" value=[v.partner] placeholder="ptn_…"; }
+            button type="submit" { "Filter" }
+            @if v.partner.is_some() { a href="/dashboard" { "All partners" } }
         }
+        @if v.unknown_partner { p.error role="alert" { "There is no partner with this id: every count below is 0." } }
     }
 }
 
-fn totals(actors: &Actors, t: &Totals) -> Markup {
+fn totals(v: &OverviewView) -> Markup {
+    let (actors, partner) = (v.actors, v.partner);
     let alive = actors.instances.iter().filter(|i| i.alive).count();
     html! {
-        h2 { "Endpoints" }
-        div.cards #endpoint-totals {
-            @for (status, n) in t.endpoints {
-                (card(&format!("endpoints-{status}"), n, status,
-                    Some(format!("/dashboard/endpoints?status={status}"))))
-            }
-        }
-        h2 { "Deliveries" }
+        (cards::heading("Endpoints", partner))
+        (cards::endpoint_cards(v.totals, partner))
+        (cards::heading("Deliveries", partner))
+        (cards::delivery_cards(v.totals, partner, v.now_ms))
+        h2 { "Cluster" @if partner.is_some() { " (every partner)" } }
         div.cards {
-            (card("pending", t.waiting.pending, "deliveries pending", None))
-            (card("failed", t.waiting.failed, "waiting to retry", None))
-            (card("delivering", t.waiting.delivering, "being delivered", None))
-            (card("paused", t.stuck.paused, "paused (endpoint disabled)", None))
-            (card("dead", t.stuck.dead, "dead", Some("/dashboard/search?state=dead".into())))
-            (card("saturated", t.stuck.saturated, "on their last two attempts", None))
-        }
-        h2 { "Cluster" }
-        div.cards {
-            div.card #outbox { b { (actors.outbox_unpublished) } "events waiting for fanout"
-                @if let Some(age) = t.outbox_age_ms { br; small { "oldest " (Unit::Millis.format(age as f64)) " old" } } }
             div.card #instance-count { b { (alive) } "instances alive" }
             div.card #actors-running { b { (actors.running_in_cluster) } "endpoint actors running"
                 br; small { (actors.running) " in this instance" } }
@@ -202,7 +198,7 @@ fn totals(actors: &Actors, t: &Totals) -> Markup {
 }
 
 /// Every instance of the cluster on this database.
-fn instances_table(actors: &Actors) -> Markup {
+fn instances_table(actors: &Actors, now_ms: i64) -> Markup {
     html! {
         table #instances {
             thead { tr {
@@ -215,7 +211,7 @@ fn instances_table(actors: &Actors) -> Markup {
                         td { code { (i.id) } @if i.id == actors.instance_id { " (this one)" } }
                         td { (i.host) " · pid " (i.pid) }
                         td { code { (i.listen) } }
-                        td { (i.started_at) }
+                        td { (when_text(now_ms, &i.started_at)) }
                         td.num.heartbeat {
                             (format!("{:.1} s ago", i.heartbeat_age_ms as f64 / 1000.0))
                             @if !i.alive { " (dead)" } @else if i.draining { " (stopping)" }
@@ -230,68 +226,101 @@ fn instances_table(actors: &Actors) -> Markup {
     }
 }
 
-fn endpoint_row(e: &EndpointHealth) -> Markup {
+/// The attempt durations of the last hour, or a dash that says why not.
+pub fn avg_attempt(m: Option<&Measured>) -> Markup {
+    match m {
+        Some(m) => {
+            let what = match m.attempts {
+                1 => "the one attempt sent in the last hour".to_string(),
+                n => format!("the mean of the {n} attempts sent in the last hour"),
+            };
+            // Durations are stored in whole milliseconds, rounded down.
+            let mean = if m.mean_ms < 0.5 {
+                "< 1 ms".to_string()
+            } else {
+                Unit::Millis.format(m.mean_ms)
+            };
+            html! { span title=(what) { (mean) } }
+        }
+        None => html! { span title="no attempt was sent in the last hour" { "–" } },
+    }
+}
+
+fn endpoint_row(e: &EndpointHealth, v: &OverviewView) -> Markup {
     html! {
         tr data-endpoint=(e.endpoint_id) {
             td { a href=(href("/dashboard/endpoints", &e.endpoint_id)) { code { (e.endpoint_id) } } }
             td { code { (e.partner_id) } }
             td { span class={ "status " (e.status) } { (e.status) } }
             td.num.waiting { (e.waiting) }
-            td { (e.next_attempt_at.as_deref().unwrap_or("–")) }
+            td.next-attempt { @match &e.next_attempt_at { Some(t) => (when_text(v.now_ms, t)), None => "–" } }
             td {
-                (circuit_badge(e.circuit, None))
-                @if let Some(until) = &e.open_until { " until " (until) }
+                (circuit_badge(e.circuit, None, v.now_ms))
+                @if let Some(until) = &e.open_until { " until " (when_text(v.now_ms, until)) }
             }
             td.num.failures { (e.consecutive_failures) }
             td.num.in-flight { (e.in_flight) }
             td.owner { code { (e.owner.as_deref().unwrap_or("–")) } }
-            @match &e.actor {
-                Some(a) => {
-                    td.num { (a.report.queued) }
-                    td.num { (format!("{:.0} ms", a.report.attempt_ms)) }
-                }
-                None => { td {} td {} }
+            td.num { (e.actor.as_ref().map_or_else(|| "–".to_string(), |a| a.report.queued.to_string())) }
+            td.num.avg-attempt { (avg_attempt(v.measured.get(&e.endpoint_id))) }
+        }
+    }
+}
+
+/// The endpoints with the most waiting, and the way to the whole list.
+fn top_endpoints(v: &OverviewView) -> Markup {
+    let data = &v.actors.data;
+    let mut all = vec![("sort", "backlog")];
+    all.extend(v.partner.map(|p| ("partner_id", p)));
+    html! {
+        h2 { "Endpoints with the most waiting" }
+        table #endpoints {
+            thead { tr {
+                th { "Endpoint" } th { "Partner" } th { "Status" } th { "Waiting" }
+                th { "Next attempt" } th { "Circuit" } th { "Failures" }
+                th { "In flight" } th { "Owner" } th { "Queued here" }
+                th title="The mean duration of the attempts sent to it in the last hour, from request to answer or failure" {
+                    "Avg attempt (last hour)" }
+            } }
+            tbody {
+                @for e in data { (endpoint_row(e, v)) }
+                @if data.is_empty() { tr { td colspan="11" { "No endpoints." } } }
+            }
+        }
+        p.note #endpoints-more {
+            @let total = cards::endpoint_count(v.totals);
+            @if (data.len() as i64) < total {
+                "The " (data.len()) " with the most waiting of " (total) " endpoints · "
+                a href=(with_query("/dashboard/endpoints", &all)) { "all of them, most held first, page by page →" }
+            } @else {
+                a href=(with_query("/dashboard/endpoints", &all)) { "The endpoints, filtered and sorted →" }
             }
         }
     }
 }
 
-/// The overview: totals, charts, instances, then the endpoints with the
-/// most waiting (of one partner when `partner` is given).
-pub fn overview(actors: &Actors, t: &Totals, periods: &Periods, partner: Option<&str>) -> Markup {
-    let hour = window_charts(&periods.hour, false);
-    let day = window_charts(&periods.day, true);
+/// The overview: the partner filter, the totals (of that partner when
+/// given), charts, instances, then the endpoints with the most waiting.
+pub fn overview(v: &OverviewView) -> Markup {
+    let hour = window_charts(&v.periods.hour, false);
+    let day = window_charts(&v.periods.day, true);
     page(
         "Overview",
         Nav::Overview,
         Some(15),
         html! {
-            (totals(actors, t))
+            (scope(v))
+            (totals(v))
             h2 { "The last hour and the last 24 hours" }
+            @if v.partner.is_some() { p.note { "The charts show every partner." } }
             div.charts #charts {
                 @for (h, d) in hour.iter().zip(day.iter()) {
                     figure { (h) } figure { (d) }
                 }
             }
             h2 { "Instances" }
-            (instances_table(actors))
-            h2 { "Endpoints with the most waiting" }
-            form.filters method="get" action="/dashboard" {
-                label for="partner_id" { "Partner" input id="partner_id" name="partner_id" value=[partner]; }
-                button type="submit" { "Filter" }
-                a href="/dashboard/endpoints" { "All endpoints, filtered and sorted →" }
-            }
-            table #endpoints {
-                thead { tr {
-                    th { "Endpoint" } th { "Partner" } th { "Status" } th { "Waiting" }
-                    th { "Next attempt" } th { "Circuit" } th { "Failures" }
-                    th { "In flight" } th { "Owner" } th { "Queued here" } th { "Avg attempt" }
-                } }
-                tbody {
-                    @for e in &actors.data { (endpoint_row(e)) }
-                    @if actors.data.is_empty() { tr { td colspan="11" { "No endpoints." } } }
-                }
-            }
+            (instances_table(v.actors, v.now_ms))
+            (top_endpoints(v))
         },
     )
 }
@@ -369,7 +398,17 @@ mod tests {
             hour: empty_window(b),
             day: empty_window(Buckets::ending_at(0, 900_000, 96)),
         };
-        let page = overview(&actors, &Totals::default(), &periods, Some("\"><b>")).into_string();
+        let measured = HashMap::new();
+        let view = OverviewView {
+            actors: &actors,
+            totals: &Totals::default(),
+            periods: &periods,
+            partner: Some("\"><b>"),
+            unknown_partner: true,
+            measured: &measured,
+            now_ms: 0,
+        };
+        let page = overview(&view).into_string();
         assert!(!page.contains("<script>alert"), "{page}");
         assert!(page.contains("ep_&lt;script&gt;"), "{page}");
         assert!(!page.contains("\"onmouseover"), "{page}");
@@ -382,5 +421,30 @@ mod tests {
             8,
             "four charts for each period"
         );
+    }
+
+    #[test]
+    fn the_attempt_average_is_the_measured_mean_and_says_so() {
+        let m = Measured {
+            mean_ms: 12.4,
+            attempts: 4,
+        };
+        let shown = avg_attempt(Some(&m)).into_string();
+        assert!(shown.contains(">12 ms<"), "{shown}");
+        assert!(
+            shown.contains("the mean of the 4 attempts sent in the last hour"),
+            "{shown}"
+        );
+        let quick = Measured {
+            mean_ms: 0.0,
+            attempts: 1,
+        };
+        assert!(
+            avg_attempt(Some(&quick))
+                .into_string()
+                .contains(">&lt; 1 ms<")
+        );
+        let none = avg_attempt(None).into_string();
+        assert!(none.contains(">–<"), "no attempt, no number: {none}");
     }
 }

@@ -4,8 +4,8 @@
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::{Nav, at, href, page, search_href, with_query};
-use crate::store::scoped::DeliveryRow;
+use super::{Nav, href, page, pager::keyset_links, search_href, when::when};
+use crate::{dashboard::paging::Keyset, store::scoped::DeliveryRow};
 
 /// The search as typed (echoed back into the form, escaped).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -19,12 +19,14 @@ pub struct SearchForm {
     /// UTC, RFC 3339 or `YYYY-MM-DDTHH:MM`.
     pub since: String,
     pub until: String,
-    /// Where the previous page ended (a cursor).
+    /// The page's start: just before (older than) or just after (newer
+    /// than) a row, as the page links say (cursors).
     pub before: String,
+    pub after: String,
 }
 
 impl SearchForm {
-    /// The filled fields, for a link to the next page.
+    /// The filled fields, for the links to other pages.
     fn pairs(&self) -> Vec<(&'static str, &str)> {
         [
             ("event_id", self.event_id.as_str()),
@@ -78,20 +80,15 @@ fn form(f: &SearchForm) -> Markup {
     }
 }
 
-/// The form and what it found (`rows`: partner id and delivery, newest
-/// first); `error` when the search could not be read; `next`: the cursor
-/// of the following page, when there is one.
+/// The form and what it found (a page of partner id and delivery, newest
+/// first); `error` when the search could not be read.
 pub fn search(
     f: &SearchForm,
-    rows: &[(String, DeliveryRow)],
+    found: &Keyset<(String, DeliveryRow)>,
     error: Option<&str>,
-    next: Option<&str>,
+    now_ms: i64,
 ) -> Markup {
-    let older = next.map(|cursor| {
-        let mut pairs = f.pairs();
-        pairs.push(("before", cursor));
-        with_query("/dashboard/search", &pairs)
-    });
+    let rows = &found.rows;
     page(
         "Search",
         Nav::Search,
@@ -117,15 +114,13 @@ pub fn search(
                             td.num { (d.attempt_count) }
                             td.num { (d.last_status.map_or_else(|| "–".to_string(), |s| s.to_string())) }
                             td { (d.last_error_category.as_deref().unwrap_or("–")) }
-                            td { (at(d.created_at)) }
+                            td { (when(now_ms, d.created_at)) }
                         }
                     }
                     @if rows.is_empty() && error.is_none() { tr { td colspan="10" { "No deliveries match." } } }
                 }
             }
-            @if let Some(older) = older {
-                p { a #older href=(older) { "Older deliveries →" } }
-            }
+            (keyset_links("deliveries", "/dashboard/search", &f.pairs(), found))
         },
     )
 }

@@ -15,6 +15,16 @@ use crate::{
 
 impl EndpointActor {
     pub(super) fn claim(&mut self, ctx: &mut Context<Self>, limit: u32) {
+        self.claim_some(ctx, limit, false);
+    }
+
+    /// Claims one manual replay, and no scheduled work: what may go through
+    /// an open circuit.
+    pub(super) fn claim_replays(&mut self, ctx: &mut Context<Self>) {
+        self.claim_some(ctx, 1, true);
+    }
+
+    fn claim_some(&mut self, ctx: &mut Context<Self>, limit: u32, replays_only: bool) {
         if limit == 0 {
             return;
         }
@@ -36,7 +46,11 @@ impl EndpointActor {
             let mut claimed =
                 store::claims::claim_replays(&shared.db, &id, &fence, now, lease_until, limit)
                     .await?;
-            let room = limit - claimed.len() as u32;
+            let room = if replays_only {
+                0
+            } else {
+                limit - claimed.len() as u32
+            };
             let scheduled = if room > 0 {
                 store::claims::claim_due(&shared.db, &id, &fence, now, lease_until, room).await?
             } else {
@@ -51,6 +65,7 @@ impl EndpointActor {
             if !expired.is_empty() {
                 let ids: Vec<String> = expired.into_iter().map(|c| c.id).collect();
                 store::claims::expire(&shared.db, &ids, now).await?;
+                crate::delivery::oncall::expired(&shared, &id, &ids);
             }
             drop(turn);
             claimed.extend(scheduled);
@@ -183,20 +198,54 @@ impl EndpointActor {
         for job in &jobs {
             self.due.unhold(&job.claimed);
         }
-        let ids: Vec<(String, i64)> = jobs
+        let (replays, scheduled): (Vec<Job>, Vec<Job>) = jobs
             .into_iter()
-            .filter(|j| j.claimed.replay_id.is_none())
-            .map(|j| (j.claimed.id, j.claimed.claim_seq))
+            .partition(|j| j.claimed.replay_id.is_some());
+        let claim = |j: Job, id: Option<String>| (id.unwrap_or(j.claimed.id), j.claimed.claim_seq);
+        let ids: Vec<(String, i64)> = scheduled.into_iter().map(|j| claim(j, None)).collect();
+        let replays: Vec<(String, i64)> = replays
+            .into_iter()
+            .map(|mut j| {
+                let id = j.claimed.replay_id.take();
+                claim(j, id)
+            })
             .collect();
         self.due.at(due_at);
         let shared = self.shared.clone();
         ctx.spawn(
             async move {
-                if let Err(e) = store::claims::release(&shared.db, &ids, due_at).await {
+                let now = shared.clock.now_ms();
+                let released = match store::claims::release(&shared.db, &ids, due_at).await {
+                    Ok(()) => store::claims::release_replays(&shared.db, &replays, now).await,
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = released {
                     tracing::warn!(error = %e, "releasing claimed deliveries failed; their lease brings them back");
                 }
             }
             .into_actor(self),
         );
+    }
+
+    /// The circuit closed (a replay went through it as its probe, before the
+    /// cool-down ended): what was handed back behind it is due now.
+    pub(super) fn bring_back_held(&mut self, ctx: &mut Context<Self>, now: i64) {
+        let Some(until) = self.held_back_until.take() else {
+            return;
+        };
+        if until <= now {
+            return;
+        }
+        let shared = self.shared.clone();
+        let id = self.id.clone();
+        let forward = async move {
+            if let Err(e) = store::claims::bring_forward(&shared.db, &id, now, until).await {
+                tracing::warn!(endpoint = %id, error = %e, "deliveries held behind the circuit stay due at its old time");
+            }
+        };
+        ctx.spawn(forward.into_actor(self).map(|(), act, ctx| {
+            act.due.unknown();
+            act.pump(ctx);
+        }));
     }
 }

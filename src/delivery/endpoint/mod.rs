@@ -92,6 +92,9 @@ pub struct EndpointActor {
     idle_timer: Option<SpawnHandle>,
     /// A wake arrived since the last claim started.
     woken: bool,
+    /// Deliveries were handed back behind an open circuit, due then: they
+    /// come forward if a replay closes the circuit sooner.
+    held_back_until: Option<i64>,
     /// What it holds and when work it does not hold next becomes due.
     due: Due,
     /// When the timer is set for, if it is.
@@ -137,6 +140,7 @@ impl EndpointActor {
             claiming: false,
             idle_timer: None,
             woken: false,
+            held_back_until: None,
             due: Due::default(),
             timer_at: None,
             timer: None,
@@ -216,16 +220,29 @@ impl EndpointActor {
                 self.sleep_until(ctx, now + wait_ms);
                 break;
             }
-            match self.circuit.permit(now) {
+            let manual = self
+                .queue
+                .front()
+                .is_some_and(|job| job.claimed.replay_id.is_some());
+            let permit = if manual {
+                self.circuit.permit_manual(now)
+            } else {
+                self.circuit.permit(now)
+            };
+            match permit {
                 Permit::Send => self.start_attempt(ctx),
                 Permit::Probe => {
                     self.start_attempt(ctx);
                     break;
                 }
                 Permit::Wait { until_ms } => {
+                    // A replay waits only for the probe on the wire: look
+                    // for it again as soon as that probe is answered.
+                    self.woken |= self.queue.iter().any(|j| j.claimed.replay_id.is_some());
                     // Claimed work must not sit leased behind an open circuit.
                     self.release_queue(ctx, until_ms.unwrap_or(now));
                     if let Some(t) = until_ms {
+                        self.held_back_until = self.held_back_until.max(Some(t));
                         self.sleep_until(ctx, t);
                     }
                     return self.rest(ctx, now);
@@ -235,6 +252,11 @@ impl EndpointActor {
         if let CircuitState::Open { until_ms } = self.circuit.state()
             && until_ms > now
         {
+            // Manual replays go through an open circuit (as its probe): told
+            // of new work, look for one.
+            if self.woken && !self.claiming && !self.places.is_empty() {
+                self.claim_replays(ctx);
+            }
             self.sleep_until(ctx, until_ms);
             return self.rest(ctx, now);
         }

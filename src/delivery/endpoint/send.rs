@@ -112,10 +112,14 @@ impl EndpointActor {
         let now = self.shared.clock.now_ms();
         let gone = observed.outcome == Outcome::Gone;
         self.attempt_ms = 0.9 * self.attempt_ms + 0.1 * observed.latency.as_secs_f64() * 1000.0;
+        let (failures_before, circuit_before) =
+            (self.circuit.consecutive_failures(), self.circuit.state());
         match observed.outcome {
             Outcome::Delivered => self.circuit.on_success(),
             _ => self.circuit.on_failure(now),
         }
+        // Once this attempt is durable (its delivery is no longer due).
+        let closed = observed.outcome == Outcome::Delivered;
         let manual = job.claimed.replay_id.is_some();
         let next = next_state(
             &observed.outcome,
@@ -132,6 +136,25 @@ impl EndpointActor {
         let circuit = (self.saved != Some(saved)).then_some((self.epoch, saved));
         self.saved = Some(saved);
         tracing::debug!(endpoint = %self.id, delivery = %record.delivery_id, attempt = record.attempt_no, status = ?record.status_code, next = ?record.next, "attempt finished");
+        crate::delivery::oncall::attempt_finished(
+            &self.shared,
+            &crate::delivery::oncall::Finished {
+                endpoint_id: &self.id,
+                partner_id: &job.partner_id,
+                url: self.loaded.as_ref().map_or("", |l| l.endpoint.url.as_str()),
+                delivery_id: &record.delivery_id,
+                event_type: &job.event_type,
+                attempt_no: record.attempt_no,
+                outcome: &observed.outcome,
+                status: observed.status,
+                reason: record.error.as_ref().map(|(_, reason)| reason.as_str()),
+                next: &record.next,
+                failures_before,
+                circuit_before,
+                circuit_after: self.circuit.state(),
+                failures_after: self.circuit.consecutive_failures(),
+            },
+        );
         self.shared.metrics.attempt(
             &observed.outcome,
             observed.latency,
@@ -175,6 +198,10 @@ impl EndpointActor {
             }
             if gone {
                 act.loaded = None;
+            }
+            if closed {
+                let now = act.shared.clock.now_ms();
+                act.bring_back_held(ctx, now);
             }
             act.pump(ctx);
         }));

@@ -53,7 +53,7 @@ pub struct Limits {
 /// Every event type with its description, sensitivity note, and each
 /// version's JSON Schema (draft 2020-12) of `data`, example and the older
 /// versions it projects onto.
-#[utoipa::path(tag = "catalog", security(("partner_key" = [])), responses((status = 200, body = EventTypes), Errors))]
+#[utoipa::path(tag = "catalog", security(("partner_key" = [])), responses((status = 200, description = "Every event type with its versions' schemas, examples and projections", body = EventTypes), Errors))]
 #[get("/v1/event-types")]
 pub async fn event_types(
     req: HttpRequest,
@@ -66,7 +66,7 @@ pub async fn event_types(
 }
 
 /// Retention, replay window, page sizes, rate limits and delivery limits.
-#[utoipa::path(tag = "catalog", security(("partner_key" = [])), responses((status = 200, body = Limits), Errors))]
+#[utoipa::path(tag = "catalog", security(("partner_key" = [])), responses((status = 200, description = "The limits this hookd holds partners to", body = Limits), Errors))]
 #[get("/v1/limits")]
 pub async fn limits(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, Problem> {
     auth::partner(&req, &state).await?;

@@ -53,7 +53,7 @@ impl From<StoredCheck> for CheckOut {
 /// an unknown event type (2xx); 256 KiB of data (2xx). Every request carries
 /// `webhook-check: conformance`: route it to no business handler.
 #[utoipa::path(tag = "endpoints", params(("id" = String, Path)), security(("partner_key" = [])),
-    responses((status = 200, body = CheckOut), Errors))]
+    responses((status = 200, description = "The scorecard: each case of the suite with what the receiver answered and a hint", body = CheckOut), Errors))]
 #[post("/v1/endpoints/{id}/check")]
 pub async fn check_endpoint(
     req: HttpRequest,
@@ -117,7 +117,7 @@ pub async fn check_endpoint(
 
 /// List an endpoint's checks, newest first.
 #[utoipa::path(tag = "endpoints", params(("id" = String, Path), ListQuery), security(("partner_key" = [])),
-    responses((status = 200, body = Page<CheckOut>), Errors))]
+    responses((status = 200, description = "A page of the endpoint's checks, newest first", body = Page<CheckOut>), Errors))]
 #[get("/v1/endpoints/{id}/checks")]
 pub async fn list_checks(
     req: HttpRequest,

@@ -15,6 +15,7 @@ use crate::{
         problem::{Errors, Problem},
     },
     store::{
+        endpoints::EndpointStatus,
         entity::attempt,
         scoped::{DeliveryFilter, DeliveryRow, Position, for_partner},
     },
@@ -124,11 +125,28 @@ pub struct DeliveryDetail {
     pub attempts: Vec<AttemptOut>,
 }
 
+/// A queued replay, and when it goes.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReplayQueued {
     pub replay_id: String,
     pub delivery_id: String,
     pub event_id: String,
+    pub endpoint_id: String,
+    /// `now`: sent at once, whatever the endpoint's circuit (through an open
+    /// circuit the replay is its probe; a probe already on the wire is
+    /// answered first, within the request timeout). `when-enabled`: the
+    /// endpoint is disabled, and the replay waits until it is enabled.
+    pub sends: ReplaySends,
+    /// What the replay waits for, in words; absent when it goes now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReplaySends {
+    Now,
+    WhenEnabled,
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -138,7 +156,8 @@ pub struct DeliveryQuery {
     pub endpoint_id: Option<String>,
     pub event_id: Option<String>,
     pub event_type: Option<String>,
-    /// `pending`, `delivering`, `delivered`, `failed` or `dead`.
+    /// `pending`, `paused`, `delivering`, `delivered`, `failed`, `dead`,
+    /// `cancelled` or `skipped`.
     pub state: Option<String>,
     /// RFC 3339: created at or after.
     pub since: Option<String>,
@@ -158,10 +177,7 @@ impl DeliveryQuery {
         if let Some(s) = &self.state
             && !STATES.contains(&s.as_str())
         {
-            return Err(Problem::invalid_query(format!(
-                "state must be one of {}",
-                STATES.join(", ")
-            )));
+            return Err(Problem::not_one_of("state", s, &STATES));
         }
         let limit = page::limit(self.limit, api.page_size_default, api.page_size_max)?;
         let before = self
@@ -183,7 +199,7 @@ impl DeliveryQuery {
 
 /// Search deliveries, newest first.
 #[utoipa::path(tag = "deliveries", params(DeliveryQuery), security(("partner_key" = [])),
-    responses((status = 200, body = Page<DeliveryOut>), Errors))]
+    responses((status = 200, description = "A page of deliveries, newest first; `next_cursor` continues it", body = Page<DeliveryOut>), Errors))]
 #[get("/v1/deliveries")]
 pub async fn list_deliveries(
     req: HttpRequest,
@@ -205,7 +221,7 @@ pub async fn list_deliveries(
 
 /// Read a delivery with all its attempts.
 #[utoipa::path(tag = "deliveries", params(("id" = String, Path)), security(("partner_key" = [])),
-    responses((status = 200, body = DeliveryDetail), Errors))]
+    responses((status = 200, description = "The delivery with all its attempts", body = DeliveryDetail), Errors))]
 #[get("/v1/deliveries/{id}")]
 pub async fn get_delivery(
     req: HttpRequest,
@@ -226,7 +242,7 @@ pub async fn get_delivery(
 
 /// Send this delivery again now, as a manual attempt with the original event id.
 #[utoipa::path(tag = "deliveries", params(("id" = String, Path)), security(("partner_key" = [])),
-    responses((status = 202, body = ReplayQueued), Errors))]
+    responses((status = 202, description = "Queued: the replay, and when it goes (`sends`)", body = ReplayQueued), Errors))]
 #[post("/v1/deliveries/{id}/replay")]
 pub async fn replay_delivery(
     req: HttpRequest,
@@ -234,22 +250,17 @@ pub async fn replay_delivery(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
-    let (replay_id, d) = queue_replay(&state, &partner, &id).await?;
-    Ok(HttpResponse::Accepted().json(ReplayQueued {
-        replay_id,
-        delivery_id: d.id,
-        event_id: d.event_id,
-    }))
+    let queued = queue_replay(&state, &partner, &id).await?;
+    Ok(HttpResponse::Accepted().json(queued))
 }
 
 /// Queues a manual attempt of one of `partner`'s deliveries and tells the
-/// fanout: what the partner's replay does, and the operator's. Returns the
-/// replay's id and the delivery.
+/// fanout: what the partner's replay does, and the operator's.
 pub(crate) async fn queue_replay(
     state: &AppState,
     partner: &str,
     id: &str,
-) -> Result<(String, DeliveryRow), Problem> {
+) -> Result<ReplayQueued, Problem> {
     let scoped = for_partner(&state.shared.db, partner);
     if let Some(d) = scoped.delivery(id).await?
         && d.state == "skipped"
@@ -267,5 +278,24 @@ pub(crate) async fn queue_replay(
         .engine
         .fanout
         .do_send(EndpointChanged(d.endpoint_id.clone()));
-    Ok((replay_id, d))
+    let active = scoped
+        .endpoint(&d.endpoint_id)
+        .await?
+        .is_some_and(|e| e.status == EndpointStatus::Active);
+    let (sends, waiting_for) = if active {
+        (ReplaySends::Now, None)
+    } else {
+        let enable = format!("POST /v1/endpoints/{}/enable", d.endpoint_id);
+        let why =
+            format!("the endpoint is disabled: the replay goes when it is enabled ({enable})");
+        (ReplaySends::WhenEnabled, Some(why))
+    };
+    Ok(ReplayQueued {
+        replay_id,
+        delivery_id: d.id,
+        event_id: d.event_id,
+        endpoint_id: d.endpoint_id,
+        sends,
+        waiting_for,
+    })
 }

@@ -20,7 +20,7 @@ pub use super::endpoint_shapes::*;
 
 /// Create an endpoint; its secret is in the answer, and only there.
 #[utoipa::path(tag = "endpoints", request_body = CreateEndpoint, security(("partner_key" = [])),
-    responses((status = 201, body = EndpointCreated), Errors))]
+    responses((status = 201, description = "Created: the endpoint, and its signing secret (shown this once)", body = EndpointCreated), Errors))]
 #[post("/v1/endpoints")]
 pub async fn create_endpoint(
     req: HttpRequest,
@@ -38,7 +38,7 @@ pub async fn create_endpoint(
 
 /// List endpoints, oldest first.
 #[utoipa::path(tag = "endpoints", params(ListQuery), security(("partner_key" = [])),
-    responses((status = 200, body = Page<EndpointOut>), Errors))]
+    responses((status = 200, description = "A page of endpoints, oldest first; `next_cursor` continues it", body = Page<EndpointOut>), Errors))]
 #[get("/v1/endpoints")]
 pub async fn list_endpoints(
     req: HttpRequest,
@@ -60,7 +60,7 @@ pub async fn list_endpoints(
 
 /// Read one endpoint.
 #[utoipa::path(tag = "endpoints", params(("id" = String, Path)), security(("partner_key" = [])),
-    responses((status = 200, body = EndpointOut), Errors))]
+    responses((status = 200, description = "The endpoint", body = EndpointOut), Errors))]
 #[get("/v1/endpoints/{id}")]
 pub async fn get_endpoint(
     req: HttpRequest,
@@ -77,7 +77,7 @@ pub async fn get_endpoint(
 
 /// Change an endpoint's URL, description, types, schema version, concurrency or rate limit.
 #[utoipa::path(tag = "endpoints", params(("id" = String, Path)), request_body = UpdateEndpoint, security(("partner_key" = [])),
-    responses((status = 200, body = EndpointOut), Errors))]
+    responses((status = 200, description = "The endpoint as changed", body = EndpointOut), Errors))]
 #[patch("/v1/endpoints/{id}")]
 pub async fn update_endpoint(
     req: HttpRequest,
@@ -131,7 +131,7 @@ async fn set_status(
 
 /// Enable an endpoint: its paused deliveries from within the replay window are due at once.
 #[utoipa::path(tag = "endpoints", params(("id" = String, Path)), security(("partner_key" = [])),
-    responses((status = 200, body = EndpointOut), Errors))]
+    responses((status = 200, description = "The endpoint, enabled", body = EndpointOut), Errors))]
 #[post("/v1/endpoints/{id}/enable")]
 pub async fn enable_endpoint(
     req: HttpRequest,
@@ -143,7 +143,7 @@ pub async fn enable_endpoint(
 
 /// Disable an endpoint: nothing is sent to it until it is enabled; what it holds is `paused`.
 #[utoipa::path(tag = "endpoints", params(("id" = String, Path)), security(("partner_key" = [])),
-    responses((status = 200, body = EndpointOut), Errors))]
+    responses((status = 200, description = "The endpoint, disabled", body = EndpointOut), Errors))]
 #[post("/v1/endpoints/{id}/disable")]
 pub async fn disable_endpoint(
     req: HttpRequest,
@@ -162,7 +162,7 @@ pub async fn disable_endpoint(
 
 /// Rotate the signing secret; the previous one keeps signing during the overlap.
 #[utoipa::path(tag = "endpoints", params(("id" = String, Path)), request_body = RotateSecret, security(("partner_key" = [])),
-    responses((status = 200, body = SecretRotated), Errors))]
+    responses((status = 200, description = "The new secret (shown this once), and when the previous one stops signing", body = SecretRotated), Errors))]
 #[post("/v1/endpoints/{id}/secret/rotate")]
 pub async fn rotate_secret(
     req: HttpRequest,
@@ -185,7 +185,7 @@ pub async fn rotate_secret(
 
 /// End the rotation overlap now: only the newest secret signs.
 #[utoipa::path(tag = "endpoints", params(("id" = String, Path)), security(("partner_key" = [])),
-    responses((status = 200, body = PreviousExpired), Errors))]
+    responses((status = 200, description = "How many previous secrets stopped signing", body = PreviousExpired), Errors))]
 #[post("/v1/endpoints/{id}/secret/expire-previous")]
 pub async fn expire_previous(
     req: HttpRequest,
@@ -199,7 +199,7 @@ pub async fn expire_previous(
 
 /// Send a `webhook.test` event to this endpoint only.
 #[utoipa::path(tag = "endpoints", params(("id" = String, Path)), security(("partner_key" = [])),
-    responses((status = 202, body = TestSent), Errors))]
+    responses((status = 202, description = "Queued: the test event and its delivery to this endpoint", body = TestSent), Errors))]
 #[post("/v1/endpoints/{id}/test")]
 pub async fn send_test(
     req: HttpRequest,
@@ -216,7 +216,7 @@ pub async fn send_test(
 
 /// Replay every failed or dead delivery of this endpoint created in a time range.
 #[utoipa::path(tag = "endpoints", params(("id" = String, Path)), request_body = Recover, security(("partner_key" = [])),
-    responses((status = 202, body = Recovered), Errors))]
+    responses((status = 202, description = "Queued: how many failed or dead deliveries get a manual attempt", body = Recovered), Errors))]
 #[post("/v1/endpoints/{id}/recover")]
 pub async fn recover(
     req: HttpRequest,

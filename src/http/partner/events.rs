@@ -56,7 +56,7 @@ pub struct FeedQuery {
 /// The partner's published events in feed order. Following `next_cursor`
 /// never misses or repeats an event.
 #[utoipa::path(tag = "events", params(FeedQuery), security(("partner_key" = [])),
-    responses((status = 200, body = Feed), Errors))]
+    responses((status = 200, description = "A page of the feed; `next_cursor` continues it (also when the page is empty)", body = Feed), Errors))]
 #[get("/v1/events")]
 pub async fn feed(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
@@ -91,7 +91,7 @@ pub struct EventQuery {
 /// endpoint pinned to that version receives it (404 when it has no valid
 /// rendering there, as such a delivery is `skipped`).
 #[utoipa::path(tag = "events", params(("id" = String, Path), EventQuery), security(("partner_key" = [])),
-    responses((status = 200, body = EventDetail), Errors))]
+    responses((status = 200, description = "The event with its deliveries", body = EventDetail), Errors))]
 #[get("/v1/events/{id}")]
 pub async fn get_event(
     req: HttpRequest,

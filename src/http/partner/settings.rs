@@ -155,7 +155,7 @@ fn checked_email(text: &str) -> Result<String, Problem> {
 
 /// Your partner record and notification channel.
 #[utoipa::path(tag = "partner", security(("partner_key" = [])),
-    responses((status = 200, body = PartnerSettings), Errors))]
+    responses((status = 200, description = "Your partner record", body = PartnerSettings), Errors))]
 #[get("/v1/partner")]
 pub async fn get_partner(
     req: HttpRequest,
@@ -169,7 +169,7 @@ pub async fn get_partner(
 /// `notification_url` (`null` removes one). A new URL's secret is in this
 /// answer only.
 #[utoipa::path(tag = "partner", request_body = UpdatePartnerSettings, security(("partner_key" = [])),
-    responses((status = 200, body = PartnerSettings), Errors))]
+    responses((status = 200, description = "Your partner record as changed", body = PartnerSettings), Errors))]
 #[patch("/v1/partner")]
 pub async fn update_partner(
     req: HttpRequest,
@@ -182,7 +182,7 @@ pub async fn update_partner(
 
 /// A partner with its notification channel.
 #[utoipa::path(tag = "admin", params(("id" = String, Path)), security(("operator_key" = [])),
-    responses((status = 200, body = PartnerSettings), Errors))]
+    responses((status = 200, description = "The partner's record", body = PartnerSettings), Errors))]
 #[get("/v1/admin/partners/{id}")]
 pub async fn admin_get_partner(
     req: HttpRequest,
@@ -195,7 +195,7 @@ pub async fn admin_get_partner(
 
 /// Set a partner's notification channel, as `PATCH /v1/partner` does.
 #[utoipa::path(tag = "admin", params(("id" = String, Path)), request_body = UpdatePartnerSettings,
-    security(("operator_key" = [])), responses((status = 200, body = PartnerSettings), Errors))]
+    security(("operator_key" = [])), responses((status = 200, description = "The partner's record as changed", body = PartnerSettings), Errors))]
 #[patch("/v1/admin/partners/{id}")]
 pub async fn admin_update_partner(
     req: HttpRequest,

@@ -247,7 +247,7 @@ on_both_backends!(
             ("GET", "/v1/admin/audit?colour=red"),
             &w.operator,
             None,
-            400,
+            422,
         )
         .await;
     }

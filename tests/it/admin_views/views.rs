@@ -95,10 +95,17 @@ on_both_backends!(
         let seen = every_page(&w, "/v1/admin/deliveries?limit=1").await;
         assert_eq!(seen, ids, "paging finds what one page does, in order");
 
-        for bad in ["colour=red", "category=lost", "state=lost", "status_code=x"] {
+        for (bad, wanted) in [
+            ("colour=red", "unknown-field"),
+            ("category=lost", "out-of-range"),
+            ("state=lost", "out-of-range"),
+            ("status_code=x", "invalid-type"),
+        ] {
             let path = format!("/v1/admin/deliveries?{bad}");
-            let p = call(&w.app, ("GET", &path), &w.operator, None, 400).await;
-            assert_eq!(kind(&p), "invalid-query", "?{bad}: {p}");
+            let p = call(&w.app, ("GET", &path), &w.operator, None, 422).await;
+            assert_eq!(kind(&p), wanted, "?{bad}: {p}");
+            let name = bad.split('=').next().unwrap_or_default();
+            assert_eq!(p["field"], name, "?{bad} names its parameter: {p}");
         }
     }
 );
@@ -202,9 +209,14 @@ on_both_backends!(
             .collect();
         assert_eq!(to, set(&[&w.ep_b, &w.ep_drop]), "its deliveries: {one}");
 
-        for bad in ["state=published", "state=rejected&type=b.two", "colour=red"] {
+        for (bad, field) in [
+            ("state=published", "state"),
+            ("state=rejected&type=b.two", "type"),
+            ("colour=red", "colour"),
+        ] {
             let path = format!("/v1/admin/events?{bad}");
-            call(&w.app, ("GET", &path), &w.operator, None, 400).await;
+            let p = call(&w.app, ("GET", &path), &w.operator, None, 422).await;
+            assert_eq!(p["field"], field, "?{bad}: {p}");
         }
         let rejected = get(&w.app, "/v1/admin/events?state=rejected", &w.operator).await;
         assert_eq!(
@@ -287,9 +299,14 @@ on_both_backends!(
         assert_eq!(one["failing_since"], Value::Null);
         assert_eq!(one["backlog"]["waiting"], 0, "nothing waits: {one}");
 
-        for bad in ["status=broken", "failing=maybe", "colour=red"] {
+        for (bad, field) in [
+            ("status=broken", "status"),
+            ("failing=maybe", "failing"),
+            ("colour=red", "colour"),
+        ] {
             let path = format!("/v1/admin/endpoints?{bad}");
-            call(&w.app, ("GET", &path), &w.operator, None, 400).await;
+            let p = call(&w.app, ("GET", &path), &w.operator, None, 422).await;
+            assert_eq!(p["field"], field, "?{bad}: {p}");
         }
     }
 );

@@ -77,6 +77,10 @@ on_both_backends!(
         let (status, body, _) = app
             .request("GET", "/v1/admin/events?state=published", &operator, None)
             .await;
-        assert_eq!(status, 400, "{body}");
+        assert_eq!(
+            (status, body["field"].as_str()),
+            (422, Some("state")),
+            "{body}"
+        );
     }
 );

@@ -8,12 +8,15 @@
 //!   with one audit entry via the dashboard;
 //! - `refusals`: posts without the session's CSRF token or from another
 //!   site, unknown ids, signed-out browsers;
-//! - `samples`: the per-minute backlog sample the charts draw.
+//! - `samples`: the per-minute backlog sample the charts draw;
+//! - `glance`: cards that follow the partner filter, relative times, the
+//!   measured attempt average, and tables that page both ways.
 //!
 //! With `HOOKD_SCREENSHOTS=1` the SQLite runs of the browser tests write
 //! `docs/screenshots/dashboard-<page>.png` for the README.
 
 mod actions;
+mod glance;
 mod pages;
 mod refusals;
 mod samples;

@@ -6,6 +6,7 @@ pub mod browser;
 pub mod dns;
 pub mod pg;
 pub mod process;
+pub mod python;
 pub mod receiver;
 pub mod smtp;
 pub mod tls;

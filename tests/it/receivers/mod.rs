@@ -1,7 +1,8 @@
 //! The example receivers (`examples/receivers/`) as child processes against a
 //! live hookd: every scenario in `scenarios.rs` runs, on the bed `bed.rs`
 //! sets up, for each receiver that a [`ReceiverUnderTest`] describes
-//! (`python.rs`: the Python one).
+//! (`python.rs`, `typescript.rs`, `go.rs`, `rust.rs`: one per language;
+//! `mutants.rs` proves the scenarios can fail).
 //!
 //! Every example receiver keeps one contract, so one harness drives them all
 //! (`examples/receivers/README.md` says the same for their authors):
@@ -20,8 +21,12 @@
 //! receiver whose inbox is not SQLite would add a [`State`] variant.
 
 mod bed;
+pub mod go;
+mod mutants;
 pub mod python;
+pub mod rust;
 mod scenarios;
+pub mod typescript;
 
 use std::{
     path::{Path, PathBuf},

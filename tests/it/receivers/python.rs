@@ -2,10 +2,8 @@
 //! reconciler against a live hookd's feed.
 //!
 //! Its venv lives in the user's cache (`~/.cache/hookd-ci/receivers/`), made
-//! once per `requirements.txt` and Python version with `pip install
-//! --require-hashes`. Python is `python3` on `PATH` (or `HOOKD_TEST_PYTHON`);
-//! without it, or without its `venv` module, the tests skip loudly, and fail
-//! under `CI=true` (`.ci/run` installs `python3` and `python3-venv`).
+//! once per `requirements.txt` and Python version by `harness::python`.
+//! Without Python the tests skip loudly, and fail under `CI=true`.
 
 use std::{
     path::{Path, PathBuf},
@@ -15,7 +13,6 @@ use std::{
 };
 
 use serde_json::{Value, json};
-use sha2::{Digest as _, Sha256};
 
 use super::{ReceiverUnderTest, State, Toolchain, bed::Bed};
 use crate::{harness::wait_until, receiver_scenarios};
@@ -28,7 +25,7 @@ pub static PYTHON: ReceiverUnderTest = ReceiverUnderTest {
 
 receiver_scenarios!(PYTHON);
 
-fn example_dir() -> PathBuf {
+pub(super) fn example_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/receivers/python")
 }
 
@@ -50,76 +47,8 @@ fn python_toolchain() -> Toolchain {
 }
 
 /// The venv's interpreter, made if needed; `Err` says what is missing.
-fn venv() -> Result<PathBuf, String> {
-    let python = std::env::var("HOOKD_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
-    let probe = Command::new(&python)
-        .args([
-            "-c",
-            "import ensurepip, sqlite3, venv, sys; print('%d.%d.%d' % sys.version_info[:3])",
-        ])
-        .stderr(Stdio::piped())
-        .output();
-    let version = match probe {
-        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        Ok(out) => {
-            return Err(format!(
-                "`{python}` lacks venv, ensurepip or sqlite3 ({}); `apt-get install python3-venv`",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        Err(e) => {
-            return Err(format!(
-                "no `{python}` ({e}); `apt-get install python3 python3-venv`, or set HOOKD_TEST_PYTHON"
-            ));
-        }
-    };
-    let requirements = example_dir().join("requirements.txt");
-    let pinned = std::fs::read(&requirements).expect("the Python example's requirements.txt");
-    let digest = Sha256::digest([pinned.as_slice(), version.as_bytes()].concat());
-    let tag: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
-        .expect("HOME or XDG_CACHE_HOME is set");
-    let root = cache.join("hookd-ci/receivers");
-    std::fs::create_dir_all(&root).expect("the receivers' cache dir");
-    let venv = root.join(format!("python-{version}-{tag}"));
-    let interpreter = venv.join("bin/python");
-
-    // Tests run in parallel (threads or processes): one makes the venv.
-    let lock = std::fs::File::create(root.join("python.lock")).expect("the venv lock file");
-    lock.lock().expect("the venv lock");
-    let ready = venv.join(".hookd-ready");
-    if !ready.exists() {
-        let _ = std::fs::remove_dir_all(&venv);
-        run(Command::new(&python).arg("-m").arg("venv").arg(&venv));
-        run(Command::new(&interpreter)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(["--require-hashes", "--only-binary=:all:", "-r"])
-            .arg(&requirements));
-        std::fs::write(&ready, "").expect("the venv's ready mark");
-    }
-    Ok(interpreter)
-}
-
-/// Runs a setup command; a failure is a failure, not a missing toolchain.
-fn run(command: &mut Command) {
-    let out = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?} runs: {e}"));
-    assert!(
-        out.status.success(),
-        "{command:?} failed ({}):\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+pub(super) fn venv() -> Result<PathBuf, String> {
+    crate::harness::python::venv("receivers", &example_dir().join("requirements.txt"))
 }
 
 /// Runs `reconcile.py` against `bed`'s hookd and inbox; returns its summary.

@@ -8,6 +8,7 @@
 //! - `private`: `PrivateCluster`, a throwaway cluster of one test's own.
 
 mod private;
+mod reaper;
 mod server;
 mod shared;
 mod tools;

@@ -144,6 +144,6 @@ fn log_tail(log: &Path, from: u64) -> String {
     }
 }
 
-fn shell_quote(s: &str) -> String {
+pub(super) fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }

@@ -6,8 +6,9 @@
 //! - `data/`: the data directory; `port`: the TCP port the server listens on (127.0.0.1 only);
 //! - `server.log`: the server's log; the Unix socket is put in the folder too.
 //!
-//! The server is started with fsync off and trust authentication, and is left running for the next
-//! test process; a stale cluster (after a reboot or a kill) is restarted, or wiped and made anew.
+//! The server is started with fsync off and trust authentication, and is shared by the test
+//! processes of a run; `reaper` stops it about 10 s after the last one exits. A stale cluster
+//! (after a reboot or a kill) is restarted, or wiped and made anew.
 //! Databases whose creating process has exited are dropped now and then, so they don't pile up.
 
 use std::fs::{self, OpenOptions};
@@ -18,6 +19,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::reaper;
 use super::server::{initdb, pg_ctl_start, prepare_dir};
 use super::tools::{Tools, run, server_cmd, tools};
 
@@ -93,10 +95,14 @@ fn ensure_cluster(tools: &'static Tools, dir: &Path) -> Result<Cluster, String> 
         .map_err(|e| format!("cannot open the lock file {}: {e}", lock_path.display()))?;
     lock.lock()
         .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
-    let result = match running_port(tools, dir) {
-        Some(port) => Ok(Cluster { tools, port }),
-        None => start_cluster(tools, dir).map(|port| Cluster { tools, port }),
-    };
+    let result = reaper::register(dir).and_then(|()| match running_port(tools, dir) {
+        Some(port) => Ok(port),
+        None => start_cluster(tools, dir),
+    });
+    let result = result.and_then(|port| {
+        reaper::ensure(tools, dir)?;
+        Ok(Cluster { tools, port })
+    });
     drop(lock); // releases the lock
     result
 }

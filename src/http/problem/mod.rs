@@ -1,10 +1,23 @@
 //! `application/problem+json` (RFC 9457) errors with a stable `type` per kind.
 //! A 500 tells the caller nothing internal; the log gets the whole chain.
+//!
+//! One rule decides 400 against 422: 400 when hookd cannot read the request
+//! (the body is not one JSON value, a key is given twice, the query string
+//! cannot be decoded), 422 when it read the request and a value breaks a
+//! rule (an unknown field or query parameter, a wrong type, a value out of
+//! range or not in its list, a cursor hookd did not give out). The same
+//! mistake gets the same answer in a body and in a query. A problem about
+//! one value names it in `field`.
 
 use actix_web::{HttpResponse, ResponseError, http::StatusCode};
 use serde::Serialize;
 
 const TYPE_BASE: &str = "https://hookd.dev/problems/";
+
+mod listing;
+
+pub use super::openapi::{Errors, IngestErrors};
+pub use listing::{MAX_LISTED, ProblemError};
 
 /// An error, as `application/problem+json` (RFC 9457).
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -18,10 +31,14 @@ pub struct Problem {
     pub field: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub event_id: Option<String>,
-    /// For `invalid-data`: each way `data` fails its schema, with the JSON
-    /// pointer of the value in the request body (`/events/3/data/final_cost`).
+    /// Everything wrong with the request, up to 20, each with the JSON
+    /// pointer of the value in the request body (`/events/3/data/balance`):
+    /// every refused event of a batch, and each way `data` fails its schema.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub errors: Option<Vec<crate::catalog::DataError>>,
+    pub errors: Option<Vec<ProblemError>>,
+    /// How many more errors were found than `errors` lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub more_errors: Option<usize>,
     /// Seconds to wait, sent as `Retry-After` with a 429.
     #[serde(skip)]
     #[schema(ignore)]
@@ -54,11 +71,14 @@ impl Problem {
             field: None,
             event_id: None,
             errors: None,
+            more_errors: None,
             retry_after: None,
         }
     }
+    /// Names the offending value; the empty name (the whole body) names none.
     pub fn with_field(mut self, field: impl Into<String>) -> Problem {
-        self.field = Some(field.into());
+        let field = field.into();
+        self.field = (!field.is_empty()).then_some(field);
         self
     }
     pub fn with_event(mut self, id: impl Into<String>) -> Problem {
@@ -96,6 +116,16 @@ impl Problem {
             format!("the key `{path}` appears more than once; send each key once"),
         )
         .with_field(path)
+    }
+    /// A query parameter given twice: which value counts is ambiguous.
+    pub fn duplicate_parameter(name: String) -> Problem {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            "duplicate-key",
+            "Duplicate key",
+            format!("the query parameter `{name}` is given more than once; give it once"),
+        )
+        .with_field(name)
     }
     pub fn body_timeout(timeout: std::time::Duration) -> Problem {
         Problem::new(
@@ -144,10 +174,12 @@ impl Problem {
         )
         .with_field(field)
     }
-    /// `data` fails its schema; `errors` point into the request body.
+    /// `data` fails its schema; `errors` (each at `prefix`, the pointer of
+    /// `data` in the request body) say where.
     pub fn invalid_data(
         field: impl Into<String>,
         detail: impl Into<String>,
+        prefix: &str,
         errors: Vec<crate::catalog::DataError>,
     ) -> Problem {
         let mut p = Problem::new(
@@ -157,6 +189,14 @@ impl Problem {
             detail,
         )
         .with_field(field);
+        let errors = errors
+            .into_iter()
+            .map(|e| ProblemError {
+                kind: p.kind.clone(),
+                pointer: format!("{prefix}{}", e.pointer),
+                message: e.message,
+            })
+            .collect();
         p.errors = Some(errors);
         p
     }
@@ -196,15 +236,25 @@ impl Problem {
         )
         .with_field(field)
     }
+    /// A value not among the ones `field` takes.
+    pub fn not_one_of(field: &str, value: &str, allowed: &[&str]) -> Problem {
+        Problem::out_of_range(
+            field,
+            format!("{field} `{value}` is not one of: {}", allowed.join(", ")),
+        )
+    }
     pub fn invalid_cursor() -> Problem {
         Problem::new(
-            StatusCode::BAD_REQUEST,
+            StatusCode::UNPROCESSABLE_ENTITY,
             "invalid-cursor",
             "Invalid cursor",
-            "the cursor is not one this API gave out",
+            "the cursor is not one this API gave out; pass a `next_cursor` as `after`, \
+             or leave `after` out to start from the beginning",
         )
         .with_field("after")
     }
+    /// A query string that cannot be decoded at all (400). A parameter hookd
+    /// decoded but refuses is 422, like the same value in a body.
     pub fn invalid_query(detail: impl Into<String>) -> Problem {
         Problem::new(
             StatusCode::BAD_REQUEST,
@@ -323,84 +373,5 @@ impl From<sea_orm::DbErr> for Problem {
         } else {
             Problem::internal(&e)
         }
-    }
-}
-
-/// The error answers every route may give, for the OpenAPI document.
-pub struct Errors;
-
-/// An `application/problem+json` answer described as `description`.
-fn problem_response(
-    description: &str,
-) -> utoipa::openapi::RefOr<utoipa::openapi::response::Response> {
-    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
-    ResponseBuilder::new()
-        .description(description)
-        .content(
-            "application/problem+json",
-            ContentBuilder::new()
-                .schema(Some(Ref::from_schema_name("Problem")))
-                .build(),
-        )
-        .build()
-        .into()
-}
-
-impl utoipa::IntoResponses for Errors {
-    fn responses() -> std::collections::BTreeMap<
-        String,
-        utoipa::openapi::RefOr<utoipa::openapi::response::Response>,
-    > {
-        [
-            ("400", "Malformed JSON (or a repeated key), query or cursor"),
-            ("401", "Missing, unknown or revoked API key"),
-            ("403", "The key's role may not use this route"),
-            ("408", "The body did not arrive within http.body_timeout"),
-            (
-                "404",
-                "Not found (another partner's object is not found either)",
-            ),
-            ("409", "Conflict"),
-            ("413", "Too large"),
-            (
-                "414",
-                "The request target is longer than http.max_uri_bytes",
-            ),
-            ("415", "Not application/json"),
-            (
-                "422",
-                "Invalid: unknown field, wrong type, out of range, bad URL",
-            ),
-            ("429", "Rate limited; see Retry-After"),
-            ("500", "Internal error"),
-            ("503", "The database is unavailable"),
-        ]
-        .into_iter()
-        .map(|(code, d)| (code.to_string(), problem_response(d)))
-        .collect()
-    }
-}
-
-/// The error answers of `POST /v1/events`: the common ones, with the 422
-/// spelt out for the event catalog's refusals.
-pub struct IngestErrors;
-
-impl utoipa::IntoResponses for IngestErrors {
-    fn responses() -> std::collections::BTreeMap<
-        String,
-        utoipa::openapi::RefOr<utoipa::openapi::response::Response>,
-    > {
-        let mut responses = <Errors as utoipa::IntoResponses>::responses();
-        responses.insert(
-            "422".into(),
-            problem_response(
-                "`unknown-event-type`: the catalog does not name the type (`field` is `type` or \
-                 `events[i].type`). `invalid-data`: `data` fails its version's JSON Schema; \
-                 `errors` lists up to 10 failures, each with the JSON pointer of the value in \
-                 the request (`/events/3/data/final_cost`). `validation`: another field is \
-                 malformed, or `schema_version` names no version of the type.",
-            ),
-        );
-        responses
     }
 }

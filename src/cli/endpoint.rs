@@ -1,0 +1,337 @@
+//! `hookd endpoint …`: an operator's view of every partner's endpoints, as
+//! the operator API gives it (`/v1/admin/endpoints`), and the partner API's
+//! changes made on the partner's behalf (`endpoint_change`). Never a secret,
+//! except the new endpoint's, printed once.
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use super::{
+    ctx::Ctx,
+    dev,
+    endpoint_change::{self, EndpointUpdate},
+    exit::{self, from_problem},
+    out::{self, emit},
+    page::PageArgs,
+};
+use crate::{
+    http::{
+        admin_endpoints::{AdminEndpointOut, BacklogOut},
+        page::Page,
+        partner::{
+            endpoint_ops::{check_range, check_text, check_types},
+            endpoint_shapes::{EndpointCreated, EndpointOut},
+        },
+    },
+    store::{
+        self,
+        admin::{Backlog, EndpointSearch},
+        endpoints::{Endpoint, EndpointStatus, NewEndpoint},
+    },
+};
+
+#[derive(Debug, Subcommand)]
+pub enum EndpointCommand {
+    /// Register an endpoint for a partner; its signing secret is printed this once.
+    Create(EndpointCreate),
+    /// List every partner's endpoints, oldest first, with what each holds.
+    List(EndpointList),
+    /// Show an endpoint: settings, status, failing since, and what it holds.
+    Get {
+        /// The endpoint's id (`ep_…`).
+        id: String,
+        /// Print it as JSON, as GET /v1/admin/endpoints/{id} answers.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change an endpoint's URL, description, event types, schema version,
+    /// concurrency or rate limit, as PATCH /v1/endpoints/{id} does; written
+    /// to the audit log.
+    Update(EndpointUpdate),
+    /// Enable an endpoint: its paused deliveries from within the replay
+    /// window are due at once. Written to the audit log.
+    Enable {
+        /// The endpoint's id.
+        id: String,
+        /// Why, for the audit log.
+        #[arg(long)]
+        reason: Option<String>,
+        /// Print the endpoint as JSON, as POST /v1/admin/endpoints/{id}/enable answers.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Disable an endpoint: nothing is sent to it until it is enabled, and
+    /// what it holds is paused. Written to the audit log.
+    Disable {
+        /// The endpoint's id.
+        id: String,
+        /// Why: the disabled reason its partner sees (default: "disabled by the operator").
+        #[arg(long)]
+        reason: Option<String>,
+        /// Print the endpoint as JSON, as POST /v1/admin/endpoints/{id}/disable answers.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete an endpoint with its deliveries and their attempts (no undo),
+    /// as DELETE /v1/endpoints/{id} does; written to the audit log.
+    Delete {
+        /// The endpoint's id.
+        id: String,
+        /// Delete without asking.
+        #[arg(long)]
+        yes: bool,
+        /// Print `{"id": …, "deleted": true}`.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct EndpointCreate {
+    /// The partner the endpoint belongs to.
+    #[arg(long, value_name = "PARTNER_ID")]
+    partner: String,
+    /// Where to deliver: public https on port 443 or 8443, unless the
+    /// egress settings allow more (or --dev, for a receiver on this machine).
+    #[arg(long)]
+    url: String,
+    /// Event types to receive, comma-separated (`usage.*` matches a family;
+    /// default: every type).
+    #[arg(long, value_delimiter = ',', value_name = "TYPES")]
+    event_types: Vec<String>,
+    /// What the endpoint is for, for people.
+    #[arg(long, value_name = "TEXT")]
+    description: Option<String>,
+    /// Requests in flight at most, 1 to 256 (default: delivery.default_concurrency).
+    #[arg(long, value_name = "N")]
+    concurrency: Option<u32>,
+    /// Requests per second at most, 1 to 10000 (default: no limit).
+    #[arg(long, value_name = "N")]
+    rate_limit: Option<u32>,
+    /// Print the endpoint and its secret as JSON, as POST /v1/endpoints answers.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum StatusArg {
+    Active,
+    Paused,
+    Disabled,
+}
+
+#[derive(Debug, Args)]
+pub struct EndpointList {
+    /// Only this partner's endpoints.
+    #[arg(long, value_name = "PARTNER_ID")]
+    partner: Option<String>,
+    /// Only endpoints with this status.
+    #[arg(long, value_enum)]
+    status: Option<StatusArg>,
+    /// Only endpoints failing now (no success since a failure).
+    #[arg(long)]
+    failing: bool,
+    #[command(flatten)]
+    page: PageArgs,
+    /// Print the page as JSON, as GET /v1/admin/endpoints answers.
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn run(ctx: &Ctx, command: EndpointCommand) -> anyhow::Result<()> {
+    match command {
+        EndpointCommand::Create(c) => create(ctx, c).await,
+        EndpointCommand::List(l) => list(ctx, l).await,
+        EndpointCommand::Get { id, json } => {
+            let shown = shown(ctx, find(ctx, &id).await?).await?;
+            emit(json, &shown, || text(&shown))
+        }
+        EndpointCommand::Update(u) => endpoint_change::update(ctx, u).await,
+        EndpointCommand::Enable { id, reason, json } => {
+            endpoint_change::set_status(ctx, &id, EndpointStatus::Active, reason, json).await
+        }
+        EndpointCommand::Disable { id, reason, json } => {
+            endpoint_change::set_status(ctx, &id, EndpointStatus::Disabled, reason, json).await
+        }
+        EndpointCommand::Delete { id, yes, json } => {
+            endpoint_change::delete(ctx, &id, yes, json).await
+        }
+    }
+}
+
+/// Any partner's endpoint, or "does not exist" (exit 3).
+pub async fn find(ctx: &Ctx, id: &str) -> anyhow::Result<Endpoint> {
+    store::admin::endpoint(&ctx.db, id)
+        .await?
+        .ok_or_else(|| exit::not_found(format!("endpoint {id}")))
+}
+
+/// The operator API's answer for one endpoint, with its backlog read now.
+pub async fn shown(ctx: &Ctx, e: Endpoint) -> anyhow::Result<AdminEndpointOut> {
+    let mut backlogs = store::admin::backlogs(&ctx.db, std::slice::from_ref(&e.id)).await?;
+    let b = backlogs.remove(&e.id).unwrap_or_default();
+    Ok(admin_out(e, b))
+}
+
+fn admin_out(e: Endpoint, b: Backlog) -> AdminEndpointOut {
+    AdminEndpointOut {
+        partner_id: e.partner_id.clone(),
+        kind: e.kind.as_str().to_string(),
+        endpoint: e.into(),
+        backlog: BacklogOut {
+            waiting: b.waiting,
+            paused: b.paused,
+        },
+    }
+}
+
+/// An endpoint for a person.
+pub fn text(a: &AdminEndpointOut) -> String {
+    let e = &a.endpoint;
+    let types = if e.event_types.is_empty() {
+        "every type".to_string()
+    } else {
+        e.event_types.join(", ")
+    };
+    let mut text = out::fields(&[
+        ("id", Some(e.id.clone())),
+        ("partner", Some(a.partner_id.clone())),
+        ("kind", Some(a.kind.clone())),
+        ("url", Some(e.url.clone())),
+        ("status", Some(e.status.clone())),
+        ("disabled reason", e.disabled_reason.clone()),
+        ("failing since", e.failing_since.clone()),
+        ("event types", Some(types)),
+        ("schema version", e.schema_version.clone()),
+        ("concurrency", Some(e.concurrency.to_string())),
+        (
+            "rate limit",
+            Some(e.rate_limit.map_or("none".into(), |r| format!("{r}/s"))),
+        ),
+        (
+            "description",
+            (!e.description.is_empty()).then(|| e.description.clone()),
+        ),
+        ("waiting", Some(a.backlog.waiting.to_string())),
+        ("paused", Some(a.backlog.paused.to_string())),
+        ("created", Some(e.created_at.clone())),
+        ("updated", Some(e.updated_at.clone())),
+    ]);
+    text.push_str(&format!(
+        "\ndeliveries: hookd delivery list --endpoint {}",
+        e.id
+    ));
+    text
+}
+
+async fn create(ctx: &Ctx, c: EndpointCreate) -> anyhow::Result<()> {
+    if store::partners::find(&ctx.db, &c.partner).await?.is_none() {
+        return Err(exit::not_found(format!("partner {}", c.partner)));
+    }
+    let types: Vec<String> = c
+        .event_types
+        .into_iter()
+        .filter(|t| !t.is_empty())
+        .collect();
+    check_types(&types).map_err(from_problem)?;
+    let description = c.description.unwrap_or_default();
+    check_text("description", &description, 1000).map_err(from_problem)?;
+    check_range("concurrency", c.concurrency, 1..=256).map_err(from_problem)?;
+    check_range("rate_limit", c.rate_limit, 1..=10_000).map_err(from_problem)?;
+    let url = ctx.checked_url("--url", &c.url).await?;
+    let secrets = ctx.secrets()?;
+    let new = NewEndpoint {
+        partner_id: c.partner,
+        url,
+        description,
+        event_types: types,
+        concurrency: c
+            .concurrency
+            .unwrap_or(ctx.config.delivery.default_concurrency),
+        rate_limit: c.rate_limit,
+        schema_version: None,
+        schema_versions: Default::default(),
+        status: EndpointStatus::Active,
+    };
+    let (e, secret) = store::endpoints::create(&ctx.db, &secrets, new, ctx.now()).await?;
+    let partner_id = e.partner_id.clone();
+    let needs_dev = ctx.needs_dev(&e.url);
+    let created = EndpointCreated {
+        endpoint: EndpointOut::from(e),
+        secret: secret.expose(),
+    };
+    let mut shown = serde_json::to_value(&created)?;
+    shown["partner_id"] = partner_id.into();
+    emit(c.json, &shown, || {
+        let e = &created.endpoint;
+        let mut text = format!(
+            "created endpoint {} -> {}\nsigning secret (shown this once): {}",
+            e.id, e.url, created.secret
+        );
+        if needs_dev {
+            text.push_str(
+                "\n(dev mode let this URL in: hookd delivers to it only while it runs with --dev)",
+            );
+        }
+        if let Some(cmd) = dev::receiver_command(&e.url, &created.secret) {
+            text.push_str(&format!(
+                "\n\nthe example receiver for it, from the checkout:\n  {cmd}"
+            ));
+        }
+        text
+    })
+}
+
+async fn list(ctx: &Ctx, l: EndpointList) -> anyhow::Result<()> {
+    let (limit, after) = l.page.resolve(&ctx.config.api)?;
+    let search = EndpointSearch {
+        partner_id: l.partner,
+        status: l.status.map(|s| match s {
+            StatusArg::Active => EndpointStatus::Active,
+            StatusArg::Paused => EndpointStatus::Paused,
+            StatusArg::Disabled => EndpointStatus::Disabled,
+        }),
+        failing: l.failing.then_some(true),
+    };
+    let rows = store::admin::endpoints(&ctx.db, &search, after.as_ref(), limit).await?;
+    let ids: Vec<String> = rows.iter().map(|e| e.id.clone()).collect();
+    let mut backlogs = store::admin::backlogs(&ctx.db, &ids).await?;
+    let shown = Page::of(
+        rows,
+        limit,
+        |e| (e.created_at, e.id.as_str()),
+        |e| {
+            let b = backlogs.remove(&e.id).unwrap_or_default();
+            admin_out(e, b)
+        },
+    );
+    emit(l.json, &shown, || {
+        let rows: Vec<Vec<String>> = shown
+            .data
+            .iter()
+            .map(|a| {
+                let e = &a.endpoint;
+                vec![
+                    e.id.clone(),
+                    a.partner_id.clone(),
+                    e.status.clone(),
+                    out::cell(e.failing_since.clone()),
+                    a.backlog.waiting.to_string(),
+                    a.backlog.paused.to_string(),
+                    e.url.clone(),
+                ]
+            })
+            .collect();
+        out::table(
+            &[
+                "ID",
+                "PARTNER",
+                "STATUS",
+                "FAILING SINCE",
+                "WAITING",
+                "PAUSED",
+                "URL",
+            ],
+            &rows,
+        ) + &out::more(shown.next_cursor.as_deref())
+    })
+}

@@ -1,0 +1,139 @@
+//! `hookd serve` and `hookd migrate`: start-up, where every failure before
+//! hookd serves (a taken port, the database, the key, the catalog) is one
+//! line and exit 2, and what to do next once it listens.
+
+use std::{path::Path, sync::Arc};
+
+use super::{dev, exit::Exit};
+use crate::{
+    app::{self, Running},
+    config::Config,
+    domain::clock::{Clock as _, SystemClock},
+    store::{self, keys::Role},
+};
+
+/// `hookd serve`: runs until SIGINT or SIGTERM, after telling the person at
+/// the terminal what to do next. `dev`: dev mode (see `dev`).
+pub async fn serve(
+    mut config: Config,
+    dev_mode: bool,
+    config_file: Option<&Path>,
+) -> anyhow::Result<()> {
+    if dev_mode {
+        dev::allow_local(&mut config.egress);
+    }
+    let database = store::redact_url(&config.database.url);
+    let running = app::start(config, Arc::new(SystemClock), false)
+        .await
+        .map_err(Exit::startup)?;
+    tracing::info!(address = %running.addr, %database, dev = dev_mode, "hookd is serving");
+    if dev_mode {
+        tracing::warn!("{}", dev::WARNING);
+    }
+    let hookd = dev::invocation(config_file);
+    let next = if dev_mode {
+        dev_banner(&running, &database, &hookd).await
+    } else {
+        Ok(banner(&running, &database, &hookd))
+    };
+    match next {
+        // A closed stdout (`hookd serve | head`) must not stop a server.
+        Ok(text) => {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stdout(), "{text}");
+        }
+        Err(e) => {
+            running.server.stop(true).await;
+            let _ = running.wait().await;
+            return Err(e.context("making the dev mode's keys"));
+        }
+    }
+    running.serve_until_stopped().await?;
+    tracing::info!("hookd stopped");
+    Ok(())
+}
+
+/// An event of the running catalog that `POST /v1/events` takes as it is:
+/// `usage.finalized` if the catalog has it, else its first business type.
+fn sample(running: &Running) -> (String, u32, serde_json::Value) {
+    let catalog = &running.shared.catalog;
+    catalog
+        .get("usage.finalized")
+        .or_else(|| {
+            catalog
+                .types()
+                .find(|t| !t.name.starts_with("endpoint.") && !t.name.starts_with("webhook."))
+        })
+        .map_or(("usage.finalized".into(), 1, serde_json::json!({})), |t| {
+            (
+                t.name.clone(),
+                t.latest().version,
+                t.latest().example.clone(),
+            )
+        })
+}
+
+/// What to do next, outside dev mode.
+fn banner(running: &Running, database: &str, hookd: &str) -> String {
+    let (event_type, version, data) = sample(running);
+    let event = dev::event_json(&event_type, "<id>", version, &data);
+    format!(
+        "\nhookd is listening on http://{addr} (database {database}).\n\
+         Next, in another terminal:\n  \
+         {hookd} partner create --name Acme --json                 # -> partner id\n  \
+         {hookd} key create --service --json                       # -> service key for POST /v1/events\n  \
+         {hookd} endpoint create --partner <id> --url https://<your receiver>/webhooks --json   # -> signing secret\n  \
+         curl -H 'Authorization: Bearer <service key>' -H 'content-type: application/json' \\\n    \
+         -d '{event}' \\\n    \
+         http://{addr}/v1/events\n\
+         Callback URLs must be public https here. For a receiver on this machine, run `{hookd} serve --dev`\n\
+         instead (a laptop only): it prints the commands to a first verified delivery.\n",
+        addr = running.addr
+    )
+}
+
+/// Dev mode's banner, with an operator key and a service key made for this run.
+async fn dev_banner(running: &Running, database: &str, hookd: &str) -> anyhow::Result<String> {
+    let db = &running.shared.db;
+    let now = SystemClock.now_ms();
+    let operator = store::keys::create(db, Role::Operator, None, now).await?;
+    let service = store::keys::create(db, Role::Service, None, now).await?;
+    let (event_type, version, data) = sample(running);
+    let base = format!("http://{}", running.addr);
+    let variables = dev::hookd_variables(std::env::vars());
+    Ok(dev::banner(&dev::Banner {
+        base: &base,
+        database,
+        operator_key: &operator.key,
+        service_key: &service.key,
+        hookd,
+        variables: &variables,
+        receiver_port: dev::receiver_port(running.addr.port()),
+        sample: (&event_type, version, &data),
+    }))
+}
+
+/// `hookd migrate`: brings the schema up to date and says what it did.
+/// A database it cannot reach is a start-up error (exit 2).
+pub async fn migrate(config: &Config) -> anyhow::Result<()> {
+    use migration::MigratorTrait as _;
+    let db = store::connect(&config.database)
+        .await
+        .map_err(Exit::startup)?;
+    let result = async {
+        let pending = migration::Migrator::get_pending_migrations(&db).await?;
+        store::migrate(&db).await?;
+        anyhow::Ok(pending.len())
+    }
+    .await;
+    let _ = db.close().await;
+    let shown = store::redact_url(&config.database.url);
+    match result? {
+        0 => println!("{shown} is up to date"),
+        n => println!(
+            "migrated {shown}: {n} migration{} applied",
+            if n == 1 { "" } else { "s" }
+        ),
+    }
+    Ok(())
+}

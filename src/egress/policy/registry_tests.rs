@@ -1,0 +1,198 @@
+//! The registry tables at their edges: the first and last address of every block, and the
+//! addresses just outside, judged by the default policy.
+
+use super::AddressPolicy;
+use super::tests::{ALLOWED, Row, assert_table};
+
+#[test]
+fn ipv4_registry_blocks_are_forbidden_up_to_their_edges() {
+    assert_table(&AddressPolicy::default(), IPV4_EDGES);
+}
+
+const THIS_NET: &str = "\"this network\"";
+const PRIVATE: &str = "private-use";
+const CGNAT: &str = "shared address space";
+const IETF: &str = "IETF protocol assignments";
+#[rustfmt::skip]
+const IPV4_EDGES: &[Row] = &[
+    ("0.0.0.0", THIS_NET, "first of 0.0.0.0/8; Linux connects it to localhost"),
+    ("0.255.255.255", THIS_NET, "last of 0.0.0.0/8"),
+    ("1.0.0.0", ALLOWED, "just above 0.0.0.0/8"),
+    ("9.255.255.255", ALLOWED, "just below 10.0.0.0/8"),
+    ("10.0.0.0", PRIVATE, "first of 10.0.0.0/8"),
+    ("10.255.255.255", PRIVATE, "last of 10.0.0.0/8"),
+    ("11.0.0.0", ALLOWED, "just above 10.0.0.0/8"),
+    ("100.63.255.255", ALLOWED, "just below 100.64.0.0/10"),
+    ("100.64.0.0", CGNAT, "first of 100.64.0.0/10"),
+    ("100.127.255.255", CGNAT, "last of 100.64.0.0/10"),
+    ("100.128.0.0", ALLOWED, "just above 100.64.0.0/10"),
+    ("126.255.255.255", ALLOWED, "just below 127.0.0.0/8"),
+    ("127.0.0.0", "loopback", "first of 127.0.0.0/8"),
+    ("127.0.0.1", "loopback", "localhost"),
+    ("127.255.255.255", "loopback", "last of 127.0.0.0/8"),
+    ("128.0.0.0", ALLOWED, "just above 127.0.0.0/8"),
+    ("169.253.255.255", ALLOWED, "just below 169.254.0.0/16"),
+    ("169.254.0.0", "link-local", "first of 169.254.0.0/16"),
+    ("169.254.255.255", "link-local", "last of 169.254.0.0/16"),
+    ("169.255.0.0", ALLOWED, "just above 169.254.0.0/16"),
+    ("172.15.255.255", ALLOWED, "just below 172.16.0.0/12"),
+    ("172.16.0.0", PRIVATE, "first of 172.16.0.0/12"),
+    ("172.31.255.255", PRIVATE, "last of 172.16.0.0/12"),
+    ("172.32.0.0", ALLOWED, "just above 172.16.0.0/12"),
+    ("191.255.255.255", ALLOWED, "just below 192.0.0.0/24"),
+    ("192.0.0.0", "IPv4 service continuity prefix", "first of 192.0.0.0/29"),
+    ("192.0.0.7", "IPv4 service continuity prefix", "last of 192.0.0.0/29"),
+    ("192.0.0.8", "IPv4 dummy address", "192.0.0.8/32 is not globally reachable"),
+    ("192.0.0.9", ALLOWED, "PCP anycast 192.0.0.9/32 is globally reachable"),
+    ("192.0.0.10", ALLOWED, "TURN anycast 192.0.0.10/32 is globally reachable"),
+    ("192.0.0.11", IETF, "back in 192.0.0.0/24 after the anycast exceptions"),
+    ("192.0.0.170", "NAT64/DNS64 discovery", "192.0.0.170/32"),
+    ("192.0.0.171", "NAT64/DNS64 discovery", "192.0.0.171/32"),
+    ("192.0.0.172", IETF, "back in 192.0.0.0/24"),
+    ("192.0.0.255", IETF, "last of 192.0.0.0/24"),
+    ("192.0.1.0", ALLOWED, "just above 192.0.0.0/24"),
+    ("192.0.1.255", ALLOWED, "just below 192.0.2.0/24"),
+    ("192.0.2.0", "documentation (TEST-NET-1)", "first of 192.0.2.0/24"),
+    ("192.0.2.255", "documentation (TEST-NET-1)", "last of 192.0.2.0/24"),
+    ("192.0.3.0", ALLOWED, "just above 192.0.2.0/24"),
+    ("192.31.196.1", ALLOWED, "AS112-v4 192.31.196.0/24 is globally reachable"),
+    ("192.52.193.1", ALLOWED, "AMT 192.52.193.0/24 is globally reachable"),
+    ("192.175.48.1", ALLOWED, "AS112 direct delegation 192.175.48.0/24 is globally reachable"),
+    ("192.88.98.255", ALLOWED, "just below 192.88.99.0/24"),
+    ("192.88.99.0", "6to4 relay anycast (deprecated)", "first of 192.88.99.0/24"),
+    ("192.88.99.1", "6to4 relay anycast (deprecated)", "the former 6to4 relay anycast address"),
+    ("192.88.99.2", "6a44 relay anycast", "192.88.99.2/32 is listed as not globally reachable"),
+    ("192.88.99.255", "6to4 relay anycast (deprecated)", "last of 192.88.99.0/24"),
+    ("192.88.100.0", ALLOWED, "just above 192.88.99.0/24"),
+    ("192.167.255.255", ALLOWED, "just below 192.168.0.0/16"),
+    ("192.168.0.0", PRIVATE, "first of 192.168.0.0/16"),
+    ("192.168.255.255", PRIVATE, "last of 192.168.0.0/16"),
+    ("192.169.0.0", ALLOWED, "just above 192.168.0.0/16"),
+    ("198.17.255.255", ALLOWED, "just below 198.18.0.0/15"),
+    ("198.18.0.0", "benchmarking", "first of 198.18.0.0/15"),
+    ("198.19.255.255", "benchmarking", "last of 198.18.0.0/15"),
+    ("198.20.0.0", ALLOWED, "just above 198.18.0.0/15"),
+    ("198.51.99.255", ALLOWED, "just below 198.51.100.0/24"),
+    ("198.51.100.0", "documentation (TEST-NET-2)", "first of 198.51.100.0/24"),
+    ("198.51.100.255", "documentation (TEST-NET-2)", "last of 198.51.100.0/24"),
+    ("198.51.101.0", ALLOWED, "just above 198.51.100.0/24"),
+    ("203.0.112.255", ALLOWED, "just below 203.0.113.0/24"),
+    ("203.0.113.0", "documentation (TEST-NET-3)", "first of 203.0.113.0/24"),
+    ("203.0.113.255", "documentation (TEST-NET-3)", "last of 203.0.113.0/24"),
+    ("203.0.114.0", ALLOWED, "just above 203.0.113.0/24"),
+    ("223.255.255.255", ALLOWED, "just below 224.0.0.0/4"),
+    ("224.0.0.0", "multicast", "first of 224.0.0.0/4"),
+    ("239.255.255.255", "multicast", "last of 224.0.0.0/4"),
+    ("240.0.0.0", "reserved", "first of 240.0.0.0/4"),
+    ("255.255.255.254", "reserved", "last of 240.0.0.0/4 before broadcast"),
+    ("255.255.255.255", "limited broadcast", "255.255.255.255/32"),
+];
+
+#[test]
+fn ipv6_registry_blocks_are_forbidden_up_to_their_edges() {
+    assert_table(&AddressPolicy::default(), IPV6_EDGES);
+}
+
+const OUTSIDE: &str = "outside IPv6 global unicast";
+const ORCHID: &str = "ORCHID (deprecated)";
+#[rustfmt::skip]
+const IPV6_EDGES: &[Row] = &[
+    ("::", "unspecified", "::/128"),
+    ("::1", "loopback", "::1/128"),
+    ("::2", "IPv4-compatible (deprecated)", "first of ::/96 after :: and ::1"),
+    ("::1:0:0", OUTSIDE, "just above ::/96, and not a mapped address"),
+    ("64:ff9b:0:ffff::", OUTSIDE, "inside 64:ff9b::/64 but outside the NAT64 /96"),
+    ("64:ff9b:1::", "local-use IPv4/IPv6 translation", "first of 64:ff9b:1::/48"),
+    ("64:ff9b:1:ffff:ffff:ffff:ffff:ffff", "local-use IPv4/IPv6 translation", "last of 64:ff9b:1::/48"),
+    ("64:ff9b:2::", OUTSIDE, "just above 64:ff9b:1::/48"),
+    ("ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", OUTSIDE, "just below 100::/64"),
+    ("100::", "discard-only", "first of 100::/64"),
+    ("100::ffff:ffff:ffff:ffff", "discard-only", "last of 100::/64"),
+    ("100:0:0:1::", "dummy IPv6 prefix", "first of 100:0:0:1::/64"),
+    ("100:0:0:1:ffff:ffff:ffff:ffff", "dummy IPv6 prefix", "last of 100:0:0:1::/64"),
+    ("100:0:0:2::", OUTSIDE, "just above the dummy prefix"),
+    ("1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", OUTSIDE, "just below 2000::/3"),
+    ("2000::", ALLOWED, "first of global unicast 2000::/3"),
+    ("2000:ffff:ffff:ffff:ffff:ffff:ffff:ffff", ALLOWED, "just below 2001::/23"),
+    ("2001::", "Teredo", "first of 2001::/32"),
+    ("2001:0:ffff:ffff:ffff:ffff:ffff:ffff", "Teredo", "last of 2001::/32"),
+    ("2001:1::", IETF, "2001:1::/32 outside the anycast exceptions"),
+    ("2001:1::1", ALLOWED, "PCP anycast 2001:1::1/128 is globally reachable"),
+    ("2001:1::2", ALLOWED, "TURN anycast 2001:1::2/128 is globally reachable"),
+    ("2001:1::3", ALLOWED, "DNS-SD SRP anycast 2001:1::3/128 is globally reachable"),
+    ("2001:1::4", IETF, "just above the anycast exceptions"),
+    ("2001:2::", "benchmarking", "first of 2001:2::/48"),
+    ("2001:2:0:ffff:ffff:ffff:ffff:ffff", "benchmarking", "last of 2001:2::/48"),
+    ("2001:2:1::", IETF, "just above 2001:2::/48"),
+    ("2001:2:ffff:ffff:ffff:ffff:ffff:ffff", IETF, "just below 2001:3::/32"),
+    ("2001:3::", ALLOWED, "first of AMT 2001:3::/32, globally reachable"),
+    ("2001:3:ffff:ffff:ffff:ffff:ffff:ffff", ALLOWED, "last of AMT 2001:3::/32"),
+    ("2001:4::", IETF, "just above AMT"),
+    ("2001:4:111:ffff:ffff:ffff:ffff:ffff", IETF, "just below AS112-v6 2001:4:112::/48"),
+    ("2001:4:112::", ALLOWED, "first of AS112-v6 2001:4:112::/48, globally reachable"),
+    ("2001:4:112:ffff:ffff:ffff:ffff:ffff", ALLOWED, "last of AS112-v6"),
+    ("2001:4:113::", IETF, "just above AS112-v6"),
+    ("2001:f:ffff:ffff:ffff:ffff:ffff:ffff", IETF, "just below 2001:10::/28"),
+    ("2001:10::", ORCHID, "first of 2001:10::/28"),
+    ("2001:1f:ffff:ffff:ffff:ffff:ffff:ffff", ORCHID, "last of 2001:10::/28"),
+    ("2001:20::", ALLOWED, "first of ORCHIDv2 2001:20::/28, globally reachable"),
+    ("2001:2f:ffff:ffff:ffff:ffff:ffff:ffff", ALLOWED, "last of ORCHIDv2"),
+    ("2001:30::", ALLOWED, "first of DRIP DETs 2001:30::/28, globally reachable"),
+    ("2001:3f:ffff:ffff:ffff:ffff:ffff:ffff", ALLOWED, "last of DRIP DETs"),
+    ("2001:40::", IETF, "just above DRIP DETs, back in 2001::/23"),
+    ("2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff", IETF, "last of 2001::/23"),
+    ("2001:200::", ALLOWED, "just above 2001::/23"),
+    ("2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", ALLOWED, "just below 2001:db8::/32"),
+    ("2001:db8::", "documentation", "first of 2001:db8::/32"),
+    ("2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", "documentation", "last of 2001:db8::/32"),
+    ("2001:db9::", ALLOWED, "just above 2001:db8::/32"),
+    ("2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff", ALLOWED, "just below 2002::/16"),
+    ("2002::", "6to4", "first of 2002::/16"),
+    ("2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "6to4", "last of 2002::/16"),
+    ("2003::", ALLOWED, "just above 2002::/16"),
+    ("3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff", ALLOWED, "just below 3fff::/20"),
+    ("3fff::", "documentation", "first of 3fff::/20"),
+    ("3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", "documentation", "last of 3fff::/20"),
+    ("3fff:1000::", ALLOWED, "just above 3fff::/20"),
+    ("3fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", ALLOWED, "last of 2000::/3"),
+    ("4000::", OUTSIDE, "just above 2000::/3"),
+    ("5eff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", OUTSIDE, "just below 5f00::/16"),
+    ("5f00::", "SRv6 segment identifiers", "first of 5f00::/16"),
+    ("5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "SRv6 segment identifiers", "last of 5f00::/16"),
+    ("5f01::", OUTSIDE, "just above 5f00::/16"),
+    ("fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", OUTSIDE, "just below fc00::/7"),
+    ("fc00::", "unique-local", "first of fc00::/7"),
+    ("fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "unique-local", "last of fc00::/7"),
+    ("fe00::", OUTSIDE, "just above fc00::/7"),
+    ("fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", OUTSIDE, "just below fe80::/10"),
+    ("fe80::", "link-local", "first of fe80::/10"),
+    ("febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "link-local", "last of fe80::/10"),
+    ("fec0::", "site-local (deprecated)", "first of fec0::/10"),
+    ("feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "site-local (deprecated)", "last of fec0::/10"),
+    ("ff00::", "multicast", "first of ff00::/8"),
+    ("ff02::1", "multicast", "all-nodes"),
+    ("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "multicast", "last of ff00::/8"),
+    ("2620:4f:8000::1", ALLOWED, "AS112 direct delegation 2620:4f:8000::/48 is globally reachable"),
+];
+
+#[test]
+fn ordinary_public_addresses_are_allowed() {
+    assert_table(&AddressPolicy::default(), PUBLIC);
+}
+
+#[rustfmt::skip]
+const PUBLIC: &[Row] = &[
+    ("8.8.8.8", ALLOWED, "Google public DNS"),
+    ("8.8.4.4", ALLOWED, "Google public DNS"),
+    ("1.1.1.1", ALLOWED, "Cloudflare public DNS"),
+    ("9.9.9.9", ALLOWED, "Quad9"),
+    ("140.82.112.3", ALLOWED, "github.com"),
+    ("52.94.236.248", ALLOWED, "an AWS public address"),
+    ("168.63.129.15", ALLOWED, "next to Azure's WireServer, an ordinary public address"),
+    ("168.63.129.17", ALLOWED, "next to Azure's WireServer, an ordinary public address"),
+    ("2606:4700::1111", ALLOWED, "Cloudflare public DNS"),
+    ("2a00:1450::1", ALLOWED, "Google"),
+    ("2001:4860:4860::8888", ALLOWED, "Google public DNS"),
+    ("2400:cb00::1", ALLOWED, "APNIC-allocated global unicast"),
+    ("2c0f:f248::1", ALLOWED, "AFRINIC-allocated global unicast"),
+];

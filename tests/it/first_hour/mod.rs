@@ -1,0 +1,13 @@
+//! Issue 13, the first hour: the operator's CLI, start-up, configuration
+//! errors, one error grammar, the OpenAPI document, readable logs, and a
+//! replay that goes now.
+
+mod cli_ops;
+mod config;
+mod egress_docs;
+mod errors;
+mod home;
+mod logs;
+mod openapi;
+mod replay_now;
+mod startup;

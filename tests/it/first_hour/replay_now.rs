@@ -1,0 +1,152 @@
+//! A manual replay goes now (issue 13, item 8): through an open circuit it
+//! is the circuit's probe, and a good answer lets what waited behind the
+//! circuit go too; a bad one reopens it with a doubled cool-down. A replay
+//! that must wait says for what.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::on_both_backends;
+
+use crate::harness::{
+    Backend, TestApp,
+    receiver::{Receiver, Reply},
+    spawn_app_with, wait_until,
+};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// One failure opens the circuit for 10 minutes (on the injected clock:
+/// nothing in these tests moves it unless it says so).
+const ONE_FAILURE_OPENS_FOR_10_MIN: [(&str, &str); 3] = [
+    ("HOOKD_CIRCUIT__FAILURE_THRESHOLD", "1"),
+    ("HOOKD_CIRCUIT__COOLDOWN_INITIAL", "10m"),
+    ("HOOKD_CIRCUIT__COOLDOWN_MAX", "1h"),
+];
+
+/// An endpoint whose receiver answered 500 to one event, so its circuit is
+/// open: (app, partner key, receiver, endpoint id, that event).
+async fn an_open_circuit(backend: Backend) -> (TestApp, String, Receiver, String, String) {
+    let app = spawn_app_with(backend, &ONE_FAILURE_OPENS_FOR_10_MIN).await;
+    let key = app.partner_key().await;
+    let receiver = Receiver::start().await;
+    receiver.set_default(Reply::status(500));
+    let (endpoint, _) = app.endpoint(&receiver.url()).await;
+    let first = app.publish("a.b", json!({"n": 1})).await;
+    receiver.wait_for(1, WAIT).await.expect("the first attempt");
+    app.wait_for_state(&first, &endpoint, "failed", WAIT).await;
+    (app, key, receiver, endpoint, first)
+}
+
+/// Nothing more arrives for a while (the engine polls every 50 ms).
+async fn stays_at(receiver: &Receiver, n: usize) {
+    actix_rt::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(receiver.count(), n, "nothing more was sent");
+}
+
+async fn replay(app: &TestApp, key: &str, event: &str) -> Value {
+    let (_, page, _) = app
+        .request(
+            "GET",
+            &format!("/v1/deliveries?event_id={event}"),
+            key,
+            None,
+        )
+        .await;
+    let delivery = page["data"][0]["id"].as_str().expect("the delivery");
+    let path = format!("/v1/deliveries/{delivery}/replay");
+    let (status, queued, _) = app.request("POST", &path, key, None).await;
+    assert_eq!(status, 202, "{queued}");
+    queued
+}
+
+fn webhook_ids(receiver: &Receiver) -> Vec<String> {
+    receiver
+        .received()
+        .iter()
+        .map(|r| r.header("webhook-id").unwrap_or_default().to_string())
+        .collect()
+}
+
+on_both_backends!(
+    a_replay_goes_at_once_through_an_open_circuit_and_its_success_releases_what_waited,
+    |backend: Backend| async move {
+        let (app, key, receiver, _, first) = an_open_circuit(backend).await;
+        let held = app.publish("a.b", json!({"n": 2})).await;
+        stays_at(&receiver, 1).await;
+
+        receiver.set_default(Reply::status(200));
+        let queued = replay(&app, &key, &first).await;
+        assert_eq!(queued["sends"], "now", "{queued}");
+        assert!(queued.get("waiting_for").is_none(), "{queued}");
+        receiver
+            .wait_for(2, WAIT)
+            .await
+            .expect("the replay goes 10 minutes before the cool-down ends");
+        assert_eq!(webhook_ids(&receiver)[1], first);
+
+        receiver
+            .wait_for(3, WAIT)
+            .await
+            .expect("the replay closed the circuit: what waited behind it goes now");
+        assert_eq!(webhook_ids(&receiver)[2], held);
+    }
+);
+
+on_both_backends!(
+    a_failed_replay_reopens_the_circuit_for_twice_the_cool_down,
+    |backend: Backend| async move {
+        let (app, key, receiver, endpoint, first) = an_open_circuit(backend).await;
+        let held = app.publish("a.b", json!({"n": 2})).await;
+        replay(&app, &key, &first).await;
+        receiver.wait_for(2, WAIT).await.expect("the replay goes");
+        stays_at(&receiver, 2).await;
+
+        receiver.set_default(Reply::status(200));
+        app.advance(Duration::from_secs(11 * 60));
+        stays_at(&receiver, 2).await;
+        app.advance(Duration::from_secs(10 * 60));
+        let sent = wait_until(WAIT, || async {
+            webhook_ids(&receiver).contains(&held).then_some(())
+        })
+        .await;
+        assert!(
+            sent.is_some(),
+            "after 20 minutes the probe goes, and the held delivery with it or after it: {:?}",
+            webhook_ids(&receiver)
+        );
+        app.wait_for_state(&held, &endpoint, "delivered", WAIT)
+            .await;
+    }
+);
+
+on_both_backends!(
+    a_replay_to_a_disabled_endpoint_says_it_waits_until_the_endpoint_is_enabled,
+    |backend: Backend| async move {
+        let (app, key, receiver, endpoint, first) = an_open_circuit(backend).await;
+        let disable = format!("/v1/endpoints/{endpoint}/disable");
+        let (status, body, _) = app.request("POST", &disable, &key, None).await;
+        assert_eq!(status, 200, "{body}");
+        receiver.set_default(Reply::status(200));
+
+        let queued = replay(&app, &key, &first).await;
+        assert_eq!(queued["sends"], "when-enabled", "{queued}");
+        let why = queued["waiting_for"].as_str().expect("what it waits for");
+        assert!(
+            why.contains(&format!("/v1/endpoints/{endpoint}/enable")),
+            "{why}"
+        );
+        stays_at(&receiver, 1).await;
+
+        let enable = format!("/v1/endpoints/{endpoint}/enable");
+        let (status, body, _) = app.request("POST", &enable, &key, None).await;
+        assert_eq!(status, 200, "{body}");
+        let replayed = wait_until(WAIT, || async {
+            let attempts = app.attempts(&first, &endpoint).await;
+            attempts.iter().any(|a| a.trigger == "manual").then_some(())
+        })
+        .await;
+        assert!(replayed.is_some(), "enabled, the replay goes");
+    }
+);

@@ -1,0 +1,100 @@
+//! The receiver scenarios can fail: a copy of the Python receiver with its
+//! duplicate guards taken out (no unique `webhook-id`, no unique ledger
+//! source) is caught by the duplicate scenario, through its inbox.
+
+use std::{
+    panic::AssertUnwindSafe,
+    path::{Path, PathBuf},
+    sync::OnceLock,
+};
+
+use futures_util::FutureExt as _;
+
+use super::{ReceiverUnderTest, State, Toolchain, python, scenarios};
+
+/// The Python receiver, but it stores and applies every arrival of an event.
+static APPLIES_DUPLICATES: ReceiverUnderTest = ReceiverUnderTest {
+    name: "a Python receiver without duplicate guards",
+    toolchain: applies_duplicates,
+    state: State::Sqlite,
+};
+
+/// `(what, replacement)` edits to `inbox.py`; each must match exactly once.
+const DROP_DUPLICATE_GUARDS: [(&str, &str); 4] = [
+    (
+        "webhook_id     TEXT NOT NULL UNIQUE,",
+        "webhook_id     TEXT NOT NULL,",
+    ),
+    (" ON CONFLICT (webhook_id) DO NOTHING", ""),
+    (
+        "    PRIMARY KEY (kind, source_id)\n",
+        "    extra       TEXT\n",
+    ),
+    (" ON CONFLICT (kind, source_id) DO NOTHING", ""),
+];
+
+fn applies_duplicates() -> Toolchain {
+    static READY: OnceLock<Toolchain> = OnceLock::new();
+    READY
+        .get_or_init(|| match python::venv() {
+            Ok(python) => Toolchain::Ready {
+                program: python,
+                args: vec![mutant_copy().join("receiver.py").display().to_string()],
+                env: vec![("PYTHONDONTWRITEBYTECODE".into(), "1".into())],
+            },
+            Err(missing) => Toolchain::Missing(missing),
+        })
+        .clone()
+}
+
+/// A copy of the Python example, in this process's temp dir, with
+/// [`DROP_DUPLICATE_GUARDS`] applied.
+fn mutant_copy() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hookd-mutant-receiver-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("the mutant's dir");
+    let example = python::example_dir();
+    for file in ["receiver.py", "inbox.py"] {
+        std::fs::copy(example.join(file), dir.join(file)).expect("the example's sources");
+    }
+    let inbox = dir.join("inbox.py");
+    let mut source = std::fs::read_to_string(&inbox).expect("inbox.py");
+    for (what, replacement) in DROP_DUPLICATE_GUARDS {
+        assert_eq!(
+            source.matches(what).count(),
+            1,
+            "the mutation `{what}` no longer matches inbox.py: update DROP_DUPLICATE_GUARDS"
+        );
+        source = source.replace(what, replacement);
+    }
+    write(&inbox, &source);
+    dir
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).expect("the mutant's source");
+}
+
+#[actix_rt::test]
+async fn a_receiver_that_applies_duplicates_fails_the_duplicate_scenario_on_its_inbox() {
+    let outcome = AssertUnwindSafe(
+        scenarios::a_replayed_event_is_acknowledged_and_not_applied_again(&APPLIES_DUPLICATES),
+    )
+    .catch_unwind()
+    .await;
+    crate::harness::quiesce().await;
+    let Err(panic) = outcome else {
+        if super::ready(&APPLIES_DUPLICATES).is_none() {
+            return; // skipped loudly (a failure under CI=true)
+        }
+        panic!("a receiver that stores and applies every duplicate passed the duplicate scenario");
+    };
+    let message = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or_default();
+    assert!(
+        message.contains("one inbox row per webhook-id"),
+        "caught by its inbox, not by something else: {message}"
+    );
+}
