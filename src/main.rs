@@ -17,6 +17,8 @@ async fn main() -> std::process::ExitCode {
         .unwrap_or_else(|_| EnvFilter::new(log_filter(&config.log.filter)));
     let subscriber = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        // Colours only for a terminal: a redirected log stays plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     if config.log.json {
         subscriber.json().init();
