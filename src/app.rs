@@ -206,7 +206,13 @@ pub async fn start_on(
     let shared = prepare(config, clock).await?;
     let engine = Engine::start(shared.clone(), &listener.addr.to_string()).await?;
     let api = &shared.config.api;
-    let limiter = |rate, burst| Arc::new(http::rate_limit::RateLimiter::new(rate, burst));
+    let limiter = |rate, burst| {
+        Arc::new(http::rate_limit::RateLimiter::new(
+            rate,
+            burst,
+            shared.clock.clone(),
+        ))
+    };
     let state = AppState {
         shared: shared.clone(),
         engine: engine.clone(),

@@ -35,14 +35,18 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
-/// `log.filter`, with the migrator's step-by-step lines held back unless the
-/// filter asks for them: hookd says in one line what a migration did.
+/// `log.filter`, with the migrator's step-by-step lines (and PostgreSQL's
+/// notices about its `IF NOT EXISTS`, "relation … already exists, skipping")
+/// held back unless the filter asks for them: hookd says in one line what a
+/// migration did.
 fn log_filter(configured: &str) -> String {
-    if configured.contains("sea_orm_migration") {
-        configured.to_string()
-    } else {
-        format!("{configured},sea_orm_migration=warn")
+    let mut filter = configured.to_string();
+    for chatty in ["sea_orm_migration", "sqlx::postgres::notice"] {
+        if !configured.contains(chatty) {
+            filter.push_str(&format!(",{chatty}=warn"));
+        }
     }
+    filter
 }
 
 /// The error and its causes, each said once (many causes repeat their source).

@@ -98,6 +98,15 @@ pub struct Banner<'a> {
     pub sample: (&'a str, u32, &'a serde_json::Value),
 }
 
+/// How to run the example receiver with the profile this hookd was built
+/// with, so that cargo reuses what it built for hookd (a debug hookd and a
+/// release receiver would compile every dependency a second time).
+pub const RUN_RECEIVER: &str = if cfg!(debug_assertions) {
+    "cargo run -p hookd-example-receiver"
+} else {
+    "cargo run --release -p hookd-example-receiver"
+};
+
 /// The partner id the banner's commands use.
 const PARTNER: &str = "acme";
 
@@ -128,7 +137,7 @@ pub fn banner(b: &Banner) -> String {
               {hookd} endpoint create --dev --partner {PARTNER} --url http://127.0.0.1:{port}/webhooks\n\n  \
          2. The example receiver: it verifies each signature and keeps what it accepts in inbox.db:\n       \
               WEBHOOK_SECRETS='whsec_…' HOST=127.0.0.1 PORT={port} INBOX_DB=inbox.db \\\n         \
-                cargo run --release -p hookd-example-receiver\n\n  \
+                {RUN_RECEIVER}\n\n  \
          3. An event:\n       \
               curl -sS {base}/v1/events -H 'Authorization: Bearer {svc}' \\\n         \
                 -H 'content-type: application/json' -d '{event}'\n\n\
@@ -173,7 +182,7 @@ pub fn receiver_command(url: &str, secret: &str) -> Option<String> {
     let port = u.port_or_known_default()?;
     Some(format!(
         "WEBHOOK_SECRETS='{secret}' HOST={host} PORT={port} INBOX_DB=inbox.db \\\n  \
-         cargo run --release -p hookd-example-receiver"
+         {RUN_RECEIVER}"
     ))
 }
 
@@ -208,10 +217,23 @@ mod tests {
         }
     }
 
+    /// The egress rules of `egress()` widened to dev mode's.
+    fn dev_rules() -> crate::egress::url_check::EgressRules {
+        let mut dev = egress();
+        allow_local(&mut dev);
+        crate::egress::url_check::EgressRules::from_config(&dev)
+    }
+
+    /// Receivers on this machine and the networks a laptop sits in.
+    const LOCAL_RECEIVERS: [&str; 4] = [
+        "http://127.0.0.1:9000/webhooks",
+        "http://[::1]:3000/",
+        "http://192.168.1.20:8000/in",
+        "http://10.1.2.3/",
+    ];
+
     #[test]
-    fn dev_mode_lets_local_receivers_through_and_keeps_metadata_and_denials_out() {
-        use crate::egress::url_check::{EgressRules, check_url};
-        let strict = EgressRules::from_config(&egress());
+    fn dev_mode_widened_twice_lists_each_local_range_once() {
         let mut dev = egress();
         allow_local(&mut dev);
         allow_local(&mut dev);
@@ -220,19 +242,26 @@ mod tests {
             LOCAL_CIDRS.len(),
             "applied twice, listed once"
         );
-        let dev = EgressRules::from_config(&dev);
-        for url in [
-            "http://127.0.0.1:9000/webhooks",
-            "http://[::1]:3000/",
-            "http://192.168.1.20:8000/in",
-            "http://10.1.2.3/",
-        ] {
+    }
+
+    #[test]
+    fn dev_mode_lets_local_receivers_through_that_are_refused_without_it() {
+        use crate::egress::url_check::{EgressRules, check_url};
+        let strict = EgressRules::from_config(&egress());
+        let dev = dev_rules();
+        for url in LOCAL_RECEIVERS {
             assert!(
                 check_url(url, &strict).is_err(),
                 "{url} is refused without --dev"
             );
             assert!(check_url(url, &dev).is_ok(), "{url} is allowed with --dev");
         }
+    }
+
+    #[test]
+    fn dev_mode_keeps_metadata_addresses_and_denied_ranges_out() {
+        use crate::egress::url_check::check_url;
+        let dev = dev_rules();
         for url in ["http://169.254.169.254/latest", "http://10.9.1.1/"] {
             assert!(
                 check_url(url, &dev).is_err(),
@@ -260,7 +289,7 @@ mod tests {
             "operator key  hko_op",
             "./target/release/hookd endpoint create --dev --partner acme --url http://127.0.0.1:8000/webhooks",
             "PORT=8000 INBOX_DB=inbox.db",
-            "cargo run --release -p hookd-example-receiver",
+            RUN_RECEIVER,
             "Bearer hks_svc",
             r#"{"type":"usage.finalized","partner_id":"acme","schema_version":1,"data":{"#,
             "HOOKD_DATABASE__URL",

@@ -167,30 +167,63 @@ mod tests {
         Cli::command().debug_assert();
     }
 
-    #[test]
-    fn every_command_and_flag_says_what_it_does_and_no_default_is_empty() {
+    /// Every command with its path, `hookd` itself first.
+    fn all_commands() -> Vec<(String, clap::Command)> {
         let mut all = vec![("hookd".to_string(), Cli::command())];
         every_command(&Cli::command(), String::new(), &mut all);
+        all
+    }
+
+    /// Every argument of every command but `--help` and `--version`:
+    /// (command path, argument).
+    fn all_arguments() -> Vec<(String, clap::Arg)> {
+        let mut out = Vec::new();
+        for (path, command) in all_commands() {
+            for arg in command.get_arguments() {
+                if !matches!(arg.get_id().as_str(), "help" | "version") {
+                    out.push((path.clone(), arg.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_command_says_what_it_does() {
+        let all = all_commands();
+        assert!(
+            all.len() > 10,
+            "the walk finds the subcommands: {}",
+            all.len()
+        );
         for (path, command) in &all {
             assert!(
                 command.get_about().is_some() || path == "hookd" || command.get_name() == "help",
                 "`{path}` has no help text"
             );
-            for arg in command.get_arguments() {
-                let id = arg.get_id().as_str();
-                if matches!(id, "help" | "version") {
-                    continue;
-                }
-                assert!(
-                    arg.get_help()
-                        .is_some_and(|h| !h.to_string().trim().is_empty()),
-                    "`{path}`: the argument `{id}` has no help text"
-                );
-                assert!(
-                    !arg.get_default_values().iter().any(|v| v.is_empty()),
-                    "`{path}`: the argument `{id}` shows an empty default"
-                );
-            }
+        }
+    }
+
+    #[test]
+    fn every_flag_and_argument_says_what_it_does() {
+        for (path, arg) in all_arguments() {
+            let id = arg.get_id().as_str();
+            assert!(
+                arg.get_help()
+                    .is_some_and(|h| !h.to_string().trim().is_empty()),
+                "`{path}`: the argument `{id}` has no help text"
+            );
+        }
+    }
+
+    #[test]
+    fn no_flag_shows_an_empty_default() {
+        for (path, arg) in all_arguments() {
+            let id = arg.get_id().as_str();
+            assert!(
+                !arg.get_default_values().iter().any(|v| v.is_empty()),
+                "`{path}`: the argument `{id}` shows an empty default"
+            );
         }
     }
 

@@ -241,15 +241,6 @@ async fn update(ctx: &Ctx, u: PartnerUpdate) -> anyhow::Result<()> {
 
 /// An email address as the API takes one (`PATCH /v1/admin/partners/{id}`).
 fn checked_email(text: &str) -> anyhow::Result<String> {
-    if text.len() > 254 {
-        return Err(exit::usage(
-            "--notification-email: an email address has at most 254 characters",
-        ));
-    }
-    let address: lettre::Address = text.parse().map_err(|e| {
-        exit::usage(format!(
-            "--notification-email: not an email address like ops@example.com: {e}"
-        ))
-    })?;
-    Ok(address.to_string())
+    crate::domain::partner::notification_email(text)
+        .map_err(|e| exit::usage(format!("--notification-email: {e}")))
 }

@@ -2,20 +2,13 @@
 
 use super::*;
 
+mod readme_table;
+
 fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
-}
-
-#[test]
-fn the_documented_defaults_are_valid() {
-    let c = Config::defaults();
-    assert_eq!(c.http.listen.to_string(), "127.0.0.1:8080");
-    assert!(c.database.is_sqlite());
-    assert_eq!(c.delivery.schedule.len(), 10);
-    assert_eq!(c.delivery.schedule[2], Duration::from_secs(300));
 }
 
 #[test]

@@ -6,8 +6,6 @@
 //! entry, written with via = dashboard) and redirects (303) back to the
 //! page with a confirmation.
 
-use std::time::Instant;
-
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, de::DeserializeOwned};
 
@@ -16,7 +14,7 @@ use crate::{
     domain::event::format_time,
     http::{
         AppState, admin_audit::Actor, admin_deliveries, admin_endpoints, body,
-        partner::endpoint_shapes::Recover, problem::Problem,
+        partner::endpoint_shapes::Recover, problem::Problem, rate_limit::retry_after,
     },
     store::{audit::Via, endpoints::EndpointStatus},
     web::{chrome::see_other, csrf, origin},
@@ -58,8 +56,8 @@ async fn form<T: DeserializeOwned>(
     }
     state
         .limiter
-        .take(&claim.key_id, Instant::now())
-        .map_err(|wait| Problem::too_many_requests(wait.as_secs().max(1)))?;
+        .take(&claim.key_id)
+        .map_err(|wait| Problem::too_many_requests(retry_after(wait)))?;
     let fields = serde_urlencoded::from_bytes(&bytes)
         .map_err(|e| Problem::invalid_query(format!("the form is invalid: {e}")))?;
     let actor = Actor {

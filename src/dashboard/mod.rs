@@ -208,10 +208,10 @@ struct LoginForm {
 const LOGIN_BODY_LIMIT: usize = 4096;
 
 fn too_many_tries(wait: u64) -> HttpResponse {
-    let wait = format!("Too many tries; wait {wait} s.");
+    let text = format!("Too many tries; wait {wait} s.");
     let mut res = page(StatusCode::TOO_MANY_REQUESTS);
-    res.insert_header((header::RETRY_AFTER, wait.clone()));
-    res.body(pages::login(Some(&wait)).into_string())
+    res.insert_header((header::RETRY_AFTER, wait.to_string()));
+    res.body(pages::login(Some(&text)).into_string())
 }
 
 /// Whether the request says it carries a form.

@@ -54,8 +54,9 @@ pub struct ActorReport {
     pub next_due_ms: Option<i64>,
     /// Requests per second, when the endpoint is rate limited.
     pub rate_limit: Option<u32>,
-    /// Moving average of an attempt's duration, in milliseconds.
-    pub attempt_ms: f64,
+    /// Moving average of an attempt's duration, in milliseconds, from the
+    /// first measured attempt on; `null` before one.
+    pub attempt_ms: Option<f64>,
 }
 
 impl ActorReport {

@@ -10,6 +10,10 @@ pub enum PartnerFieldError {
     NameControl,
     #[error("id must be 1 to 128 letters, digits, '_' or '-'")]
     Id,
+    #[error("an email address has at most 254 characters")]
+    EmailLength,
+    #[error("not an email address like ops@example.com: {0}")]
+    Email(String),
 }
 
 /// The name, trimmed: 1 to 200 characters, none of them control characters
@@ -35,6 +39,18 @@ pub fn id(text: &str) -> Result<&str, PartnerFieldError> {
     valid.then_some(text).ok_or(PartnerFieldError::Id)
 }
 
+/// A notification email address, as it is stored: at most 254 characters,
+/// parsed as SMTP would take it.
+pub fn notification_email(text: &str) -> Result<String, PartnerFieldError> {
+    if text.len() > 254 {
+        return Err(PartnerFieldError::EmailLength);
+    }
+    let address: lettre::Address = text
+        .parse()
+        .map_err(|e: lettre::address::AddressError| PartnerFieldError::Email(e.to_string()))?;
+    Ok(address.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,5 +70,22 @@ mod tests {
         assert_eq!(id(""), Err(PartnerFieldError::Id));
         assert_eq!(id("a b"), Err(PartnerFieldError::Id));
         assert_eq!(id(&"a".repeat(129)), Err(PartnerFieldError::Id));
+    }
+
+    #[test]
+    fn a_notification_email_is_an_address_smtp_would_take() {
+        assert_eq!(
+            notification_email("ops@partner.example"),
+            Ok("ops@partner.example".into())
+        );
+        assert!(matches!(
+            notification_email("ops"),
+            Err(PartnerFieldError::Email(_))
+        ));
+        let long = format!("{}@example.com", "x".repeat(250));
+        assert_eq!(
+            notification_email(&long),
+            Err(PartnerFieldError::EmailLength)
+        );
     }
 }

@@ -6,11 +6,9 @@
 //! Requests without a valid key are throttled per client address; once an
 //! address is over its budget it gets 429 before any database look-up.
 
-use std::time::Instant;
-
 use actix_web::HttpRequest;
 
-use super::{AppState, client_ip, problem::Problem};
+use super::{AppState, client_ip, problem::Problem, rate_limit::retry_after};
 use crate::store::keys::{self, Principal, Role};
 
 fn bearer(req: &HttpRequest) -> Option<&str> {
@@ -32,18 +30,18 @@ fn address_key(req: &HttpRequest, state: &AppState) -> String {
 /// is within its budget, 429 past it.
 pub fn refuse_anonymous(req: &HttpRequest, state: &AppState, refusal: Problem) -> Problem {
     let key = address_key(req, state);
-    match state.anonymous_limiter.take(&key, Instant::now()) {
+    match state.anonymous_limiter.take(&key) {
         Ok(()) => refusal,
-        Err(wait) => Problem::too_many_failures(wait.as_secs().max(1)),
+        Err(wait) => Problem::too_many_failures(retry_after(wait)),
     }
 }
 
 /// 429 if the client address has spent its budget of failed requests.
 pub fn within_anonymous_budget(req: &HttpRequest, state: &AppState) -> Result<(), Problem> {
     let key = address_key(req, state);
-    match state.anonymous_limiter.empty_for(&key, Instant::now()) {
+    match state.anonymous_limiter.empty_for(&key) {
         None => Ok(()),
-        Some(wait) => Err(Problem::too_many_failures(wait.as_secs().max(1))),
+        Some(wait) => Err(Problem::too_many_failures(retry_after(wait))),
     }
 }
 
@@ -75,8 +73,8 @@ pub async fn require(
         &state.limiter
     };
     limiter
-        .take(&principal.key_id, Instant::now())
-        .map_err(|wait| Problem::too_many_requests(wait.as_secs().max(1)))?;
+        .take(&principal.key_id)
+        .map_err(|wait| Problem::too_many_requests(retry_after(wait)))?;
     Ok(principal)
 }
 

@@ -12,8 +12,6 @@ mod form;
 mod pages;
 mod views;
 
-use std::time::Instant;
-
 use actix_web::{
     HttpRequest, HttpResponse,
     cookie::{Cookie, time::Duration as CookieAge},
@@ -22,7 +20,7 @@ use actix_web::{
 };
 
 use crate::{
-    http::{AppState, auth, problem::Problem},
+    http::{AppState, auth, problem::Problem, rate_limit},
     store::{self, keys::Role},
     web::{
         chrome::{self, html, see_other},
@@ -105,13 +103,16 @@ async fn enter(
     let Some(s) = signed(req, state).await? else {
         return Ok(Err(see_other("/portal/login").finish()));
     };
-    if let Err(wait) = state.limiter.take(&s.key_id, Instant::now()) {
-        let secs = wait.as_secs().max(1);
-        let page = pages::message(
+    if let Err(wait) = state.limiter.take(&s.key_id) {
+        let secs = rate_limit::retry_after(wait);
+        let mut page = pages::message(
             StatusCode::TOO_MANY_REQUESTS,
             "Too many requests",
             &format!("Wait {secs} s and try again."),
         );
+        let retry_after = actix_web::http::header::HeaderValue::from(secs);
+        page.headers_mut()
+            .insert(actix_web::http::header::RETRY_AFTER, retry_after);
         return Ok(Err(page));
     }
     Ok(Ok(s))

@@ -8,13 +8,12 @@ use std::{collections::BTreeMap, time::Duration};
 use serde_json::{Value, json};
 
 use crate::harness::{
-    Backend, TestApp,
+    Backend, SLOW, TestApp, WAIT,
     receiver::{Receiver, Reply},
     spawn_app_with, wait_until,
 };
 use crate::on_both_backends;
 
-const WAIT: Duration = Duration::from_secs(60);
 const ENDPOINTS: usize = 12;
 const EVENTS: usize = 5;
 
@@ -36,35 +35,58 @@ async fn publish_many(app: &TestApp, n: usize) {
 /// Waits until `n` deliveries are recorded as delivered.
 async fn all_delivered(app: &TestApp, n: usize) {
     let sql = "SELECT COUNT(*) AS n FROM delivery WHERE state = 'delivered'";
-    let done = wait_until(WAIT, || async {
+    let done = wait_until(SLOW, || async {
         (app.count(sql).await == n as i64).then_some(())
     })
     .await;
     assert!(
         done.is_some(),
-        "{n} deliveries were not recorded as delivered within {WAIT:?} (only {})",
+        "{n} deliveries were not recorded as delivered within {SLOW:?} (only {})",
         app.count(sql).await
     );
 }
 
+/// Twelve endpoints on one receiver answering after 100 ms, five events
+/// each, over a budget of three connections, all delivered.
+async fn twelve_endpoints_on_three_connections(backend: Backend) -> (TestApp, String, Receiver) {
+    let (app, operator, receiver) =
+        scene(backend, &[("HOOKD_DELIVERY__MAX_CONNECTIONS", "3")]).await;
+    receiver.set_default(Reply::Delay(
+        Duration::from_millis(100),
+        Box::new(Reply::status(200)),
+    ));
+    for i in 0..ENDPOINTS {
+        app.endpoint_for(&app.partner_id, &format!("{}/e{i}", receiver.url()), &[], 8)
+            .await;
+    }
+    publish_many(&app, EVENTS).await;
+    all_delivered(&app, ENDPOINTS * EVENTS).await;
+    (app, operator, receiver)
+}
+
 on_both_backends!(
-    twelve_endpoints_share_three_connections_and_every_delivery_arrives_once,
+    twelve_endpoints_never_hold_more_than_the_three_connections_of_the_budget,
     |backend: Backend| async move {
-        let (app, operator, receiver) =
-            scene(backend, &[("HOOKD_DELIVERY__MAX_CONNECTIONS", "3")]).await;
-        receiver.set_default(Reply::Delay(
-            Duration::from_millis(100),
-            Box::new(Reply::status(200)),
-        ));
-        for i in 0..ENDPOINTS {
-            app.endpoint_for(&app.partner_id, &format!("{}/e{i}", receiver.url()), &[], 8)
-                .await;
-        }
-        publish_many(&app, EVENTS).await;
+        let (app, operator, receiver) = twelve_endpoints_on_three_connections(backend).await;
+        assert!(
+            receiver.peak_open_connections() <= 3,
+            "hookd had {} connections open at once (accepted {} in all) over a budget of 3",
+            receiver.peak_open_connections(),
+            receiver.connections()
+        );
+        assert_eq!(
+            app.metric(&operator, "hookd_outbound_connections_max")
+                .await,
+            3
+        );
+    }
+);
 
+on_both_backends!(
+    twelve_endpoints_sharing_three_connections_each_get_every_delivery_once_without_a_failure,
+    |backend: Backend| async move {
+        let (app, _operator, receiver) = twelve_endpoints_on_three_connections(backend).await;
         let total = ENDPOINTS * EVENTS;
-        all_delivered(&app, total).await;
-
         let deliveries = receiver.deliveries();
         let twice: Vec<_> = deliveries.iter().filter(|(_, n)| **n != 1).collect();
         assert!(twice.is_empty(), "each delivery arrives once: {twice:?}");
@@ -76,12 +98,6 @@ on_both_backends!(
         assert!(
             per_endpoint.len() == ENDPOINTS && per_endpoint.values().all(|&n| n == EVENTS),
             "every endpoint gets all its deliveries, none starves: {per_endpoint:?}"
-        );
-        assert!(
-            receiver.peak_open_connections() <= 3,
-            "hookd had {} connections open at once (accepted {} in all) over a budget of 3",
-            receiver.peak_open_connections(),
-            receiver.connections()
         );
         let connect = app
             .count("SELECT COUNT(*) AS n FROM attempt WHERE error_category = 'connect'")
@@ -95,37 +111,51 @@ on_both_backends!(
             attempts, total as i64,
             "one attempt per delivery, none failed"
         );
+    }
+);
+
+/// One delivery made with idle connections closed after 300 ms, and
+/// the connection that carried it closed.
+async fn idle_after_one_delivery(backend: Backend) -> (TestApp, String, Receiver) {
+    let idle = [("HOOKD_DELIVERY__IDLE_CONNECTION_TIMEOUT", "300ms")];
+    let (app, operator, receiver) = scene(backend, &idle).await;
+    app.endpoint(&receiver.url()).await;
+    publish_many(&app, 1).await;
+    all_delivered(&app, 1).await;
+    assert_eq!(
+        receiver.connections(),
+        1,
+        "one connection carried the delivery"
+    );
+    let closed = wait_until(WAIT, || async {
+        (receiver.open_connections() == 0).then_some(())
+    })
+    .await;
+    assert!(
+        closed.is_some(),
+        "hookd kept {} connection(s) open {WAIT:?} after its last delivery",
+        receiver.open_connections()
+    );
+    (app, operator, receiver)
+}
+
+on_both_backends!(
+    a_connection_left_idle_is_closed,
+    |backend: Backend| async move {
+        let (_app, _operator, receiver) = idle_after_one_delivery(backend).await;
         assert_eq!(
-            app.metric(&operator, "hookd_outbound_connections_max")
-                .await,
-            3
+            receiver.open_connections(),
+            0,
+            "closed, and it stays closed"
         );
+        assert_eq!(receiver.connections(), 1, "no new connection was made");
     }
 );
 
 on_both_backends!(
-    a_connection_left_idle_is_closed_and_the_gauges_go_back_to_zero,
+    the_connection_gauges_go_back_to_zero_once_all_is_idle,
     |backend: Backend| async move {
-        let idle = [("HOOKD_DELIVERY__IDLE_CONNECTION_TIMEOUT", "300ms")];
-        let (app, operator, receiver) = scene(backend, &idle).await;
-        app.endpoint(&receiver.url()).await;
-        publish_many(&app, 1).await;
-        all_delivered(&app, 1).await;
-        assert_eq!(
-            receiver.connections(),
-            1,
-            "one connection carried the delivery"
-        );
-
-        let closed = wait_until(Duration::from_secs(5), || async {
-            (receiver.open_connections() == 0).then_some(())
-        })
-        .await;
-        assert!(
-            closed.is_some(),
-            "hookd kept {} connection(s) open 5 s after its last delivery",
-            receiver.open_connections()
-        );
+        let (app, operator, _receiver) = idle_after_one_delivery(backend).await;
         for name in [
             "hookd_outbound_connections",
             "hookd_requests_in_flight",
@@ -157,7 +187,7 @@ on_both_backends!(
         publish_many(&app, 4).await;
 
         receiver
-            .wait_for(2, WAIT)
+            .wait_for(2, SLOW)
             .await
             .expect("two requests reach the receiver, which holds them");
         assert_eq!(

@@ -1,7 +1,8 @@
 //! Endpoint health on the manual clock: a failing endpoint is warned after an
 //! hour and disabled after five days even when no attempt runs any more, and
-//! recovers when it succeeds again; each announced once to the partner's
-//! other endpoint, however many sweeps (and instances) look.
+//! recovers when it succeeds again (a later failure starting a new period);
+//! each announced once to the partner's other endpoint, however many sweeps
+//! (and instances) look.
 
 use std::time::Duration;
 
@@ -15,11 +16,11 @@ use serde_json::{Value, json};
 use crate::harness::{
     Backend, TestApp, another_instance,
     receiver::{Receiver, Reply},
-    spawn_app_with, wait_until,
+    spawn_app_with, stays_quiet, wait_until,
 };
 use crate::on_both_backends;
 
-const WAIT: Duration = Duration::from_secs(10);
+use crate::harness::{QUIET, WAIT};
 const MINUTE: u64 = 60;
 const HOUR: u64 = 3600;
 const DAY: u64 = 86_400;
@@ -106,9 +107,14 @@ async fn endpoint(app: &TestApp, id: &str) -> Endpoint {
         .expect("the endpoint exists")
 }
 
-/// Lets several sweeps (50 ms apart) and deliveries run.
-async fn a_few_sweeps_later() {
-    actix_rt::time::sleep(Duration::from_millis(400)).await;
+/// Asserts that `n` events of `event_type` are in the outbox, and stay `n`
+/// while several sweeps (50 ms apart) and deliveries run: `why` it is so.
+async fn stays_announced(app: &TestApp, event_type: &str, n: i64, why: &str) {
+    stays_quiet(QUIET, || async {
+        let got = announced(app, event_type).await;
+        (got != n).then(|| format!("{got} `{event_type}` were announced, not {n}: {why}"))
+    })
+    .await;
 }
 
 async fn attempts_made(app: &TestApp, event: &str, endpoint: &str, n: usize) {
@@ -145,12 +151,13 @@ on_both_backends!(
         // The 5 s retry runs just before the hour is up: too early to warn.
         advance(&app, HOUR - 1);
         attempts_made(&app, &event, &id, 2).await;
-        a_few_sweeps_later().await;
-        assert_eq!(
-            announced(&app, "endpoint.failing").await,
+        stays_announced(
+            &app,
+            "endpoint.failing",
             0,
-            "no warning before an hour of failing"
-        );
+            "no warning before an hour of failing",
+        )
+        .await;
 
         // The next retry is five minutes away: only the sweep can warn now.
         advance(&app, 2);
@@ -164,12 +171,7 @@ on_both_backends!(
         // Further sweeps and a further failure warn no more.
         advance(&app, 5 * MINUTE);
         attempts_made(&app, &event, &id, 3).await;
-        a_few_sweeps_later().await;
-        assert_eq!(
-            announced(&app, "endpoint.failing").await,
-            1,
-            "the warning is announced once"
-        );
+        stays_announced(&app, "endpoint.failing", 1, "the warning is announced once").await;
         assert_eq!(
             heard(&watch, "endpoint.failing").len(),
             1,
@@ -204,10 +206,25 @@ on_both_backends!(
 
         // Nothing is attempted any more; a minute before five days it is still active.
         advance(&app, 5 * DAY - dead_after - MINUTE);
-        a_few_sweeps_later().await;
-        assert_eq!(failing.count(), 10, "no attempt runs after the last one");
-        assert_eq!(endpoint(&app, &id).await.status, EndpointStatus::Active);
-        assert_eq!(announced(&app, "endpoint.disabled").await, 0);
+        stays_quiet(QUIET, || async {
+            let attempts = failing.count();
+            let status = endpoint(&app, &id).await.status;
+            if attempts != 10 {
+                Some(format!("attempt {attempts} ran after the last one"))
+            } else if status != EndpointStatus::Active {
+                Some(format!("the endpoint became {status:?} before five days"))
+            } else {
+                None
+            }
+        })
+        .await;
+        stays_announced(
+            &app,
+            "endpoint.disabled",
+            0,
+            "not disabled before five days",
+        )
+        .await;
 
         advance(&app, 2 * MINUTE);
         let notice = hears(&watch, "endpoint.disabled", 1).await;
@@ -227,12 +244,7 @@ on_both_backends!(
             disabled.disabled_reason
         );
 
-        a_few_sweeps_later().await;
-        assert_eq!(
-            announced(&app, "endpoint.disabled").await,
-            1,
-            "disabling is announced once"
-        );
+        stays_announced(&app, "endpoint.disabled", 1, "disabling is announced once").await;
         assert_eq!(heard(&watch, "endpoint.disabled").len(), 1);
         assert_eq!(
             heard(&watch, "endpoint.failing").len(),
@@ -242,36 +254,59 @@ on_both_backends!(
     }
 );
 
+/// A failing endpoint warned after an hour, whose receiver then answers 200
+/// and whose delivery succeeds: the scene, once the recovery is heard.
+async fn warned_then_recovered(backend: Backend) -> Scene {
+    let scene = a_failing_endpoint_and_its_partner_watching(backend).await;
+    let Scene {
+        app,
+        receiver,
+        id,
+        watch,
+    } = &scene;
+    let first = app.publish("a.b", json!({})).await;
+    attempts_made(app, &first, id, 1).await;
+    advance(app, HOUR + 1);
+    hears(watch, "endpoint.failing", 1).await;
+    // The 5 s retry has run (and failed): the next is due 5 min after it.
+    attempts_made(app, &first, id, 2).await;
+
+    receiver.set_default(Reply::status(200));
+    advance(app, 5 * MINUTE);
+    app.wait_for_state(&first, id, "delivered", WAIT).await;
+    hears(watch, "endpoint.recovered", 1).await;
+    scene
+}
+
 on_both_backends!(
-    a_warned_endpoint_that_succeeds_again_recovers_once_and_a_later_failure_starts_a_new_period,
+    a_warned_endpoint_that_succeeds_again_is_announced_recovered_once,
+    |backend: Backend| async move {
+        let Scene { app, id, watch, .. } = warned_then_recovered(backend).await;
+        let recovered = heard(&watch, "endpoint.recovered");
+        assert_eq!(recovered[0]["data"]["endpoint_id"], id.as_str());
+        assert_eq!(
+            endpoint(&app, &id).await.failing_since,
+            None,
+            "the failing period is over"
+        );
+        stays_announced(&app, "endpoint.recovered", 1, "recovery is announced once").await;
+        assert_eq!(
+            heard(&watch, "endpoint.recovered").len(),
+            1,
+            "the partner hears of the recovery once"
+        );
+    }
+);
+
+on_both_backends!(
+    a_failure_after_recovery_starts_a_new_period_warned_an_hour_after_it,
     |backend: Backend| async move {
         let Scene {
             app,
             receiver,
             id,
             watch,
-        } = a_failing_endpoint_and_its_partner_watching(backend).await;
-        let first = app.publish("a.b", json!({})).await;
-        attempts_made(&app, &first, &id, 1).await;
-        advance(&app, HOUR + 1);
-        hears(&watch, "endpoint.failing", 1).await;
-        // The 5 s retry has run (and failed): the next is due 5 min after it.
-        attempts_made(&app, &first, &id, 2).await;
-
-        receiver.set_default(Reply::status(200));
-        advance(&app, 5 * MINUTE);
-        app.wait_for_state(&first, &id, "delivered", WAIT).await;
-        let recovered = hears(&watch, "endpoint.recovered", 1).await;
-        assert_eq!(recovered[0]["data"]["endpoint_id"], id.as_str());
-        assert_eq!(endpoint(&app, &id).await.failing_since, None);
-        a_few_sweeps_later().await;
-        assert_eq!(
-            announced(&app, "endpoint.recovered").await,
-            1,
-            "recovery is announced once"
-        );
-
-        // A new failure starts a new period: warned an hour after it, not before.
+        } = warned_then_recovered(backend).await;
         receiver.set_default(Reply::status(500));
         let started_again = app.clock.now_ms();
         let second = app.publish("a.b", json!({})).await;
@@ -279,12 +314,13 @@ on_both_backends!(
         assert_eq!(endpoint(&app, &id).await.failing_since, Some(started_again));
         advance(&app, HOUR - MINUTE);
         attempts_made(&app, &second, &id, 2).await;
-        a_few_sweeps_later().await;
-        assert_eq!(
-            announced(&app, "endpoint.failing").await,
+        stays_announced(
+            &app,
+            "endpoint.failing",
             1,
-            "the new period is not warned about before its hour"
-        );
+            "the new period is not warned about before its hour",
+        )
+        .await;
         advance(&app, 2 * MINUTE);
         let warnings = hears(&watch, "endpoint.failing", 2).await;
         assert_eq!(
@@ -292,13 +328,7 @@ on_both_backends!(
             format_time(started_again).as_str(),
             "the second warning is about the new period"
         );
-        a_few_sweeps_later().await;
-        assert_eq!(announced(&app, "endpoint.failing").await, 2);
-        assert_eq!(
-            heard(&watch, "endpoint.recovered").len(),
-            1,
-            "the partner hears of the recovery once"
-        );
+        stays_announced(&app, "endpoint.failing", 2, "the new period is warned once").await;
     }
 );
 
@@ -324,12 +354,13 @@ async fn an_instance_sweeps_once_as_it_starts_on_postgres() {
         ))
         .await
         .expect("the endpoint has been failing for over an hour");
-    a_few_sweeps_later().await;
-    assert_eq!(
-        announced(&app, "endpoint.failing").await,
+    stays_announced(
+        &app,
+        "endpoint.failing",
         0,
-        "the first instance sweeps again only in an hour"
-    );
+        "the first instance sweeps again only in an hour",
+    )
+    .await;
 
     let _second = another_instance(&app, &hourly).await;
     let warned = wait_until(WAIT, || async {

@@ -7,66 +7,153 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::harness::{
-    Backend,
+    Backend, TestApp, WAIT,
     receiver::{Receiver, Reply},
-    spawn_app_with,
+    spawn_app_with, wait_until,
 };
 use crate::on_both_backends;
 
-const WAIT: Duration = Duration::from_secs(10);
+/// Four scheduled attempts, a second apart.
+const FOUR_ATTEMPTS: [(&str, &str); 2] = [
+    ("HOOKD_DELIVERY__SCHEDULE", r#"["0s", "1s", "1s", "1s"]"#),
+    ("HOOKD_DELIVERY__JITTER", "0"),
+];
+
+/// hookd with an operator key, and an endpoint whose receiver answers 500
+/// (for `c.d` events): (app, operator key, failing endpoint, its receiver).
+async fn one_failing_endpoint(backend: Backend) -> (TestApp, String, String, Receiver) {
+    let app = spawn_app_with(backend, &FOUR_ATTEMPTS).await;
+    let operator = app.operator_key().await;
+    let broken = Receiver::start().await;
+    broken.set_default(Reply::status(500));
+    let (endpoint, _) = app
+        .endpoint_for(&app.partner_id, &broken.url(), &["c.d"], 8)
+        .await;
+    (app, operator, endpoint, broken)
+}
+
+/// Waits until the delivery of `event` to `endpoint` has `n` attempts recorded.
+async fn attempts_recorded(app: &TestApp, event: &str, endpoint: &str, n: usize) {
+    wait_until(WAIT, || async {
+        (app.attempts(event, endpoint).await.len() >= n).then_some(())
+    })
+    .await
+    .unwrap_or_else(|| panic!("{n} attempts of {event} were not recorded within {WAIT:?}"));
+}
+
+/// Moves the clock past each retry (a second apart) until the delivery has
+/// `n` attempts.
+async fn retried_until(app: &TestApp, event: &str, endpoint: &str, n: usize) {
+    let made = app.attempts(event, endpoint).await.len();
+    for done in made + 1..=n {
+        app.advance(Duration::from_secs(2));
+        attempts_recorded(app, event, endpoint, done).await;
+    }
+}
+
+/// `hookd_endpoints{status="<status>"}` in a scrape.
+async fn endpoints_by(app: &TestApp, operator: &str, status: &str) -> i64 {
+    app.metric(operator, &format!("hookd_endpoints{{status=\"{status}\"}}"))
+        .await
+}
 
 on_both_backends!(
-    endpoints_by_status_dead_deliveries_and_saturation_are_scraped_as_they_stand,
+    endpoints_are_scraped_by_status_a_failing_one_apart_from_the_active_ones,
     |backend: Backend| async move {
-        let app = spawn_app_with(
-            backend,
-            &[("HOOKD_DELIVERY__SCHEDULE", r#"["0s", "1s", "1s"]"#)],
-        )
-        .await;
-        let operator = app.operator_key().await;
+        let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
         let fine = Receiver::start().await;
-        let broken = Receiver::start().await;
-        broken.set_default(Reply::status(500));
         let (fine_ep, _) = app
             .endpoint_for(&app.partner_id, &fine.url(), &["a.b"], 8)
             .await;
-        let (broken_ep, _) = app
-            .endpoint_for(&app.partner_id, &broken.url(), &["c.d"], 8)
-            .await;
+        let metric = |status: &'static str| endpoints_by(&app, &operator, status);
+        assert_eq!(metric("active").await, 2, "neither has failed yet");
+        assert_eq!(metric("failing").await, 0);
 
         let ok = app.publish("a.b", json!({"n": 1})).await;
         app.wait_for_state(&ok, &fine_ep, "delivered", WAIT).await;
-        assert_eq!(
-            app.metric(&operator, "hookd_delivery_latency_seconds_count")
-                .await,
-            1
-        );
-
         let doomed = app.publish("c.d", json!({"n": 2})).await;
-        app.wait_for_state(&doomed, &broken_ep, "failed", WAIT)
-            .await;
-        let metric = |name: &'static str| app.metric(&operator, name);
-        assert_eq!(metric("hookd_endpoints{status=\"failing\"}").await, 1);
-        assert_eq!(metric("hookd_endpoints{status=\"active\"}").await, 1);
+        app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
         assert_eq!(
-            metric("hookd_retry_saturation").await,
+            metric("failing").await,
             1,
-            "one failed attempt of three: the next two are the last two"
+            "the endpoint whose attempt failed"
         );
-        assert_eq!(metric("hookd_deliveries_dead").await, 0);
+        assert_eq!(metric("active").await, 1, "the one that succeeds");
+        assert_eq!(metric("paused").await, 0);
+        assert_eq!(metric("disabled").await, 0);
+    }
+);
 
-        for _ in 0..2 {
-            app.advance(Duration::from_secs(2));
-            tokio::time::sleep(Duration::from_millis(300)).await;
-        }
-        app.wait_for_state(&doomed, &broken_ep, "dead", WAIT).await;
-        assert_eq!(metric("hookd_deliveries_dead").await, 1);
-        assert_eq!(metric("hookd_retry_saturation").await, 0);
-        assert_eq!(metric("hookd_deliveries_died_total").await, 1);
+on_both_backends!(
+    a_delivery_is_saturated_while_it_waits_on_its_last_two_attempts_and_not_before,
+    |backend: Backend| async move {
+        let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
+        let saturation = || app.metric(&operator, "hookd_retry_saturation");
+        let doomed = app.publish("c.d", json!({})).await;
+        attempts_recorded(&app, &doomed, &broken, 1).await;
+        app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
         assert_eq!(
-            metric("hookd_delivery_latency_seconds_count").await,
+            saturation().await,
+            0,
+            "one attempt of four made: three remain, more than the last two"
+        );
+        retried_until(&app, &doomed, &broken, 2).await;
+        app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
+        assert_eq!(
+            saturation().await,
             1,
+            "two of four made: the last two remain"
+        );
+        retried_until(&app, &doomed, &broken, 4).await;
+        app.wait_for_state(&doomed, &broken, "dead", WAIT).await;
+        assert_eq!(saturation().await, 0, "a dead delivery waits on nothing");
+    }
+);
+
+on_both_backends!(
+    a_delivery_out_of_attempts_is_in_the_dead_backlog_and_counted_as_died_once,
+    |backend: Backend| async move {
+        let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
+        let metric = |name: &'static str| app.metric(&operator, name);
+        let doomed = app.publish("c.d", json!({})).await;
+        attempts_recorded(&app, &doomed, &broken, 1).await;
+        retried_until(&app, &doomed, &broken, 3).await;
+        app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
+        assert_eq!(
+            metric("hookd_deliveries_dead").await,
+            0,
+            "one attempt remains"
+        );
+        assert_eq!(metric("hookd_deliveries_died_total").await, 0);
+
+        retried_until(&app, &doomed, &broken, 4).await;
+        app.wait_for_state(&doomed, &broken, "dead", WAIT).await;
+        assert_eq!(metric("hookd_deliveries_dead").await, 1);
+        assert_eq!(metric("hookd_deliveries_died_total").await, 1);
+    }
+);
+
+on_both_backends!(
+    only_a_delivered_attempt_counts_toward_delivery_latency,
+    |backend: Backend| async move {
+        let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
+        let latency = || app.metric(&operator, "hookd_delivery_latency_seconds_count");
+        let fine = Receiver::start().await;
+        let (fine_ep, _) = app
+            .endpoint_for(&app.partner_id, &fine.url(), &["a.b"], 8)
+            .await;
+        let doomed = app.publish("c.d", json!({})).await;
+        attempts_recorded(&app, &doomed, &broken, 1).await;
+        retried_until(&app, &doomed, &broken, 4).await;
+        app.wait_for_state(&doomed, &broken, "dead", WAIT).await;
+        assert_eq!(
+            latency().await,
+            0,
             "failed attempts are not delivery latency"
         );
+
+        let ok = app.publish("a.b", json!({})).await;
+        app.wait_for_state(&ok, &fine_ep, "delivered", WAIT).await;
+        assert_eq!(latency().await, 1, "the 2xx is");
     }
 );

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::harness::{Backend, spawn_app, spawn_app_with};
+use crate::harness::{Backend, spawn_app};
 use crate::on_both_backends;
 
 const ID: &str = "evt_01JAAAAAAAAAAAAAAAAAAAAAAA";
@@ -275,43 +275,6 @@ on_both_backends!(
             ))
             .await,
             1
-        );
-    }
-);
-
-on_both_backends!(
-    a_producer_over_its_rate_limit_gets_429_and_writes_nothing,
-    |backend: Backend| async move {
-        let app = spawn_app_with(
-            backend,
-            &[
-                ("HOOKD_API__SERVICE_RATE_LIMIT_PER_SECOND", "1"),
-                ("HOOKD_API__SERVICE_RATE_LIMIT_BURST", "1"),
-            ],
-        )
-        .await;
-        let event = |n: u32| {
-            json!({"type": "usage.finalized", "schema_version": 1, "partner_id": app.partner_id,
-                "data": {"n": n, "customer_id": "cus_204", "currency": "USD", "final_cost": "1.20"}})
-                .to_string()
-        };
-        let (status, body, _) = app
-            .post_events_with(Some(&app.service_key), &event(1))
-            .await;
-        assert_eq!(status, 201, "the first event is within the burst: {body}");
-        let (status, body, content_type) = app
-            .post_events_with(Some(&app.service_key), &event(2))
-            .await;
-        assert_eq!(status, 429, "the second event is over the limit: {body}");
-        assert_eq!(content_type, "application/problem+json");
-        assert_eq!(
-            body["type"], "https://hookd.dev/problems/rate-limited",
-            "{body}"
-        );
-        assert_eq!(
-            app.count("SELECT COUNT(*) AS n FROM outbox_event").await,
-            1,
-            "a refused request writes no event"
         );
     }
 );

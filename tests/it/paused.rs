@@ -6,13 +6,12 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::harness::{
-    Backend, TestApp,
+    Backend, QUIET, TestApp, WAIT,
     receiver::{Receiver, Reply},
-    spawn_app_with, wait_until,
+    spawn_app_with, stays_quiet, wait_until,
 };
 use crate::on_both_backends;
 
-const WAIT: Duration = Duration::from_secs(10);
 const SWEEPING: [(&str, &str); 2] = [
     ("HOOKD_RETENTION__SWEEP_INTERVAL", "50ms"),
     ("HOOKD_DELIVERY__JITTER", "0"),
@@ -55,18 +54,25 @@ async fn a_failed_delivery(app: &TestApp) -> (Receiver, String, String) {
     (receiver, id, event)
 }
 
+/// A delivery that failed once, then its endpoint disabled by the partner
+/// and the delivery paused: (app, partner key, receiver, endpoint, event).
+async fn paused_by_a_disable(backend: Backend) -> (TestApp, String, Receiver, String, String) {
+    let app = spawn_app_with(backend, &SWEEPING).await;
+    let key = app.partner_key().await;
+    let (receiver, id, event) = a_failed_delivery(&app).await;
+    let (status, disabled, _) = app
+        .request("POST", &format!("/v1/endpoints/{id}/disable"), &key, None)
+        .await;
+    assert_eq!(status, 200, "{disabled}");
+    comes_to(&app, &event, "paused").await;
+    (app, key, receiver, id, event)
+}
+
 on_both_backends!(
-    a_disabled_endpoints_delivery_is_paused_uncounted_and_resumes_when_enabled,
+    a_paused_delivery_is_not_counted_as_waiting_and_is_listed_as_paused,
     |backend: Backend| async move {
-        let app = spawn_app_with(backend, &SWEEPING).await;
-        let key = app.partner_key().await;
+        let (app, key, _receiver, _id, event) = paused_by_a_disable(backend).await;
         let operator = app.operator_key().await;
-        let (receiver, id, event) = a_failed_delivery(&app).await;
-        let (status, disabled, _) = app
-            .request("POST", &format!("/v1/endpoints/{id}/disable"), &key, None)
-            .await;
-        assert_eq!(status, 200, "{disabled}");
-        comes_to(&app, &event, "paused").await;
         assert_eq!(
             app.metric(&operator, "hookd_deliveries_waiting{state=\"failed\"}")
                 .await,
@@ -77,7 +83,13 @@ on_both_backends!(
             .request("GET", "/v1/deliveries?state=paused", &key, None)
             .await;
         assert_eq!(listed["data"][0]["event_id"], event.as_str(), "{listed}");
+    }
+);
 
+on_both_backends!(
+    a_paused_delivery_resumes_at_once_when_its_endpoint_is_enabled,
+    |backend: Backend| async move {
+        let (app, key, receiver, id, event) = paused_by_a_disable(backend).await;
         receiver.set_default(Reply::status(200));
         let (status, enabled, _) = app
             .request("POST", &format!("/v1/endpoints/{id}/enable"), &key, None)
@@ -91,14 +103,13 @@ on_both_backends!(
 on_both_backends!(
     a_delivery_paused_past_its_maximum_age_is_dead_with_the_reason,
     |backend: Backend| async move {
-        let app = spawn_app_with(backend, &SWEEPING).await;
-        let key = app.partner_key().await;
-        let (_receiver, id, event) = a_failed_delivery(&app).await;
-        app.request("POST", &format!("/v1/endpoints/{id}/disable"), &key, None)
-            .await;
-        comes_to(&app, &event, "paused").await;
+        let (app, _key, _receiver, _id, event) = paused_by_a_disable(backend).await;
         app.advance(Duration::from_secs(4 * 86_400 - 60));
-        actix_rt::time::sleep(Duration::from_millis(300)).await;
+        stays_quiet(QUIET, || async {
+            let (state, _) = state(&app, &event).await;
+            (state != "paused").then(|| format!("within its maximum age it became {state}"))
+        })
+        .await;
         assert_eq!(
             state(&app, &event).await.0,
             "paused",

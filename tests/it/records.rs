@@ -4,43 +4,15 @@
 
 use std::time::Duration;
 
-use hookd::store::entity::{attempt, delivery};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use hookd::store::entity::attempt;
 use serde_json::json;
 
 use crate::harness::{
-    Backend, TestApp,
+    Backend, TestApp, WAIT,
     receiver::{Receiver, Reply},
     spawn_app,
 };
 use crate::on_both_backends;
-
-const WAIT: Duration = Duration::from_secs(10);
-
-async fn attempts_when(
-    app: &TestApp,
-    event: &str,
-    endpoint: &str,
-    n: usize,
-) -> Vec<attempt::Model> {
-    crate::harness::wait_until(WAIT, || async {
-        let a = app.attempts(event, endpoint).await;
-        (a.len() >= n).then_some(a)
-    })
-    .await
-    .unwrap_or_else(|| panic!("{n} attempts were not recorded"))
-}
-
-/// The delivery row of `event` to `endpoint`.
-async fn delivery_row(app: &TestApp, event: &str, endpoint: &str) -> delivery::Model {
-    delivery::Entity::find()
-        .filter(delivery::Column::EventId.eq(event))
-        .filter(delivery::Column::EndpointId.eq(endpoint))
-        .one(app.db())
-        .await
-        .expect("the delivery query runs")
-        .expect("the delivery exists")
-}
 
 /// A `code` answer whose head carries `headers`.
 fn with_headers(code: u16, headers: Vec<(String, String)>) -> Reply {
@@ -66,35 +38,59 @@ fn assert_head_too_large(a: &attempt::Model, what: &str) {
     assert_eq!(a.response_excerpt, None, "{what}: no body was read");
 }
 
-on_both_backends!(
-    an_answer_with_an_oversized_head_is_recorded_as_the_receivers_failure_and_retried,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
-        let receiver = Receiver::start().await;
-        let many: Vec<(String, String)> = (0..120)
-            .map(|i| (format!("X-Filler-{i}"), "x".to_string()))
-            .collect();
-        let huge = vec![("X-Huge".to_string(), "y".repeat(160 * 1024))];
-        receiver.script([
-            with_headers(200, many),
-            with_headers(200, huge),
-            Reply::status(200),
-        ]);
-        let (endpoint, _) = app.endpoint(&receiver.url()).await;
-        let event = app.publish("a.b", json!({"n": 1})).await;
+/// A receiver whose first answer has 120 headers, its second one header
+/// of 160 KiB, and its third is a plain 200; an event to it, its first
+/// attempt made: (app, receiver, event, endpoint).
+async fn oversized_heads(backend: Backend) -> (TestApp, Receiver, String, String) {
+    let app = spawn_app(backend).await;
+    let receiver = Receiver::start().await;
+    let many: Vec<(String, String)> = (0..120)
+        .map(|i| (format!("X-Filler-{i}"), "x".to_string()))
+        .collect();
+    let huge = vec![("X-Huge".to_string(), "y".repeat(160 * 1024))];
+    receiver.script([
+        with_headers(200, many),
+        with_headers(200, huge),
+        Reply::status(200),
+    ]);
+    let (endpoint, _) = app.endpoint(&receiver.url()).await;
+    let event = app.publish("a.b", json!({"n": 1})).await;
+    receiver.wait_for(1, WAIT).await.expect("the first attempt");
+    (app, receiver, event, endpoint)
+}
 
-        receiver.wait_for(1, WAIT).await.expect("the first attempt");
-        let attempts = attempts_when(&app, &event, &endpoint, 1).await;
+on_both_backends!(
+    an_answer_with_too_many_headers_is_recorded_as_the_receivers_failure,
+    |backend: Backend| async move {
+        let (app, _receiver, event, endpoint) = oversized_heads(backend).await;
+        let attempts = app.attempts_when(&event, &endpoint, 1).await;
         assert_head_too_large(&attempts[0], "120 headers");
         app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
-        let d = delivery_row(&app, &event, &endpoint).await;
+        let d = app.delivery_row(&event, &endpoint).await;
         assert_eq!(d.last_error_category.as_deref(), Some("http_status"));
         assert_eq!(d.last_status, None, "the delivery shows no status either");
+    }
+);
 
+on_both_backends!(
+    an_answer_with_one_huge_header_is_recorded_as_the_receivers_failure,
+    |backend: Backend| async move {
+        let (app, _receiver, event, endpoint) = oversized_heads(backend).await;
+        app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
         app.advance(Duration::from_secs(7));
-        let attempts = attempts_when(&app, &event, &endpoint, 2).await;
+        let attempts = app.attempts_when(&event, &endpoint, 2).await;
         assert_head_too_large(&attempts[1], "a 160 KiB header");
+    }
+);
 
+on_both_backends!(
+    an_oversized_head_is_retried_on_the_schedule_like_a_5xx,
+    |backend: Backend| async move {
+        let (app, receiver, event, endpoint) = oversized_heads(backend).await;
+        app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
+        receiver.stays_at(1).await;
+        app.advance(Duration::from_secs(7));
+        app.attempts_when(&event, &endpoint, 2).await;
         app.advance(Duration::from_secs(400));
         assert_eq!(
             app.wait_for_state(&event, &endpoint, "delivered", WAIT)
@@ -117,7 +113,7 @@ on_both_backends!(
         let (endpoint, _) = app.endpoint(&receiver.url()).await;
         let event = app.publish("a.b", json!({"n": 1})).await;
 
-        let attempts = attempts_when(&app, &event, &endpoint, 1).await;
+        let attempts = app.attempts_when(&event, &endpoint, 1).await;
         assert_eq!(attempts[0].status_code, Some(500));
         assert_eq!(attempts[0].error_category.as_deref(), Some("http_status"));
         let excerpt = attempts[0]

@@ -104,31 +104,99 @@ async fn percents_in_outbox(app: &TestApp) -> Vec<u64> {
     p
 }
 
+/// A month of spending on a budget of 100.00 (80 % and 100 %, re-armed
+/// 5.00 below), each change with what it fires.
+const SPENDING: [((&str, &str), &[u32]); 6] = [
+    (("0", "79"), &[]),
+    (("79", "85"), &[80]),
+    (("85", "101"), &[100]),
+    (("101", "90"), &[]),
+    (("90", "70"), &[]),
+    (("70", "82"), &[80]),
+];
+
+/// The first `n` changes of `SPENDING`, each committed and checked to
+/// fire what it names.
+async fn spend_the_first(app: &TestApp, n: usize) {
+    let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
+    for (change, expected) in &SPENDING[..n] {
+        assert_eq!(
+            committed(db, partner, t, *change).await,
+            *expected,
+            "spending {change:?}"
+        );
+    }
+}
+
 on_both_backends!(
-    a_budget_publishes_80_and_100_percent_once_and_80_again_after_a_credit,
+    spending_below_80_percent_publishes_nothing,
     |backend: Backend| async move {
         let app = spawn_app(backend).await;
-        let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
-        let steps: [((&str, &str), &[u32]); 6] = [
-            (("0", "79"), &[]),
-            (("79", "85"), &[80]),
-            (("85", "101"), &[100]),
-            (("101", "90"), &[]),
-            (("90", "70"), &[]),
-            (("70", "82"), &[80]),
-        ];
-        for (change, expected) in steps {
-            assert_eq!(
-                committed(db, partner, t, change).await,
-                expected,
-                "spending {change:?}"
-            );
-        }
+        spend_the_first(&app, 1).await;
+        assert_eq!(
+            percents_in_outbox(&app).await,
+            [0u64; 0],
+            "79 % crosses nothing"
+        );
+    }
+);
+
+on_both_backends!(
+    spending_past_80_percent_publishes_80_once,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        spend_the_first(&app, 2).await;
+        assert_eq!(percents_in_outbox(&app).await, [80]);
+    }
+);
+
+on_both_backends!(
+    spending_past_100_percent_publishes_100_and_not_80_again,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        spend_the_first(&app, 3).await;
+        assert_eq!(percents_in_outbox(&app).await, [80, 100]);
+    }
+);
+
+on_both_backends!(
+    a_credit_below_the_band_rearms_80_percent_and_spending_past_it_publishes_it_again,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        spend_the_first(&app, 6).await;
         assert_eq!(
             percents_in_outbox(&app).await,
             [80, 80, 100],
             "80 once, 100 once, 80 again after the credit re-armed it"
         );
+    }
+);
+
+on_both_backends!(
+    a_dip_within_the_band_does_not_rearm_80_percent,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
+        assert_eq!(committed(db, partner, t, ("0", "85")).await, [80]);
+        assert_eq!(
+            committed(db, partner, t, ("85", "76")).await,
+            [0u32; 0],
+            "76 is within 5.00 of 80: still disarmed"
+        );
+        assert_eq!(
+            committed(db, partner, t, ("76", "84")).await,
+            [0u32; 0],
+            "back past 80 without a re-arm publishes nothing"
+        );
+        assert_eq!(percents_in_outbox(&app).await, [80]);
+    }
+);
+
+on_both_backends!(
+    a_crossings_money_stays_a_six_digit_decimal_string,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        spend_the_first(&app, 3).await;
         let spent: Vec<Value> = outbox(&app, "budget.threshold_crossed")
             .await
             .into_iter()
@@ -141,19 +209,21 @@ on_both_backends!(
     }
 );
 
+/// Spends `change` in a transaction that rolls back; what fired inside it.
+async fn rolled_back(app: &TestApp, t: &Tracker, change: (&str, &str)) -> Vec<u32> {
+    let txn = app.db().begin().await.expect("a transaction");
+    let fired = spend(&txn, &app.partner_id, t, change, "2026-10").await;
+    txn.rollback().await.expect("rolls back");
+    fired
+}
+
 on_both_backends!(
-    a_rolled_back_change_leaves_the_state_and_the_outbox_as_they_were,
+    a_rolled_back_crossing_leaves_no_state_and_no_event,
     |backend: Backend| async move {
         let app = spawn_app(backend).await;
-        let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
-        let rolled_back = |change| async move {
-            let txn = db.begin().await.expect("a transaction");
-            let fired = spend(&txn, partner, t, change, "2026-10").await;
-            txn.rollback().await.expect("rolls back");
-            fired
-        };
+        let t = &budget_tracker(band("5"));
         assert_eq!(
-            rolled_back(("79", "85")).await,
+            rolled_back(&app, t, ("79", "85")).await,
             [80],
             "it fired inside the transaction"
         );
@@ -167,7 +237,15 @@ on_both_backends!(
             0,
             "no event either"
         );
+    }
+);
 
+on_both_backends!(
+    a_change_retried_after_a_rollback_fires_once_and_its_duplicate_not_at_all,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
+        rolled_back(&app, t, ("79", "85")).await;
         assert_eq!(
             committed(db, partner, t, ("79", "85")).await,
             [80],
@@ -178,8 +256,17 @@ on_both_backends!(
             [0u32; 0],
             "a duplicate of the committed change does not"
         );
+        assert_eq!(percents_in_outbox(&app).await, [80]);
+    }
+);
 
-        assert_eq!(rolled_back(("85", "101")).await, [100]);
+on_both_backends!(
+    a_rolled_back_crossing_of_100_percent_keeps_80_disarmed_and_100_armed,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
+        committed(db, partner, t, ("79", "85")).await;
+        assert_eq!(rolled_back(&app, t, ("85", "101")).await, [100]);
         assert_eq!(
             app.count("SELECT COUNT(*) AS n FROM threshold_state WHERE NOT armed")
                 .await,

@@ -117,7 +117,10 @@ impl EndpointActor {
     /// lease for a slow one (from the observed time per attempt).
     pub(super) fn claim_size(&self, cap: usize) -> usize {
         let window_ms = self.shared.window.sendable_ms() as f64 / 2.0;
-        let fits = cap as f64 * window_ms / self.attempt_ms.max(1.0);
+        // Until an attempt was measured, assume the slowest: claims start small.
+        let timeout_ms = self.shared.config.delivery.request_timeout.as_secs_f64() * 1000.0;
+        let attempt_ms = self.attempt_ms.unwrap_or(timeout_ms);
+        let fits = cap as f64 * window_ms / attempt_ms.max(1.0);
         (fits as usize).clamp(2 * cap, MAX_CLAIM.max(2 * cap))
     }
 

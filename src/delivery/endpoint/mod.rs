@@ -65,8 +65,9 @@ pub struct EndpointActor {
     saved: Option<Saved>,
     /// The lease epoch this actor claims under (see `cluster::leases`).
     epoch: i64,
-    /// Moving average of the time an attempt takes, in milliseconds.
-    attempt_ms: f64,
+    /// Moving average of the time an attempt takes, in milliseconds, from
+    /// the first measured attempt on; `None` before one.
+    attempt_ms: Option<f64>,
     /// The endpoint's rate limit (requests per second) and its bucket.
     rate_limit: Option<u32>,
     rate: Option<TokenBucket>,
@@ -124,8 +125,7 @@ impl EndpointActor {
             circuit,
             saved: None,
             epoch: 0,
-            // Until measured, assume the slowest: claims start small.
-            attempt_ms: shared.config.delivery.request_timeout.as_secs_f64() * 1000.0,
+            attempt_ms: None,
             rate_limit: None,
             rate: None,
             queue: VecDeque::new(),

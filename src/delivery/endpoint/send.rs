@@ -111,7 +111,11 @@ impl EndpointActor {
     fn finish(&mut self, ctx: &mut Context<Self>, observed: Observed, job: Job, started_at: i64) {
         let now = self.shared.clock.now_ms();
         let gone = observed.outcome == Outcome::Gone;
-        self.attempt_ms = 0.9 * self.attempt_ms + 0.1 * observed.latency.as_secs_f64() * 1000.0;
+        let took_ms = observed.latency.as_secs_f64() * 1000.0;
+        self.attempt_ms = Some(
+            self.attempt_ms
+                .map_or(took_ms, |avg| 0.9 * avg + 0.1 * took_ms),
+        );
         let (failures_before, circuit_before) =
             (self.circuit.consecutive_failures(), self.circuit.state());
         match observed.outcome {

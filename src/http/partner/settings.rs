@@ -138,19 +138,8 @@ pub(crate) async fn change(
 }
 
 fn checked_email(text: &str) -> Result<String, Problem> {
-    if text.len() > 254 {
-        return Err(Problem::invalid(
-            "notification_email",
-            "an email address has at most 254 characters",
-        ));
-    }
-    let address: lettre::Address = text.parse().map_err(|e| {
-        Problem::invalid(
-            "notification_email",
-            format!("not an email address like ops@example.com: {e}"),
-        )
-    })?;
-    Ok(address.to_string())
+    crate::domain::partner::notification_email(text)
+        .map_err(|e| Problem::invalid("notification_email", e.to_string()))
 }
 
 /// Your partner record and notification channel.

@@ -2,22 +2,29 @@
 //! `/v1/admin/events`, `/v1/admin/endpoints` across partners, the actions
 //! (replay, recover, enable, disable) and the audit log they write.
 //!
-//! - `views`: searching and reading deliveries, events and endpoints;
-//! - `actions`: each action works and writes one audit entry; the log;
+//! - `deliveries`, `events`, `endpoints`: searching and reading each;
+//! - `actions`: each action works and writes one audit entry;
+//! - `audit_log`: the log lists them newest first, filters and pages;
 //! - `refusals`: partner keys get 403, unknown ids 404.
 
 mod actions;
+mod audit_log;
+mod deliveries;
+mod endpoints;
+mod events;
 mod refusals;
-mod views;
 
-use std::time::Duration;
+use std::{collections::HashSet, time::Duration};
 
 use hookd::{domain::clock::Clock as _, store::keys::Role};
 use serde_json::{Value, json};
 
-use crate::harness::{Backend, TestApp, receiver::Receiver, receiver::Reply, spawn_app_with};
-
-pub const WAIT: Duration = Duration::from_secs(10);
+use crate::harness::{
+    Backend, TestApp, UNLIMITED, WAIT,
+    answer::header,
+    receiver::{Receiver, Reply},
+    spawn_app_with,
+};
 
 /// Two partners, three endpoints and three deliveries in known states:
 ///
@@ -57,9 +64,8 @@ pub async fn world(backend: Backend, extra: &[(&str, &str)]) -> World {
     let mut env = vec![
         ("HOOKD_DELIVERY__SCHEDULE", r#"["0s", "1h"]"#),
         ("HOOKD_DELIVERY__JITTER", "0"),
-        ("HOOKD_API__RATE_LIMIT_PER_SECOND", "100000"),
-        ("HOOKD_API__RATE_LIMIT_BURST", "100000"),
     ];
+    env.extend_from_slice(&UNLIMITED);
     env.extend_from_slice(extra);
     let app = spawn_app_with(backend, &env).await;
     let start = app.clock.now_ms();
@@ -143,7 +149,7 @@ pub async fn call(
     let (got, value, headers) = app.request(method, path, key, body.as_ref()).await;
     assert_eq!(got, status, "{method} {path} answered {got}: {value}");
     if status >= 400 {
-        let ct = headers.get("content-type").and_then(|v| v.to_str().ok());
+        let ct = header(&headers, "content-type");
         assert_eq!(ct, Some("application/problem+json"), "{method} {path}");
     }
     value
@@ -174,4 +180,37 @@ pub fn each(page: &Value, field: &str) -> Vec<String> {
 /// How many audit entries there are.
 pub async fn audit_count(app: &TestApp) -> i64 {
     app.count("SELECT COUNT(*) AS n FROM audit").await
+}
+
+/// The ids named, as a set.
+pub fn set(items: &[&String]) -> HashSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+/// Every id a list gives from `path` (which has a query) on, following
+/// `next_cursor` to the end.
+pub async fn every_page(w: &World, path: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    let mut next = path.to_string();
+    loop {
+        let page = get(&w.app, &next, &w.operator).await;
+        seen.extend(each(&page, "id"));
+        let Some(cursor) = page["next_cursor"].as_str() else {
+            return seen;
+        };
+        next = format!("{path}&after={cursor}");
+    }
+}
+
+/// `GET list?query` for each `(query, field)`, which must be a 422 problem
+/// naming `field`; returns the problems, in order.
+pub async fn refused_naming(w: &World, list: &str, cases: &[(&str, &str)]) -> Vec<Value> {
+    let mut problems = Vec::new();
+    for (query, field) in cases {
+        let path = format!("{list}?{query}");
+        let p = call(&w.app, ("GET", &path), &w.operator, None, 422).await;
+        assert_eq!(p["field"], *field, "?{query} names its parameter: {p}");
+        problems.push(p);
+    }
+    problems
 }

@@ -5,7 +5,7 @@ use hookd::domain::{clock::Clock as _, event::format_time};
 use serde_json::json;
 
 use super::{audit_count, call, kind};
-use crate::harness::{Backend, spawn_app};
+use crate::harness::{Backend, TestApp, spawn_app};
 use crate::on_both_backends;
 
 /// Every operator route of the API, with an id in those that take one.
@@ -45,18 +45,32 @@ on_both_backends!(
             let p = call(&app, (method, &path), &key, None, 403).await;
             assert_eq!(kind(&p), "forbidden", "{method} {path}: {p}");
         }
+        assert_nothing_done(&app, &endpoint).await;
+    }
+);
+
+on_both_backends!(
+    an_admin_action_without_a_key_gets_401_and_does_nothing,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let (endpoint, _) = app.endpoint("http://127.0.0.1:9/hook").await;
         let path = format!("/v1/admin/endpoints/{endpoint}/disable");
         let p = call(&app, ("POST", &path), "", None, 401).await;
         assert_eq!(kind(&p), "unauthorized", "{p}");
-        assert_eq!(audit_count(&app).await, 0, "nothing was done");
-        let status = app
-            .count(&format!(
-                "SELECT COUNT(*) AS n FROM endpoint WHERE id = '{endpoint}' AND status = 'active'"
-            ))
-            .await;
-        assert_eq!(status, 1, "the endpoint is still active");
+        assert_nothing_done(&app, &endpoint).await;
     }
 );
+
+/// No audit entry, and `endpoint` still active.
+async fn assert_nothing_done(app: &TestApp, endpoint: &str) {
+    assert_eq!(audit_count(app).await, 0, "nothing was done");
+    let status = app
+        .count(&format!(
+            "SELECT COUNT(*) AS n FROM endpoint WHERE id = '{endpoint}' AND status = 'active'"
+        ))
+        .await;
+    assert_eq!(status, 1, "the endpoint is still active");
+}
 
 on_both_backends!(
     an_unknown_id_is_a_404_problem_on_every_admin_route_that_takes_one,

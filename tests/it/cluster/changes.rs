@@ -2,12 +2,10 @@
 //! instance that owns it (a NOTIFY on `hookd_endpoint`), not when its cached
 //! settings expire a minute later.
 
-use std::time::Duration;
-
 use serde_json::json;
 
-use super::{Fleet, wait_every};
-use crate::harness;
+use super::Fleet;
+use crate::harness::{self, SLOW, WAIT, wait_until};
 
 #[actix_rt::test]
 async fn a_url_changed_through_one_instance_is_used_by_the_owner_at_once() {
@@ -18,7 +16,7 @@ async fn a_url_changed_through_one_instance_is_used_by_the_owner_at_once() {
     let fleet = Fleet::start(&url, 2, 2).await;
     fleet.wait_registered().await;
     let first = fleet.publish(0, 1).await;
-    fleet.wait_delivered(&first, Duration::from_secs(20)).await;
+    fleet.wait_delivered(&first, SLOW).await;
     let leases = fleet.wait_settled().await;
     let lease = &leases[0];
     let owner = lease
@@ -33,7 +31,7 @@ async fn a_url_changed_through_one_instance_is_used_by_the_owner_at_once() {
         .expect("one of the two instances does not own the endpoint");
     // The owner's actor has the endpoint's settings loaded (and cached).
     let warm = fleet.publish(1 - other, 1).await;
-    fleet.wait_delivered(&warm, Duration::from_secs(20)).await;
+    fleet.wait_delivered(&warm, SLOW).await;
 
     let moved = format!("{}/moved", fleet.receiver.url());
     let patched = fleet
@@ -49,18 +47,14 @@ async fn a_url_changed_through_one_instance_is_used_by_the_owner_at_once() {
     assert_eq!(patched.status().as_u16(), 200, "the URL change is accepted");
 
     let events = fleet.publish(other, 1).await;
-    let arrived = wait_every(
-        Duration::from_millis(100),
-        Duration::from_secs(10),
-        || async {
-            fleet
-                .receiver
-                .received()
-                .iter()
-                .any(|r| r.path == "/moved" && r.header("webhook-id") == Some(events[0].as_str()))
-                .then_some(())
-        },
-    )
+    let arrived = wait_until(WAIT, || async {
+        fleet
+            .receiver
+            .received()
+            .iter()
+            .any(|r| r.path == "/moved" && r.header("webhook-id") == Some(events[0].as_str()))
+            .then_some(())
+    })
     .await;
     assert!(
         arrived.is_some(),

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::{Fleet, LEASE_TTL, Producer};
-use crate::harness;
+use crate::harness::{self, SLOW, wait_until};
 
 /// How long after the kill its endpoints must be served again.
 const RESUME_WITHIN: Duration = LEASE_TTL.saturating_add(Duration::from_secs(4));
@@ -47,7 +47,7 @@ async fn a_killed_instances_endpoints_resume_on_the_others_and_nothing_is_lost()
     // Its endpoints are served again: a request starts after the kill (its
     // own last requests could still be read just after it).
     let after = killed_at + Duration::from_millis(300);
-    let resumed = super::wait_every(Duration::from_millis(100), RESUME_WITHIN, || async {
+    let resumed = wait_until(RESUME_WITHIN, || async {
         let received = fleet.receiver.received();
         let first_after = |path: &str| {
             received
@@ -84,7 +84,8 @@ async fn a_killed_instances_endpoints_resume_on_the_others_and_nothing_is_lost()
         );
     }
 
-    // Events go on flowing for a while, then every one reaches every endpoint.
+    // Events go on flowing for a while (two seconds of the producer's
+    // work, on purpose), then every one reaches every endpoint.
     actix_rt::time::sleep(Duration::from_secs(2)).await;
     let produced = producer.finish().await;
     let victim_url = &fleet.nodes[victim].base_url;
@@ -93,9 +94,7 @@ async fn a_killed_instances_endpoints_resume_on_the_others_and_nothing_is_lost()
         unexpected.is_empty(),
         "ingest on the live instances should take every batch: {unexpected:?}"
     );
-    fleet
-        .wait_delivered(&produced.committed, Duration::from_secs(30))
-        .await;
+    fleet.wait_delivered(&produced.committed, SLOW).await;
     fleet.assert_cap_held();
     fleet.assert_no_panic();
     let duplicates: usize = fleet.duplicates().values().map(|n| n - 1).sum();

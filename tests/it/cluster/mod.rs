@@ -22,7 +22,6 @@ pub use producer::Producer;
 use std::{
     cell::RefCell,
     collections::{BTreeMap, HashMap},
-    future::Future,
     rc::Rc,
     time::{Duration, Instant},
 };
@@ -30,9 +29,10 @@ use std::{
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, QueryResult, Statement};
 
 use crate::harness::{
-    self,
+    self, SLOW, WAIT,
     process::{Hookd, Prepared, event_batch, free_port, post_events, prepare_endpoints, signal},
     receiver::{Receiver, Reply},
+    wait_until,
 };
 
 /// `cluster.lease_ttl` of every instance: short, so that failover is quick.
@@ -124,9 +124,7 @@ impl Fleet {
         let name = format!("node-{i}");
         let mut hookd = Hookd::start(&["serve"], &env, self.work.path(), &name);
         let base_url = format!("http://{listen}");
-        hookd
-            .wait_healthy(&self.http, &base_url, Duration::from_secs(30))
-            .await;
+        hookd.wait_healthy(&self.http, &base_url, SLOW).await;
         self.targets.borrow_mut().push(base_url.clone());
         self.nodes.push(Node {
             hookd,
@@ -218,42 +216,38 @@ impl Fleet {
             .collect()
     }
 
-    /// Waits (at most 10 s) until every node still taking ingest is
+    /// Waits (at most `WAIT`) until every node still taking ingest is
     /// registered; returns each node's instance id (None for the others).
     pub async fn wait_registered(&self) -> Vec<Option<String>> {
-        let ids = wait_every(
-            Duration::from_millis(100),
-            Duration::from_secs(10),
-            || async {
-                let registered = self.instances().await;
-                let targets = self.targets.borrow().clone();
-                let ids: Vec<Option<String>> = self
-                    .nodes
-                    .iter()
-                    .map(|n| registered.get(&n.hookd.pid()).cloned())
-                    .collect();
-                let all = self
-                    .nodes
-                    .iter()
-                    .zip(&ids)
-                    .all(|(n, id)| id.is_some() || !targets.contains(&n.base_url));
-                all.then_some(ids)
-            },
-        )
+        let ids = wait_until(WAIT, || async {
+            let registered = self.instances().await;
+            let targets = self.targets.borrow().clone();
+            let ids: Vec<Option<String>> = self
+                .nodes
+                .iter()
+                .map(|n| registered.get(&n.hookd.pid()).cloned())
+                .collect();
+            let all = self
+                .nodes
+                .iter()
+                .zip(&ids)
+                .all(|(n, id)| id.is_some() || !targets.contains(&n.base_url));
+            all.then_some(ids)
+        })
         .await;
         ids.unwrap_or_else(|| {
             panic!(
-                "not every instance registered in `instance` within 10 s:\n{}",
+                "not every instance registered in `instance` within {WAIT:?}:\n{}",
                 self.logs()
             )
         })
     }
 
-    /// Waits (at most 15 s) until the leases settle: every endpoint leased
+    /// Waits (at most `SLOW`) until the leases settle: every endpoint leased
     /// to a registered instance, and each of those owning some, or (should
     /// the hash leave one out) no lease changing for 3 s. Returns them.
     pub async fn wait_settled(&self) -> Vec<Lease> {
-        let deadline = Instant::now() + Duration::from_secs(15);
+        let deadline = Instant::now() + SLOW;
         let mut last: Option<(Vec<Lease>, Instant)> = None;
         loop {
             let live: Vec<String> = self.instances().await.into_values().collect();
@@ -273,7 +267,7 @@ impl Fleet {
             }
             assert!(
                 Instant::now() < deadline,
-                "the leases did not settle within 15 s (instances {live:?}): {leases:?}\n{}",
+                "the leases did not settle within {SLOW:?} (instances {live:?}): {leases:?}\n{}",
                 self.logs()
             );
             last = Some((leases, since));
@@ -281,18 +275,16 @@ impl Fleet {
         }
     }
 
-    /// Waits (at most 15 s) until every path has had a delivery.
+    /// Waits (at most `SLOW`) until every path has had a delivery.
     pub async fn wait_flowing(&self) {
         let paths = self.store.endpoint_ids.len();
-        let flowing = wait_every(
-            Duration::from_millis(100),
-            Duration::from_secs(15),
-            || async { (self.receiver.peak_in_flight().len() == paths).then_some(()) },
-        )
+        let flowing = wait_until(SLOW, || async {
+            (self.receiver.peak_in_flight().len() == paths).then_some(())
+        })
         .await;
         assert!(
             flowing.is_some(),
-            "deliveries did not reach every path within 15 s: {:?}\n{}",
+            "deliveries did not reach every path within {SLOW:?}: {:?}\n{}",
             self.receiver.peak_in_flight(),
             self.logs()
         );
@@ -324,7 +316,7 @@ impl Fleet {
     /// panics with what is missing and what the database says about it.
     pub async fn wait_delivered(&self, events: &[String], timeout: Duration) {
         let expected = events.len() * self.store.endpoint_ids.len();
-        let done = wait_every(Duration::from_millis(100), timeout, || async {
+        let done = wait_until(timeout, || async {
             (self.receiver.distinct_deliveries() >= expected && self.missing(events).is_empty())
                 .then_some(())
         })
@@ -475,22 +467,4 @@ fn tail(text: &str) -> &str {
         .find(|&i| text.is_char_boundary(i))
         .unwrap_or(text.len());
     &text[start..]
-}
-
-/// Polls `f` every `every` until it gives `Some`, or `timeout` passes.
-async fn wait_every<T, F, Fut>(every: Duration, timeout: Duration, mut f: F) -> Option<T>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f().await {
-            return Some(v);
-        }
-        if Instant::now() > deadline {
-            return None;
-        }
-        actix_rt::time::sleep(every).await;
-    }
 }

@@ -6,12 +6,19 @@
 use std::time::{Duration, Instant};
 
 use super::{Fleet, Producer};
-use crate::harness::{self, pg::PrivateCluster, process::event_batch, process::post_events};
+use crate::harness::{
+    self, SLOW,
+    pg::PrivateCluster,
+    process::{event_batch, post_events},
+    wait_until,
+};
 
 const OUTAGE: Duration = Duration::from_secs(20);
 /// "Within 2 s", with the half second of slack crash.rs allows too: hookd's
 /// pool gives up after 2 s, so its answer comes a few ms past that.
 const INGEST_WITHIN: Duration = Duration::from_millis(2500);
+/// How soon after the database is back hookd must be ready again.
+const READY_WITHIN: Duration = Duration::from_secs(20);
 
 #[actix_rt::test]
 async fn a_20_second_database_outage_is_answered_with_503_and_loses_nothing() {
@@ -73,18 +80,17 @@ async fn a_20_second_database_outage_is_answered_with_503_and_loses_nothing() {
 
     pg.start().await.expect("PostgreSQL starts again");
     let up_at = Instant::now();
-    let ready = super::wait_every(
-        Duration::from_millis(100),
-        Duration::from_secs(20),
-        || async { (readyz(&fleet.http, &node.base_url).await == Some(200)).then_some(()) },
-    )
+    let ready = wait_until(READY_WITHIN, || async {
+        (readyz(&fleet.http, &node.base_url).await == Some(200)).then_some(())
+    })
     .await;
     assert!(
         ready.is_some(),
-        "hookd should be ready within 20 s of the database coming back\n{}",
+        "hookd should be ready within {READY_WITHIN:?} of the database coming back\n{}",
         fleet.logs()
     );
     let ready_after = up_at.elapsed();
+    // Two more seconds of the producer's work on a healthy hookd, on purpose.
     actix_rt::time::sleep(Duration::from_secs(2)).await;
     let produced = producer.finish().await;
 
@@ -97,9 +103,7 @@ async fn a_20_second_database_outage_is_answered_with_503_and_loses_nothing() {
         up_at - down_at,
         fleet.logs()
     );
-    fleet
-        .wait_delivered(&produced.committed, Duration::from_secs(30))
-        .await;
+    fleet.wait_delivered(&produced.committed, SLOW).await;
     let twice = fleet.attempts_recorded_twice().await;
     assert!(
         twice.is_empty(),

@@ -8,7 +8,10 @@ use std::{
 };
 
 use super::Fleet;
-use crate::harness::process::{event_batch, post_events};
+use crate::harness::{
+    SLOW,
+    process::{event_batch, post_events},
+};
 
 /// One ingest answer as a producer saw it.
 #[derive(Debug, Clone)]
@@ -94,12 +97,12 @@ impl Producer {
         self.log.borrow().committed.len()
     }
 
-    /// Stops after the batch under way is taken (at most 60 s); returns what it did.
+    /// Stops after the batch under way is taken (at most `SLOW`); returns what it did.
     pub async fn finish(self) -> Produced {
         self.stop.set(true);
-        actix_rt::time::timeout(Duration::from_secs(60), self.task)
+        actix_rt::time::timeout(SLOW, self.task)
             .await
-            .expect("the producer should get its last batch taken within 60 s")
+            .expect("the producer should get its last batch taken within SLOW")
             .expect("the producer task should not panic");
         self.log.take()
     }

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::{Fleet, Producer};
-use crate::harness;
+use crate::harness::{self, SLOW, WAIT, wait_until};
 
 #[actix_rt::test]
 async fn a_rolling_restart_with_sigterm_loses_and_repeats_no_delivery() {
@@ -26,7 +26,7 @@ async fn a_rolling_restart_with_sigterm_loses_and_repeats_no_delivery() {
         assert!(ids[new].is_some(), "the replacement is registered");
         let old_id = ids[old].clone().expect("the old instance is registered");
         // Let the leases settle over four instances while events flow.
-        actix_rt::time::sleep(Duration::from_secs(1)).await;
+        fleet.wait_settled().await;
         let took = fleet.terminate(old).await;
 
         // Gone from the cluster at once: no row, no lease.
@@ -56,6 +56,7 @@ async fn a_rolling_restart_with_sigterm_loses_and_repeats_no_delivery() {
         );
     }
 
+    // A second more of the producer's work, on purpose, after the last stop.
     actix_rt::time::sleep(Duration::from_secs(1)).await;
     let produced = producer.finish().await;
     let unexpected = produced.unexpected(Duration::from_secs(2), started, "");
@@ -63,9 +64,7 @@ async fn a_rolling_restart_with_sigterm_loses_and_repeats_no_delivery() {
         unexpected.is_empty(),
         "ingest should take every batch on the instances taking traffic: {unexpected:?}"
     );
-    fleet
-        .wait_delivered(&produced.committed, Duration::from_secs(30))
-        .await;
+    fleet.wait_delivered(&produced.committed, SLOW).await;
     let duplicates = fleet.duplicates();
     assert!(
         duplicates.is_empty(),
@@ -77,7 +76,7 @@ async fn a_rolling_restart_with_sigterm_loses_and_repeats_no_delivery() {
 
     // The database agrees: each delivery delivered, each attempt stored once.
     let expected = (produced.committed.len() * 20) as i64;
-    let recorded = super::wait_every(Duration::from_millis(200), Duration::from_secs(10), || async {
+    let recorded = wait_until(WAIT, || async {
         let rows = fleet
             .query(
                 "SELECT count(*) AS n FROM delivery WHERE state = 'delivered' AND attempt_count = 1",

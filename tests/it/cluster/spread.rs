@@ -2,12 +2,12 @@
 //! endpoint ever has more requests in flight than its concurrency; the
 //! instances API tells who is alive and what each owns.
 
-use std::{collections::HashSet, time::Duration};
+use std::collections::HashSet;
 
 use serde_json::Value;
 
 use super::{Fleet, LEASE_TTL};
-use crate::harness::{self, call_raw};
+use crate::harness::{self, SLOW, WAIT, call_raw, wait_until};
 
 #[actix_rt::test]
 async fn three_instances_deliver_2000_webhooks_without_exceeding_any_endpoints_concurrency() {
@@ -25,7 +25,7 @@ async fn three_instances_deliver_2000_webhooks_without_exceeding_any_endpoints_c
         events.extend(fleet.publish(i % 3, 25).await);
     }
     // Two at a time, 200 ms each: at least 10 s per endpoint.
-    fleet.wait_delivered(&events, Duration::from_secs(40)).await;
+    fleet.wait_delivered(&events, SLOW).await;
 
     fleet.assert_cap_held();
     let duplicates = fleet.duplicates();
@@ -50,7 +50,7 @@ async fn the_instances_api_lists_each_live_instance_with_the_endpoints_it_owns()
         return;
     }
     let url = harness::pg::fresh_database().await.expect("a database");
-    let mut fleet = Fleet::start(&url, 3, 20).await;
+    let fleet = Fleet::start(&url, 3, 20).await;
     let ids = fleet.wait_registered().await;
     fleet.publish(0, 1).await;
     fleet.wait_settled().await;
@@ -58,16 +58,12 @@ async fn the_instances_api_lists_each_live_instance_with_the_endpoints_it_owns()
     // The API and the database agree (read again while leases move).
     let last = std::cell::RefCell::new(String::new());
     let (fleet_ref, last_ref) = (&fleet, &last);
-    let agreed = super::wait_every(
-        Duration::from_millis(200),
-        Duration::from_secs(10),
-        || async {
-            let listed = list_instances(fleet_ref).await;
-            let problems = disagreements(fleet_ref, &listed).await;
-            *last_ref.borrow_mut() = format!("{problems:?} in {listed:#}");
-            problems.is_empty().then_some(listed)
-        },
-    )
+    let agreed = wait_until(WAIT, || async {
+        let listed = list_instances(fleet_ref).await;
+        let problems = disagreements(fleet_ref, &listed).await;
+        *last_ref.borrow_mut() = format!("{problems:?} in {listed:#}");
+        problems.is_empty().then_some(listed)
+    })
     .await;
     let listed = agreed.unwrap_or_else(|| {
         panic!(
@@ -86,25 +82,36 @@ async fn the_instances_api_lists_each_live_instance_with_the_endpoints_it_owns()
         listed_ids, expected,
         "the three instances, by id: {listed:#}"
     );
+}
 
-    // A stopped instance is gone from the list at once.
+#[actix_rt::test]
+async fn an_instance_stopped_with_sigterm_is_gone_from_the_instances_api_at_once() {
+    if harness::skip_postgres() {
+        return;
+    }
+    let url = harness::pg::fresh_database().await.expect("a database");
+    let mut fleet = Fleet::start(&url, 3, 20).await;
+    fleet.wait_registered().await;
+    let pids = |listed: &Value| -> HashSet<u64> {
+        listed["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i["pid"].as_u64())
+            .collect()
+    };
+    assert_eq!(pids(&list_instances(&fleet).await).len(), 3, "three before");
     fleet.terminate(2).await;
     let listed = list_instances(&fleet).await;
-    let pids: HashSet<u64> = listed["data"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|i| i["pid"].as_u64())
-        .collect();
     let live: HashSet<u64> = fleet.nodes[..2]
         .iter()
         .map(|n| u64::from(n.hookd.pid()))
         .collect();
     assert_eq!(
-        pids, live,
+        pids(&listed),
+        live,
         "after a SIGTERM, the stopped instance should be gone: {listed:#}"
     );
-    eprintln!("GET /v1/admin/instances matched the database, before and after a stop");
 }
 
 async fn list_instances(fleet: &Fleet) -> Value {

@@ -1,21 +1,17 @@
 //! The catalog is configuration: `hookd catalog check DIR` runs the start's
 //! own check, and `serve` with a broken `catalog.path` does not start; both
 //! name the file and the JSON pointer. An operator's own catalog adds a type
-//! without a rebuild.
+//! without a rebuild, beside the bundled ones.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Backend, spawn_app_with};
+use crate::harness::{Backend, TestApp, spawn_app_with};
 use crate::on_both_backends;
 
 fn hookd(args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hookd"))
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .envs(env.iter().copied())
+    crate::harness::process::command(args, env.iter().copied())
         .output()
         .expect("the hookd binary runs")
 }
@@ -40,8 +36,18 @@ fn read(dir: &std::path::Path, name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join(name)).expect("read")).expect("JSON")
 }
 
+/// A copy of the bundled catalog whose `balance.updated` example has a
+/// float balance (its schema wants a decimal string).
+fn a_catalog_with_a_bad_example() -> tempfile::TempDir {
+    catalog_copy(|d| {
+        let mut t = read(d, "balance.updated.json");
+        t["versions"][0]["example"]["balance"] = json!(10.5);
+        write(d, "balance.updated.json", &t);
+    })
+}
+
 #[test]
-fn check_names_the_file_and_pointer_of_an_example_that_fails_its_schema() {
+fn catalog_check_passes_the_bundled_catalog_and_lists_each_types_versions() {
     let ok = hookd(&["catalog", "check"], &[]);
     assert!(
         ok.status.success(),
@@ -49,12 +55,11 @@ fn check_names_the_file_and_pointer_of_an_example_that_fails_its_schema() {
         String::from_utf8_lossy(&ok.stderr)
     );
     assert!(String::from_utf8_lossy(&ok.stdout).contains("usage.finalized  versions 1, 2"));
+}
 
-    let dir = catalog_copy(|d| {
-        let mut t = read(d, "balance.updated.json");
-        t["versions"][0]["example"]["balance"] = json!(10.5);
-        write(d, "balance.updated.json", &t);
-    });
+#[test]
+fn catalog_check_names_the_file_and_pointer_of_an_example_that_fails_its_schema() {
+    let dir = a_catalog_with_a_bad_example();
     let path = dir.path().to_str().expect("a UTF-8 path");
     let bad = hookd(&["catalog", "check", path], &[]);
     assert_eq!(bad.status.code(), Some(1));
@@ -63,8 +68,13 @@ fn check_names_the_file_and_pointer_of_an_example_that_fails_its_schema() {
         err.contains("balance.updated.json at /versions/0/example/balance"),
         "{err}"
     );
+}
 
-    // `serve` stops at start with the same words, before touching a database.
+#[test]
+fn serve_with_a_broken_catalog_stops_at_start_naming_the_setting_and_the_pointer() {
+    let dir = a_catalog_with_a_bad_example();
+    let path = dir.path().to_str().expect("a UTF-8 path");
+    // The same words as `catalog check`, before touching a database.
     let serve = hookd(
         &["serve"],
         &[
@@ -80,53 +90,74 @@ fn check_names_the_file_and_pointer_of_an_example_that_fails_its_schema() {
     );
 }
 
+/// hookd (strict) with the bundled catalog and an operator's own type,
+/// `seat.assigned` (a `seat_id` required), added in a copy of it.
+async fn with_seat_assigned(backend: Backend) -> (TestApp, tempfile::TempDir) {
+    let dir = catalog_copy(|d| {
+        write(
+            d,
+            "seat.assigned.json",
+            &json!({
+            "type": "seat.assigned", "description": "A seat was assigned.",
+            "sensitivity": "Ids only.",
+            "versions": [{"version": 1,
+                "schema": {"type": "object", "required": ["seat_id"],
+                           "properties": {"seat_id": {"type": "string", "minLength": 1}}},
+                "example": {"seat_id": "seat_1"}}]}),
+        );
+    });
+    let path = dir.path().to_str().expect("a UTF-8 path").to_string();
+    let app = spawn_app_with(
+        backend,
+        &[
+            crate::contract::STRICT,
+            ("HOOKD_CATALOG__PATH", path.as_str()),
+        ],
+    )
+    .await;
+    (app, dir)
+}
+
+/// The catalog's type `name` as `GET /v1/event-types` publishes it.
+async fn published(app: &TestApp, name: &str) -> Value {
+    let key = app.partner_key().await;
+    let (status, types, _) = app.request("GET", "/v1/event-types", &key, None).await;
+    assert_eq!(status, 200);
+    types["data"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|t| t["type"] == name)
+        .unwrap_or_else(|| panic!("{name} is published: {types}"))
+        .clone()
+}
+
 on_both_backends!(
-    an_operators_catalog_adds_a_type_without_a_rebuild,
+    an_operators_catalog_adds_a_type_that_ingest_takes_and_checks_without_a_rebuild,
     |backend: Backend| async move {
-        let dir = catalog_copy(|d| {
-            write(
-                d,
-                "seat.assigned.json",
-                &json!({
-                "type": "seat.assigned", "description": "A seat was assigned.",
-                "sensitivity": "Ids only.",
-                "versions": [{"version": 1,
-                    "schema": {"type": "object", "required": ["seat_id"],
-                               "properties": {"seat_id": {"type": "string", "minLength": 1}}},
-                    "example": {"seat_id": "seat_1"}}]}),
-            );
-        });
-        let path = dir.path().to_str().expect("a UTF-8 path").to_string();
-        let app = spawn_app_with(
-            backend,
-            &[
-                crate::contract::STRICT,
-                ("HOOKD_CATALOG__PATH", path.as_str()),
-            ],
-        )
-        .await;
+        let (app, _dir) = with_seat_assigned(backend).await;
         let event = |data: Value| json!({"type": "seat.assigned", "partner_id": app.partner_id, "data": data});
         let (status, body) = app.post_events(&event(json!({"seat_id": "seat_9"}))).await;
         assert_eq!(status, 201, "{body}");
         let (status, body) = app.post_events(&event(json!({}))).await;
         assert_eq!(status, 422, "{body}");
+    }
+);
 
-        let key = app.partner_key().await;
-        let (status, types, _) = app.request("GET", "/v1/event-types", &key, None).await;
-        assert_eq!(status, 200);
-        let seat = types["data"]
-            .as_array()
-            .expect("a list")
-            .iter()
-            .find(|t| t["type"] == "seat.assigned")
-            .expect("the new type is published");
+on_both_backends!(
+    an_operators_own_type_is_published_with_its_example,
+    |backend: Backend| async move {
+        let (app, _dir) = with_seat_assigned(backend).await;
+        let seat = published(&app, "seat.assigned").await;
         assert_eq!(seat["versions"][0]["example"], json!({"seat_id": "seat_1"}));
-        let usage = types["data"]
-            .as_array()
-            .expect("a list")
-            .iter()
-            .find(|t| t["type"] == "usage.finalized")
-            .expect("usage.finalized is published");
+    }
+);
+
+on_both_backends!(
+    the_bundled_types_stay_published_beside_an_operators_own,
+    |backend: Backend| async move {
+        let (app, _dir) = with_seat_assigned(backend).await;
+        let usage = published(&app, "usage.finalized").await;
         assert_eq!(usage["latest_version"], 2);
         assert_eq!(usage["versions"][1]["compatible_with"], json!([1]));
         assert!(usage["sensitivity"].as_str().is_some_and(|s| !s.is_empty()));

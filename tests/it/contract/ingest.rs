@@ -70,7 +70,7 @@ on_both_backends!(
 );
 
 on_both_backends!(
-    an_invented_type_is_refused_unless_the_catalog_is_lenient,
+    a_strict_catalog_refuses_an_invented_type_and_stores_nothing,
     |backend: Backend| async move {
         let app = spawn_app_with(backend, &[STRICT]).await;
         let made_up = json!({"type": "made.up", "partner_id": app.partner_id, "data": {}});
@@ -82,23 +82,41 @@ on_both_backends!(
         );
         assert_eq!(body["field"], "type");
         assert_eq!(stored(&app).await, 0);
-        drop(app);
+    }
+);
 
-        let lenient = spawn_app_with(backend, &[("HOOKD_CATALOG__STRICT", "false")]).await;
+/// The catalog set lenient: unknown types are taken.
+const LENIENT: (&str, &str) = ("HOOKD_CATALOG__STRICT", "false");
+
+on_both_backends!(
+    a_lenient_catalog_takes_an_invented_type,
+    |backend: Backend| async move {
+        let lenient = spawn_app_with(backend, &[LENIENT]).await;
         let made_up = json!({"type": "made.up", "partner_id": lenient.partner_id, "data": {}});
         let (status, body) = lenient.post_events(&made_up).await;
         assert_eq!(status, 201, "a lenient catalog takes unknown types: {body}");
+    }
+);
+
+on_both_backends!(
+    a_lenient_catalog_still_checks_the_types_it_knows,
+    |backend: Backend| async move {
+        let lenient = spawn_app_with(backend, &[LENIENT]).await;
         let (status, body) = lenient.post_events(&usage(&lenient, json!({}))).await;
         assert_eq!(status, 422, "known types are still checked: {body}");
     }
 );
 
+/// The data `usage.finalized` version 1 requires.
+fn v1() -> Value {
+    json!({"customer_id": "cus_1", "currency": "USD", "final_cost": "1.00"})
+}
+
 on_both_backends!(
-    a_version_the_type_does_not_have_is_refused_and_none_means_the_latest,
+    a_version_the_type_does_not_have_is_refused,
     |backend: Backend| async move {
         let app = spawn_app_with(backend, &[STRICT]).await;
-        let v1 = json!({"customer_id": "cus_1", "currency": "USD", "final_cost": "1.00"});
-        let mut event = usage(&app, v1.clone());
+        let mut event = usage(&app, v1());
         event["schema_version"] = json!(99);
         let (status, body) = app.post_events(&event).await;
         assert_eq!(
@@ -106,9 +124,16 @@ on_both_backends!(
             (422, Some("schema_version")),
             "{body}"
         );
+        assert_eq!(stored(&app).await, 0);
+    }
+);
 
-        // Without a version, the latest applies: v1's data is not enough.
-        let mut unversioned = usage(&app, v1.clone());
+on_both_backends!(
+    an_event_without_a_version_is_checked_against_the_latest,
+    |backend: Backend| async move {
+        let app = spawn_app_with(backend, &[STRICT]).await;
+        // v1's data is not enough for version 2.
+        let mut unversioned = usage(&app, v1());
         unversioned
             .as_object_mut()
             .map(|o| o.remove("schema_version"));
@@ -120,8 +145,14 @@ on_both_backends!(
                 .is_some_and(|d| d.contains("version 2")),
             "{body}"
         );
+    }
+);
 
-        let (status, body) = app.post_events(&usage(&app, v1)).await;
+on_both_backends!(
+    an_accepted_envelope_carries_its_version_as_an_integer,
+    |backend: Backend| async move {
+        let app = spawn_app_with(backend, &[STRICT]).await;
+        let (status, body) = app.post_events(&usage(&app, v1())).await;
         assert_eq!(status, 201, "{body}");
         assert_eq!(
             body["schema_version"], 1,

@@ -4,16 +4,14 @@
 //! never sent in the wrong shape. Each body validates against its own
 //! version and is signed over its exact bytes.
 
-use std::{collections::HashMap, time::Duration};
+use std::collections::HashMap;
 
 use hookd::{catalog::Catalog, domain::clock::Clock as _, secret::Secret};
 use serde_json::{Value, json};
 
 use super::STRICT;
-use crate::harness::{Backend, TestApp, receiver::Receiver, spawn_app_with};
+use crate::harness::{Backend, TestApp, WAIT, receiver::Receiver, spawn_app_with};
 use crate::on_both_backends;
-
-const WAIT: Duration = Duration::from_secs(10);
 
 fn v1_data() -> Value {
     json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800", "usage_id": "usage_9"})
@@ -87,23 +85,22 @@ fn received(app: &TestApp, receiver: &Receiver, path: &str, event: &str, secret:
     envelope
 }
 
-on_both_backends!(
-    endpoints_pinned_to_1_to_2_and_latest_each_get_their_own_valid_version,
-    |backend: Backend| async move {
+/// The three pinned endpoints on one receiver, and a `usage.finalized`
+/// event published at version 2 that reached all three.
+struct PinnedV2 {
+    app: TestApp,
+    receiver: Receiver,
+    key: String,
+    eps: HashMap<&'static str, (String, Secret)>,
+    event: String,
+}
+
+impl PinnedV2 {
+    async fn published(backend: Backend) -> PinnedV2 {
         let app = spawn_app_with(backend, &[STRICT]).await;
         let receiver = Receiver::start().await;
         let key = app.partner_key().await;
         let eps = pinned_endpoints(&app, &receiver, &key).await;
-        let (_, shown, _) = app
-            .request(
-                "GET",
-                &format!("/v1/endpoints/{}", eps["/v1"].0),
-                &key,
-                None,
-            )
-            .await;
-        assert_eq!(shown["schema_versions"], json!({"usage.finalized": 1}));
-
         let (status, body) = app
             .post_events(&json!({"type": "usage.finalized", "schema_version": 2,
                                  "partner_id": app.partner_id, "data": v2_data()}))
@@ -111,90 +108,174 @@ on_both_backends!(
         assert_eq!(status, 201, "{body}");
         let event = body["event_id"].as_str().expect("an id").to_string();
         receiver.wait_for(3, WAIT).await.expect("three deliveries");
+        PinnedV2 {
+            app,
+            receiver,
+            key,
+            eps,
+            event,
+        }
+    }
 
-        let v1 = received(&app, &receiver, "/v1", &event, &eps["/v1"].1);
+    /// The checked body the endpoint at `path` received.
+    fn at(&self, path: &str) -> Value {
+        received(
+            &self.app,
+            &self.receiver,
+            path,
+            &self.event,
+            &self.eps[path].1,
+        )
+    }
+}
+
+on_both_backends!(
+    an_endpoints_pins_are_shown_as_set,
+    |backend: Backend| async move {
+        let app = spawn_app_with(backend, &[STRICT]).await;
+        let receiver = Receiver::start().await;
+        let key = app.partner_key().await;
+        let eps = pinned_endpoints(&app, &receiver, &key).await;
+        let path = format!("/v1/endpoints/{}", eps["/v1"].0);
+        let (_, shown, _) = app.request("GET", &path, &key, None).await;
+        assert_eq!(shown["schema_versions"], json!({"usage.finalized": 1}));
+    }
+);
+
+on_both_backends!(
+    an_endpoint_pinned_to_1_gets_a_v2_event_projected_to_version_1,
+    |backend: Backend| async move {
+        let pinned = PinnedV2::published(backend).await;
+        let v1 = pinned.at("/v1");
         assert_eq!(v1["schema_version"], 1);
         assert!(
             v1["data"].get("model").is_none(),
             "v1 never names model: {v1}"
         );
         assert_eq!(v1["data"]["final_cost"], "1.274800");
-        let v2 = received(&app, &receiver, "/v2", &event, &eps["/v2"].1);
+    }
+);
+
+on_both_backends!(
+    an_endpoint_pinned_to_2_gets_a_v2_event_at_version_2,
+    |backend: Backend| async move {
+        let pinned = PinnedV2::published(backend).await;
+        let v2 = pinned.at("/v2");
         assert_eq!(
             (v2["schema_version"].clone(), v2["data"]["model"].clone()),
             (json!(2), json!("gpt-x"))
-        );
-        let latest = received(&app, &receiver, "/latest", &event, &eps["/latest"].1);
-        assert_eq!(latest, v2, "latest gets the event as sent");
-
-        let (status, detail, _) = app
-            .request(
-                "GET",
-                &format!("/v1/events/{event}?schema_version=1"),
-                &key,
-                None,
-            )
-            .await;
-        assert_eq!(status, 200, "{detail}");
-        assert_eq!(
-            detail["event"], v1,
-            "the API shows the rendering the v1 endpoint got"
         );
     }
 );
 
 on_both_backends!(
-    an_older_event_for_a_newer_pin_uses_the_producers_rendition_or_is_skipped,
+    an_endpoint_on_latest_gets_the_event_as_sent,
+    |backend: Backend| async move {
+        let pinned = PinnedV2::published(backend).await;
+        let latest = pinned.at("/latest");
+        assert_eq!(latest["schema_version"], 2, "{latest}");
+        assert_eq!(latest, pinned.at("/v2"), "latest gets the event as sent");
+    }
+);
+
+on_both_backends!(
+    the_api_shows_an_event_at_a_version_as_the_endpoint_pinned_to_it_got_it,
+    |backend: Backend| async move {
+        let pinned = PinnedV2::published(backend).await;
+        let path = format!("/v1/events/{}?schema_version=1", pinned.event);
+        let (status, detail, _) = pinned.app.request("GET", &path, &pinned.key, None).await;
+        assert_eq!(status, 200, "{detail}");
+        assert_eq!(
+            detail["event"],
+            pinned.at("/v1"),
+            "the API shows the rendering the v1 endpoint got"
+        );
+    }
+);
+
+/// The three pinned endpoints, and a `usage.finalized` event sent at
+/// version 1 without a rendition, delivered to `/v1` and `/latest`:
+/// (app, receiver, partner key, endpoints, the event).
+async fn v1_without_a_rendition(
+    backend: Backend,
+) -> (
+    TestApp,
+    Receiver,
+    String,
+    HashMap<&'static str, (String, Secret)>,
+    String,
+) {
+    let app = spawn_app_with(backend, &[STRICT]).await;
+    let receiver = Receiver::start().await;
+    let key = app.partner_key().await;
+    let eps = pinned_endpoints(&app, &receiver, &key).await;
+    let (status, body) = app
+        .post_events(&json!({"type": "usage.finalized", "schema_version": 1,
+                             "partner_id": app.partner_id, "data": v1_data()}))
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let bare = body["event_id"].as_str().expect("an id").to_string();
+    app.wait_for_state(&bare, &eps["/v1"].0, "delivered", WAIT)
+        .await;
+    app.wait_for_state(&bare, &eps["/latest"].0, "delivered", WAIT)
+        .await;
+    (app, receiver, key, eps, bare)
+}
+
+/// The delivery of `event` to `endpoint` as the partner lists it.
+async fn listed_delivery(app: &TestApp, key: &str, event: &str, endpoint: &str) -> Value {
+    let path = format!("/v1/deliveries?event_id={event}&endpoint_id={endpoint}");
+    let (_, list, _) = app.request("GET", &path, key, None).await;
+    list["data"][0].clone()
+}
+
+on_both_backends!(
+    an_older_event_without_a_rendition_is_skipped_for_a_newer_pin_never_sent_and_says_why,
+    |backend: Backend| async move {
+        let (app, receiver, key, eps, bare) = v1_without_a_rendition(backend).await;
+        app.wait_for_state(&bare, &eps["/v2"].0, "skipped", WAIT)
+            .await;
+        let skipped = listed_delivery(&app, &key, &bare, &eps["/v2"].0).await;
+        assert_eq!(
+            skipped["reason"], "no-rendering-for-pinned-version",
+            "{skipped}"
+        );
+        assert_eq!(skipped["attempt_count"], 0);
+        receiver.stays_at(2).await;
+        assert!(
+            !receiver
+                .received()
+                .iter()
+                .any(|r| r.path == "/v2" && r.header("webhook-id") == Some(bare.as_str())),
+            "the skipped delivery was never sent"
+        );
+    }
+);
+
+on_both_backends!(
+    a_skipped_delivery_cannot_be_replayed_into_the_wrong_shape,
+    |backend: Backend| async move {
+        let (app, _receiver, key, eps, bare) = v1_without_a_rendition(backend).await;
+        app.wait_for_state(&bare, &eps["/v2"].0, "skipped", WAIT)
+            .await;
+        let skipped = listed_delivery(&app, &key, &bare, &eps["/v2"].0).await;
+        let id = skipped["id"].as_str().expect("an id");
+        let path = format!("/v1/deliveries/{id}/replay");
+        let (status, body, _) = app.request("POST", &path, &key, None).await;
+        assert_eq!(
+            status, 409,
+            "a skipped delivery cannot be replayed into the wrong shape: {body}"
+        );
+    }
+);
+
+on_both_backends!(
+    an_older_event_reaches_a_newer_pin_as_the_producers_rendition,
     |backend: Backend| async move {
         let app = spawn_app_with(backend, &[STRICT]).await;
         let receiver = Receiver::start().await;
         let key = app.partner_key().await;
         let eps = pinned_endpoints(&app, &receiver, &key).await;
-
-        // Sent at v1 with no rendition: nothing projects upwards.
-        let (status, body) = app
-            .post_events(&json!({"type": "usage.finalized", "schema_version": 1,
-                                 "partner_id": app.partner_id, "data": v1_data()}))
-            .await;
-        assert_eq!(status, 201, "{body}");
-        let bare = body["event_id"].as_str().expect("an id").to_string();
-        app.wait_for_state(&bare, &eps["/v2"].0, "skipped", WAIT)
-            .await;
-        app.wait_for_state(&bare, &eps["/v1"].0, "delivered", WAIT)
-            .await;
-        app.wait_for_state(&bare, &eps["/latest"].0, "delivered", WAIT)
-            .await;
-        let (_, list, _) = app
-            .request(
-                "GET",
-                &format!(
-                    "/v1/deliveries?event_id={bare}&endpoint_id={}",
-                    eps["/v2"].0
-                ),
-                &key,
-                None,
-            )
-            .await;
-        assert_eq!(
-            list["data"][0]["reason"], "no-rendering-for-pinned-version",
-            "{list}"
-        );
-        assert_eq!(list["data"][0]["attempt_count"], 0);
-        let skipped = list["data"][0]["id"].as_str().expect("an id");
-        let (status, body, _) = app
-            .request(
-                "POST",
-                &format!("/v1/deliveries/{skipped}/replay"),
-                &key,
-                None,
-            )
-            .await;
-        assert_eq!(
-            status, 409,
-            "a skipped delivery cannot be replayed into the wrong shape: {body}"
-        );
-
-        // With the producer's rendition at v2, the v2 endpoint gets exactly it.
         let (status, body) = app
             .post_events(&json!({"type": "usage.finalized", "schema_version": 1,
                                  "partner_id": app.partner_id, "data": v1_data(),
@@ -209,15 +290,13 @@ on_both_backends!(
             (v2["schema_version"].clone(), v2["data"].clone()),
             (json!(2), v2_data())
         );
-        assert!(
-            !receiver
-                .received()
-                .iter()
-                .any(|r| r.path == "/v2" && r.header("webhook-id") == Some(bare.as_str())),
-            "the skipped delivery was never sent"
-        );
+    }
+);
 
-        // A rendition that fails its version is refused at ingest.
+on_both_backends!(
+    a_rendition_that_fails_its_version_is_refused_at_ingest,
+    |backend: Backend| async move {
+        let app = spawn_app_with(backend, &[STRICT]).await;
         let (status, body) = app
             .post_events(&json!({"type": "usage.finalized", "schema_version": 1,
                                  "partner_id": app.partner_id, "data": v1_data(),
@@ -225,6 +304,8 @@ on_both_backends!(
             .await;
         assert_eq!(status, 422, "{body}");
         assert_eq!(body["field"], "renditions.2");
+        let stored = app.count("SELECT COUNT(*) AS n FROM outbox_event").await;
+        assert_eq!(stored, 0, "nothing of a refused event is stored");
     }
 );
 

@@ -8,13 +8,11 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::harness::{
-    Backend, TestApp,
+    Backend, TestApp, WAIT,
     receiver::{Receiver, Reply},
     spawn_app,
 };
 use crate::on_both_backends;
-
-const WAIT: Duration = Duration::from_secs(10);
 
 /// Patches the endpoint, through the partner API, to take only `event_type`.
 async fn subscribe_only(app: &TestApp, key: &str, endpoint: &str, event_type: &str) {
@@ -29,25 +27,33 @@ async fn subscribe_only(app: &TestApp, key: &str, endpoint: &str, event_type: &s
     assert_eq!(status, 200, "{body}");
 }
 
+/// An endpoint for `a.b` and `c.d` whose receiver answered 503 once to an
+/// `a.b` event; the partner then subscribed it to `c.d` only and the
+/// retry came due: (app, receiver, endpoint, partner key, the event).
+async fn a_retry_no_longer_subscribed_to(
+    backend: Backend,
+) -> (TestApp, Receiver, String, String, String) {
+    let app = spawn_app(backend).await;
+    let receiver = Receiver::start().await;
+    receiver.script([Reply::status(503)]);
+    let (endpoint, _) = app
+        .endpoint_for(&app.partner_id, &receiver.url(), &["a.b", "c.d"], 8)
+        .await;
+    let event = app.publish("a.b", json!({"n": 1})).await;
+    receiver.wait_for(1, WAIT).await.expect("the first attempt");
+    app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
+    let key = app.partner_key().await;
+    subscribe_only(&app, &key, &endpoint, "c.d").await;
+    app.advance(Duration::from_secs(7));
+    app.wait_for_state(&event, &endpoint, "cancelled", WAIT)
+        .await;
+    (app, receiver, endpoint, key, event)
+}
+
 on_both_backends!(
     a_retry_of_a_type_the_endpoint_no_longer_subscribes_to_is_cancelled_unsent,
     |backend: Backend| async move {
-        let app = spawn_app(backend).await;
-        let receiver = Receiver::start().await;
-        receiver.script([Reply::status(503)]);
-        let (endpoint, _) = app
-            .endpoint_for(&app.partner_id, &receiver.url(), &["a.b", "c.d"], 8)
-            .await;
-        let event = app.publish("a.b", json!({"n": 1})).await;
-        receiver.wait_for(1, WAIT).await.expect("the first attempt");
-        app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
-
-        let key = app.partner_key().await;
-        subscribe_only(&app, &key, &endpoint, "c.d").await;
-        app.advance(Duration::from_secs(7));
-        app.wait_for_state(&event, &endpoint, "cancelled", WAIT)
-            .await;
-
+        let (app, receiver, endpoint, _, _) = a_retry_no_longer_subscribed_to(backend).await;
         // A still-subscribed type goes through, after the cancelled one.
         let other = app.publish("c.d", json!({"n": 2})).await;
         app.wait_for_state(&other, &endpoint, "delivered", WAIT)
@@ -58,7 +64,13 @@ on_both_backends!(
             got[1].body.windows(5).any(|w| w == b"\"c.d\""),
             "the second request is c.d"
         );
+    }
+);
 
+on_both_backends!(
+    the_partner_sees_a_cancelled_retry_with_its_reason_and_only_its_first_attempt,
+    |backend: Backend| async move {
+        let (app, _receiver, _, key, event) = a_retry_no_longer_subscribed_to(backend).await;
         let (status, list, _) = app
             .request(
                 "GET",
@@ -72,6 +84,13 @@ on_both_backends!(
         assert_eq!(d["state"], "cancelled", "{list}");
         assert_eq!(d["reason"], "endpoint-unsubscribed", "{list}");
         assert_eq!(d["attempt_count"], 1, "only the first attempt was made");
+    }
+);
+
+on_both_backends!(
+    a_cancelled_retry_is_counted_with_its_reason,
+    |backend: Backend| async move {
+        let (app, _receiver, _, _, _) = a_retry_no_longer_subscribed_to(backend).await;
         let operator = app.operator_key().await;
         let cancelled = app
             .metric(

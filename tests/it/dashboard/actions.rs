@@ -6,8 +6,8 @@ use hookd::domain::event::format_time;
 use serde_json::json;
 
 use super::{assert_one_dashboard_entry, audit_entries, submit, texts, world_at};
-use crate::admin_views::{WAIT, World};
-use crate::harness::{Backend, wait_until};
+use crate::admin_views::World;
+use crate::harness::{Backend, WAIT, browser::Page, wait_until};
 use crate::on_both_backends;
 
 on_both_backends!(
@@ -33,32 +33,51 @@ on_both_backends!(
     }
 );
 
+/// The reason the disable form is filled with: markup, shown as text.
+const REASON: &str = "receiver on fire <b>, ticket 42";
+
+/// Submits the disable form of the endpoint page open now, with `REASON`.
+async fn disable_with_a_reason(page: &mut Page) {
+    let fill = format!(
+        "document.querySelector('#disable [name=reason]').value = {}",
+        json!(REASON)
+    );
+    submit(page, "disable", &fill).await;
+}
+
 on_both_backends!(
-    disabling_pauses_the_endpoints_deliveries_and_enabling_resumes_them,
+    disabling_from_the_endpoint_page_pauses_what_it_holds_and_writes_one_entry,
     |backend: Backend| async move {
         let at = |w: &World| format!("/dashboard/endpoints/{}", w.ep_b);
         let Some((w, _browser, mut page)) = world_at(backend, &[], at).await else {
             return;
         };
-        let reason = "receiver on fire <b>, ticket 42";
-        let fill = format!(
-            "document.querySelector('#disable [name=reason]').value = {}",
-            json!(reason)
-        );
-        submit(&mut page, "disable", &fill).await;
+        disable_with_a_reason(&mut page).await;
         assert_eq!(
             page.path().await,
             format!("/dashboard/endpoints/{}", w.ep_b)
         );
         assert_eq!(texts(&mut page, "#status").await, ["disabled"]);
-        assert_eq!(texts(&mut page, "#disabled-reason").await, [reason]);
+        assert_eq!(texts(&mut page, "#disabled-reason").await, [REASON]);
         assert_eq!(texts(&mut page, "#done").await.len(), 1);
         let state = w.app.delivery(&w.ev_b, &w.ep_b).await.expect("d_b").0;
         assert_eq!(state, "paused", "what it held waits paused");
         let entries = audit_entries(&w.app).await;
         assert_one_dashboard_entry(&entries, "endpoint.disable", &w.ep_b, &w.operator_id);
-        assert_eq!(entries[0].detail["reason"], reason);
+        assert_eq!(entries[0].detail["reason"], REASON);
+        let still = w.app.delivery(&w.ev_a, &w.ep_a).await.expect("d_a").0;
+        assert_eq!(still, "delivered", "another endpoint is untouched");
+    }
+);
 
+on_both_backends!(
+    enabling_from_the_endpoint_page_resumes_what_it_held_and_writes_one_entry,
+    |backend: Backend| async move {
+        let at = |w: &World| format!("/dashboard/endpoints/{}", w.ep_b);
+        let Some((w, _browser, mut page)) = world_at(backend, &[], at).await else {
+            return;
+        };
+        disable_with_a_reason(&mut page).await;
         submit(&mut page, "enable", "").await;
         // Active again; the resumed delivery may already have failed once
         // more against this receiver, which shows it as failing.
@@ -69,8 +88,6 @@ on_both_backends!(
         let entries = audit_entries(&w.app).await;
         assert_eq!(entries.len(), 2, "one more entry: {entries:?}");
         assert_one_dashboard_entry(&entries[..1], "endpoint.enable", &w.ep_b, &w.operator_id);
-        let still = w.app.delivery(&w.ev_a, &w.ep_a).await.expect("d_a").0;
-        assert_eq!(still, "delivered", "another endpoint is untouched");
     }
 );
 

@@ -1,7 +1,8 @@
 //! The operator dashboard, mostly in a real browser (headless Chromium):
 //!
-//! - `sign_in`: signing in and out, the session cookie, the cross-site
-//!   check, revocation;
+//! - `sign_in`: signing in and out, the cross-site check, revocation;
+//! - `headers`: the security headers on every answer and the session
+//!   cookie's attributes;
 //! - `pages`: each page shows what it names (overview charts, endpoints
 //!   filtered, an endpoint's attempts, a delivery's attempts, search);
 //! - `actions`: replay, disable, enable and recover from their forms, each
@@ -17,6 +18,7 @@
 
 mod actions;
 mod glance;
+mod headers;
 mod pages;
 mod refusals;
 mod samples;

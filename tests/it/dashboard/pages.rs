@@ -8,10 +8,10 @@ use hookd::domain::{clock::Clock as _, event::format_time};
 use serde_json::json;
 
 use super::{attributes, open, screenshot, signed_in, submit, texts, world_at};
-use crate::admin_views::{WAIT, World};
+use crate::admin_views::World;
 use crate::harness::{
-    Backend,
-    browser::{Page, skip_browser},
+    Backend, WAIT,
+    browser::{Browser, Page, skip_browser},
     receiver::{Receiver, Reply},
     spawn_app_with, wait_until,
 };
@@ -100,24 +100,30 @@ async fn listed(page: &mut Page, w: &World, query: &str) -> Vec<String> {
     attributes(page, "#endpoints tr[data-endpoint]", "data-endpoint").await
 }
 
+/// The operator views' world with both failing endpoints' circuits saved
+/// open, signed in at the endpoints page; `None` without a browser.
+async fn endpoints_page(backend: Backend) -> Option<(World, Browser, Page)> {
+    let at = |_: &World| "/dashboard/endpoints".into();
+    let (w, browser, page) = world_at(backend, &[CIRCUIT_OPENS_AT_ONCE], at).await?;
+    let open_circuits = || async {
+        let n = w
+            .app
+            .count("SELECT COUNT(*) AS n FROM endpoint WHERE circuit_open_until IS NOT NULL")
+            .await;
+        (n == 2).then_some(())
+    };
+    wait_until(WAIT, open_circuits)
+        .await
+        .expect("both failing endpoints' circuits are saved open");
+    Some((w, browser, page))
+}
+
 on_both_backends!(
-    the_endpoints_page_filters_and_sorts_and_links_to_each_endpoint,
+    the_endpoints_page_filters_by_status_partner_circuit_and_backlog,
     |backend: Backend| async move {
-        let at = |_: &World| "/dashboard/endpoints".into();
-        let Some((w, _browser, mut page)) = world_at(backend, &[CIRCUIT_OPENS_AT_ONCE], at).await
-        else {
+        let Some((w, _browser, mut page)) = endpoints_page(backend).await else {
             return;
         };
-        let open_circuits = || async {
-            let n = w
-                .app
-                .count("SELECT COUNT(*) AS n FROM endpoint WHERE circuit_open_until IS NOT NULL")
-                .await;
-            (n == 2).then_some(())
-        };
-        wait_until(WAIT, open_circuits)
-            .await
-            .expect("both failing endpoints' circuits are saved open");
         let failing = set(&[&w.ep_b, &w.ep_drop]);
         let as_set = |v: Vec<String>| v.into_iter().collect::<BTreeSet<_>>();
 
@@ -130,7 +136,15 @@ on_both_backends!(
         assert_eq!(as_set(rows), failing, "partner B's endpoints");
         assert_eq!(as_set(listed(&mut page, &w, "circuit=open").await), failing);
         assert_eq!(as_set(listed(&mut page, &w, "backlog=1").await), failing);
+    }
+);
 
+on_both_backends!(
+    the_endpoints_page_lists_failing_endpoints_first_or_sorts_them_by_partner,
+    |backend: Backend| async move {
+        let Some((w, _browser, mut page)) = endpoints_page(backend).await else {
+            return;
+        };
         let by_failing = listed(&mut page, &w, "").await;
         assert_eq!(by_failing.len(), 3, "{by_failing:?}");
         assert_eq!(by_failing[2], w.ep_a, "failing ones first: {by_failing:?}");
@@ -143,7 +157,15 @@ on_both_backends!(
         );
         let statuses = texts(&mut page, "#endpoints tr[data-endpoint] .status").await;
         assert_eq!(statuses.iter().filter(|s| *s == "failing").count(), 2);
+    }
+);
 
+on_both_backends!(
+    the_endpoints_page_links_each_endpoint_to_its_own_page,
+    |backend: Backend| async move {
+        let Some((w, _browser, mut page)) = endpoints_page(backend).await else {
+            return;
+        };
         listed(&mut page, &w, "sort=backlog").await;
         screenshot(&mut page, backend, "endpoints").await;
         let link = format!("tr[data-endpoint={}] a", json!(w.ep_b));
@@ -227,7 +249,7 @@ async fn found(page: &mut Page, w: &World, query: &[(&str, &str)]) -> BTreeSet<S
 }
 
 on_both_backends!(
-    the_delivery_page_lists_its_attempts_and_search_finds_deliveries,
+    the_delivery_page_lists_its_attempts_with_a_replay_form,
     |backend: Backend| async move {
         let at = |w: &World| format!("/dashboard/deliveries/{}", w.d_b);
         let Some((w, _browser, mut page)) = world_at(backend, &[], at).await else {
@@ -248,7 +270,16 @@ on_both_backends!(
             ["post"]
         );
         screenshot(&mut page, backend, "delivery").await;
+    }
+);
 
+on_both_backends!(
+    search_finds_deliveries_by_event_delivery_partner_and_time,
+    |backend: Backend| async move {
+        let Some((w, _browser, mut page)) = world_at(backend, &[], |_| "/dashboard".into()).await
+        else {
+            return;
+        };
         let b_deliveries = set(&[&w.d_b, &w.d_drop]);
         let t_b = format_time(w.t_b);
         assert_eq!(
@@ -272,6 +303,16 @@ on_both_backends!(
         assert_eq!(found(&mut page, &w, &[("since", &t_b)]).await, b_deliveries);
         let everything = found(&mut page, &w, &[]).await;
         assert_eq!(everything.len(), 3, "no filter: the newest deliveries");
+    }
+);
+
+on_both_backends!(
+    search_with_a_time_it_cannot_read_finds_nothing_and_says_which,
+    |backend: Backend| async move {
+        let Some((w, _browser, mut page)) = world_at(backend, &[], |_| "/dashboard".into()).await
+        else {
+            return;
+        };
         assert!(
             found(&mut page, &w, &[("since", "yesterday")])
                 .await
@@ -282,8 +323,16 @@ on_both_backends!(
             alert[0].contains("since"),
             "a time that cannot be read: {alert:?}"
         );
+    }
+);
 
-        open(&mut page, &w.app, "/dashboard/search").await;
+on_both_backends!(
+    the_search_form_searches_and_links_each_delivery_to_its_page,
+    |backend: Backend| async move {
+        let at = |_: &World| "/dashboard/search".into();
+        let Some((w, _browser, mut page)) = world_at(backend, &[], at).await else {
+            return;
+        };
         let fill = format!(
             "document.querySelector('#search [name=event_id]').value = {}",
             json!(w.ev_b)

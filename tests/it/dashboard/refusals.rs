@@ -6,8 +6,9 @@
 use super::sign_in::{Answer, answer, client, sign_in};
 use crate::harness::{
     Backend, TestApp,
+    answer::header,
     browser::{Browser, skip_browser},
-    spawn_app_with,
+    read_text, spawn_app_with,
 };
 use crate::on_both_backends;
 
@@ -43,17 +44,15 @@ async fn send(
         }
         None => req.send().await,
     };
-    let mut res = sent.unwrap_or_else(|e| panic!("{path} completes: {e}"));
-    let bytes = res.body().await.expect("a body");
+    let res = sent.unwrap_or_else(|e| panic!("{path} completes: {e}"));
+    let answer = answer(&res);
+    let (_, body, headers) = read_text(res).await;
     Got {
-        answer: answer(&res),
-        content_type: res
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
+        answer,
+        content_type: header(&headers, "content-type")
             .unwrap_or_default()
             .to_string(),
-        body: String::from_utf8_lossy(&bytes).into_owned(),
+        body,
     }
 }
 
@@ -85,31 +84,65 @@ async fn status_and_audit(app: &TestApp, ep: &str) -> (String, i64) {
     (e.status.as_str().to_string(), audit)
 }
 
-on_both_backends!(
-    a_post_without_its_sessions_token_or_from_another_site_is_refused_and_does_nothing,
-    |backend: Backend| async move {
-        let app = spawn_app_with(backend, &[]).await;
-        let operator = app.operator_key().await;
-        let (ep, _) = app.endpoint("http://127.0.0.1:9/hook").await;
-        let own = app.base_url.clone();
-        let (mine, other) = (
-            session(&app, &operator).await,
-            session(&app, &operator).await,
-        );
-        let page = format!("/dashboard/endpoints/{ep}");
-        let (t_mine, t_other) = (
-            token(&app, &page, &mine).await,
-            token(&app, &page, &other).await,
-        );
-        assert_ne!(t_mine, t_other, "each session has its own token");
+/// An operator's two sessions and an endpoint: what the refusals post to.
+struct Bed {
+    app: TestApp,
+    ep: String,
+    /// hookd's own origin.
+    own: String,
+    /// The session that posts, and another of the same key.
+    mine: String,
+    other: String,
+    /// `/dashboard/endpoints/{ep}/disable`.
+    disable: String,
+}
 
-        let disable = format!("/dashboard/endpoints/{ep}/disable");
+async fn bed(backend: Backend) -> Bed {
+    let app = spawn_app_with(backend, &[]).await;
+    let operator = app.operator_key().await;
+    let (ep, _) = app.endpoint("http://127.0.0.1:9/hook").await;
+    let own = app.base_url.clone();
+    let (mine, other) = (
+        session(&app, &operator).await,
+        session(&app, &operator).await,
+    );
+    let disable = format!("/dashboard/endpoints/{ep}/disable");
+    Bed {
+        app,
+        ep,
+        own,
+        mine,
+        other,
+        disable,
+    }
+}
+
+impl Bed {
+    /// The CSRF token of `session` on the endpoint's page.
+    async fn token_of(&self, session: &str) -> String {
+        let page = format!("/dashboard/endpoints/{}", self.ep);
+        token(&self.app, &page, session).await
+    }
+
+    /// Posts `form` to `path` with my session, from `origin`.
+    async fn post(&self, path: &str, origin: &str, form: &str) -> Got {
+        send(&self.app, ("POST", path), &self.mine, origin, Some(form)).await
+    }
+}
+
+on_both_backends!(
+    a_disable_without_its_sessions_own_token_or_from_another_site_is_refused_and_does_nothing,
+    |backend: Backend| async move {
+        let b = bed(backend).await;
+        let (t_mine, t_other) = (b.token_of(&b.mine).await, b.token_of(&b.other).await);
+        assert_ne!(t_mine, t_other, "each session has its own token");
+        let own = b.own.as_str();
         let cases = [
-            ("no token", own.as_str(), "reason=x".to_string()),
-            ("a made-up token", &own, "csrf=AAAA&reason=x".into()),
+            ("no token", own, "reason=x".to_string()),
+            ("a made-up token", own, "csrf=AAAA&reason=x".into()),
             (
                 "another session's token",
-                &own,
+                own,
                 format!("csrf={t_other}&reason=x"),
             ),
             (
@@ -124,7 +157,7 @@ on_both_backends!(
             ),
         ];
         for (what, origin, form) in &cases {
-            let got = send(&app, ("POST", &disable), &mine, origin, Some(form)).await;
+            let got = b.post(&b.disable, origin, form).await;
             assert_eq!(got.answer.status, 403, "{what}: refused: {}", got.body);
             assert!(got.content_type.starts_with("text/html"), "{what}: a page");
             assert!(
@@ -133,22 +166,37 @@ on_both_backends!(
                 got.body
             );
             assert_eq!(
-                status_and_audit(&app, &ep).await,
+                status_and_audit(&b.app, &b.ep).await,
                 ("active".into(), 0),
                 "{what}: nothing is done or written"
             );
         }
-        // Every action checks the token, not only disable.
+    }
+);
+
+on_both_backends!(
+    every_dashboard_action_refuses_a_post_without_the_token,
+    |backend: Backend| async move {
+        let b = bed(backend).await;
         for action in ["enable", "recover"] {
-            let path = format!("/dashboard/endpoints/{ep}/{action}");
-            let got = send(&app, ("POST", &path), &mine, &own, Some("since=x")).await;
+            let path = format!("/dashboard/endpoints/{}/{action}", b.ep);
+            let got = b.post(&path, &b.own, "since=x").await;
             assert_eq!(got.answer.status, 403, "{action} without a token");
         }
-        let replay = "/dashboard/deliveries/dlv_x/replay";
-        let got = send(&app, ("POST", replay), &mine, &own, Some("")).await;
+        let got = b
+            .post("/dashboard/deliveries/dlv_x/replay", &b.own, "")
+            .await;
         assert_eq!(got.answer.status, 403, "replay without a token");
+        assert_eq!(status_and_audit(&b.app, &b.ep).await, ("active".into(), 0));
+    }
+);
 
-        let signed_out = send(&app, ("POST", &disable), "", &own, Some(&cases[3].2)).await;
+on_both_backends!(
+    a_signed_out_post_is_sent_to_sign_in_and_does_nothing,
+    |backend: Backend| async move {
+        let b = bed(backend).await;
+        let form = format!("csrf={}&reason=x", b.token_of(&b.mine).await);
+        let signed_out = send(&b.app, ("POST", &b.disable), "", &b.own, Some(&form)).await;
         assert_eq!(
             (
                 signed_out.answer.status,
@@ -157,10 +205,16 @@ on_both_backends!(
             (303, Some("/dashboard/login")),
             "signed out, a post is sent to sign in"
         );
-        assert_eq!(status_and_audit(&app, &ep).await, ("active".into(), 0));
+        assert_eq!(status_and_audit(&b.app, &b.ep).await, ("active".into(), 0));
+    }
+);
 
-        let form = format!("csrf={t_mine}&reason=x");
-        let taken = send(&app, ("POST", &disable), &mine, &own, Some(&form)).await;
+on_both_backends!(
+    a_post_with_its_sessions_token_from_hookds_own_origin_is_taken_and_audited,
+    |backend: Backend| async move {
+        let b = bed(backend).await;
+        let form = format!("csrf={}&reason=x", b.token_of(&b.mine).await);
+        let taken = b.post(&b.disable, &b.own, &form).await;
         assert_eq!(
             taken.answer.status, 303,
             "with its token it is taken: {}",
@@ -168,62 +222,85 @@ on_both_backends!(
         );
         assert_eq!(
             taken.answer.location,
-            Some(format!("/dashboard/endpoints/{ep}?done=disabled"))
+            Some(format!("/dashboard/endpoints/{}?done=disabled", b.ep))
         );
-        assert_eq!(status_and_audit(&app, &ep).await, ("disabled".into(), 1));
+        assert_eq!(
+            status_and_audit(&b.app, &b.ep).await,
+            ("disabled".into(), 1)
+        );
     }
 );
 
 on_both_backends!(
-    unknown_ids_are_404_pages_and_signed_out_browsers_are_sent_to_sign_in,
+    an_unknown_page_or_id_is_a_404_page,
     |backend: Backend| async move {
-        let app = spawn_app_with(backend, &[]).await;
-        let operator = app.operator_key().await;
-        let own = app.base_url.clone();
-        let mine = session(&app, &operator).await;
+        let b = bed(backend).await;
         for path in [
             "/dashboard/endpoints/ep_nope",
             "/dashboard/deliveries/dlv_nope",
             "/dashboard/no-such-page",
         ] {
-            let got = send(&app, ("GET", path), &mine, "", None).await;
+            let got = send(&b.app, ("GET", path), &b.mine, "", None).await;
             assert_eq!(got.answer.status, 404, "{path}: {}", got.body);
             assert!(got.content_type.starts_with("text/html"), "{path}: a page");
             assert!(got.body.contains("Not found"), "{path}: {}", got.body);
         }
-        let (ep, _) = app.endpoint("http://127.0.0.1:9/hook").await;
-        let t = token(&app, &format!("/dashboard/endpoints/{ep}"), &mine).await;
-        let form = format!("csrf={t}");
+    }
+);
+
+on_both_backends!(
+    an_action_on_an_unknown_id_is_a_404_and_audits_nothing,
+    |backend: Backend| async move {
+        let b = bed(backend).await;
+        let form = format!("csrf={}", b.token_of(&b.mine).await);
         for path in [
             "/dashboard/deliveries/dlv_nope/replay",
             "/dashboard/endpoints/ep_nope/enable",
         ] {
-            let got = send(&app, ("POST", path), &mine, &own, Some(&form)).await;
+            let got = b.post(path, &b.own, &form).await;
             assert_eq!(got.answer.status, 404, "{path}: {}", got.body);
         }
-        assert_eq!(app.count("SELECT COUNT(*) AS n FROM audit").await, 0);
+        assert_eq!(b.app.count("SELECT COUNT(*) AS n FROM audit").await, 0);
+    }
+);
 
-        let pages = [
-            "/dashboard".to_string(),
-            "/dashboard/endpoints".into(),
-            format!("/dashboard/endpoints/{ep}"),
-            "/dashboard/deliveries/dlv_nope".into(),
-            "/dashboard/search?event_id=evt_1".into(),
-        ];
-        for path in &pages {
-            let got = send(&app, ("GET", path), "", "", None).await;
+/// Pages a signed-out browser may ask for.
+fn pages(ep: &str) -> [String; 5] {
+    [
+        "/dashboard".to_string(),
+        "/dashboard/endpoints".into(),
+        format!("/dashboard/endpoints/{ep}"),
+        "/dashboard/deliveries/dlv_nope".into(),
+        "/dashboard/search?event_id=evt_1".into(),
+    ]
+}
+
+on_both_backends!(
+    every_page_sends_a_signed_out_request_to_sign_in,
+    |backend: Backend| async move {
+        let b = bed(backend).await;
+        for path in &pages(&b.ep) {
+            let got = send(&b.app, ("GET", path), "", "", None).await;
             assert_eq!(
                 (got.answer.status, got.answer.location.as_deref()),
                 (303, Some("/dashboard/login")),
                 "{path} signed out"
             );
         }
+    }
+);
+
+on_both_backends!(
+    a_signed_out_browser_lands_on_the_sign_in_page,
+    |backend: Backend| async move {
         if skip_browser() {
             return;
         }
+        let b = bed(backend).await;
         let browser = Browser::launch().await;
         let mut page = browser.page().await;
-        page.goto(&format!("{}{}", app.base_url, pages[2])).await;
+        page.goto(&format!("{}{}", b.app.base_url, pages(&b.ep)[2]))
+            .await;
         assert_eq!(
             page.path().await,
             "/dashboard/login",

@@ -3,11 +3,11 @@
 //! was expected and what was given; never a source path or a type name. The
 //! same message from `Config::load` and from the binary, which exits 2.
 
-use std::{path::Path, time::Duration};
+use std::path::Path;
 
 use hookd::config::{Config, ConfigError, NOT_CONFIGURATION, Problem};
 
-use crate::harness::process::Hookd;
+use crate::harness::{SLOW, process::Hookd};
 
 struct Case {
     name: &'static str,
@@ -201,7 +201,7 @@ fn the_binary_prints_the_same_message_and_exits_2() {
         args.push("migrate");
         let mut hookd = Hookd::start(&args, &env_of(case), dir.path(), case.name);
         let status = hookd
-            .wait_exit(Duration::from_secs(30))
+            .wait_exit(SLOW)
             .unwrap_or_else(|| panic!("{}: hookd did not exit", case.name));
         assert_eq!(status.code(), Some(2), "{}: exit code", case.name);
         let stderr = hookd.stderr();
@@ -231,12 +231,7 @@ fn the_binary_reports_every_unknown_name_at_once() {
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
     let mut hookd = Hookd::start(&["migrate"], &env, dir.path(), "two");
-    assert_eq!(
-        hookd
-            .wait_exit(Duration::from_secs(30))
-            .and_then(|s| s.code()),
-        Some(2)
-    );
+    assert_eq!(hookd.wait_exit(SLOW).and_then(|s| s.code()), Some(2));
     let stderr = hookd.stderr();
     assert!(
         stderr.starts_with("error: configuration: 2 problems\n")
@@ -261,7 +256,7 @@ fn the_binary_starts_beside_the_variables_of_other_tools() {
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
     let mut hookd = Hookd::start(&["migrate"], &env, dir.path(), "tolerated");
-    let status = hookd.wait_exit(Duration::from_secs(60));
+    let status = hookd.wait_exit(SLOW);
     assert_eq!(
         status.and_then(|s| s.code()),
         Some(0),

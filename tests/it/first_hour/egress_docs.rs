@@ -10,15 +10,14 @@
 use std::{
     path::{Path, PathBuf},
     process::{Command, Output},
-    time::Duration,
 };
 
 use serde_json::Value;
 
 use crate::harness::{
-    self, Backend,
+    self, Backend, SLOW,
     dns::FakeDns,
-    process::{Hookd, free_port, healthy, prepare_endpoints},
+    process::{Hookd, free_port, healthy, prepare_endpoints, run},
 };
 
 /// The README's egress section: from its heading to the next one.
@@ -220,7 +219,7 @@ fn audit_lines(stderr: &str) -> Vec<Value> {
 /// whole stderr.
 async fn audited(env: &[(String, String)], dir: &Path, name: &str) -> (Vec<Value>, String) {
     let serve = Hookd::start(&["serve"], env, dir, name);
-    let summary = harness::wait_until(Duration::from_secs(30), || async {
+    let summary = harness::wait_until(SLOW, || async {
         let lines = audit_lines(&serve.stderr());
         lines
             .iter()
@@ -228,7 +227,12 @@ async fn audited(env: &[(String, String)], dir: &Path, name: &str) -> (Vec<Value
             .then_some(lines)
     })
     .await
-    .unwrap_or_else(|| panic!("no egress audit summary within 30 s:\n{}", serve.stderr()));
+    .unwrap_or_else(|| {
+        panic!(
+            "no egress audit summary within {SLOW:?}:\n{}",
+            serve.stderr()
+        )
+    });
     (summary, serve.stderr())
 }
 
@@ -253,41 +257,87 @@ fn assignments(remedy: &str) -> Vec<(String, String)> {
     found
 }
 
-#[actix_rt::test]
-async fn serve_names_each_endpoint_its_egress_settings_refuse_with_the_settings_that_allow_it() {
-    let dns = FakeDns::start().await;
-    dns.answer(
-        "billing.internal",
-        vec!["10.0.0.7".parse().unwrap(), "10.0.0.8".parse().unwrap()],
-    );
-    let (url, dir) = harness::database(Backend::Sqlite).await;
-    let dir = dir.expect("a SQLite folder");
-    let urls = [
-        "http://127.0.0.1:9000/hooks?token=hush-hush",
-        "https://billing.internal/hooks",
-        "https://[::ffff:169.254.169.254]/latest",
-        "https://8.8.8.8/hooks",
-    ];
-    let prepared = prepare_endpoints(&url, &urls.map(String::from), 1).await;
-    let ids = &prepared.endpoint_ids;
-    let nameservers = format!("[\"{}\"]", dns.addr());
-    let strict = [
-        ("HOOKD_EGRESS__ALLOW_HTTP", "false"),
-        ("HOOKD_EGRESS__ALLOW_CIDRS", "[]"),
-        ("HOOKD_EGRESS__ALLOWED_PORTS", "[443, 8443]"),
-        ("HOOKD_EGRESS__NAMESERVERS", nameservers.as_str()),
-        ("HOOKD_LOG__FORMAT", "json"),
-    ];
-    let env = harness::test_env(&url, &strict);
-    let (lines, stderr) = audited(&env, dir.path(), "strict").await;
-    let about =
-        |id: &str| -> Vec<&Value> { lines.iter().filter(|l| l["endpoint"] == id).collect() };
-    for (id, url) in ids.iter().zip(urls).take(3) {
-        assert_eq!(about(id).len(), 1, "one line for {url}:\n{stderr}");
+/// `serve` with egress as shipped (https on 443 and 8443, no private
+/// ranges) over four endpoints: a loopback http one with a secret in its
+/// query, one whose host resolves to two private addresses, the metadata
+/// address, and a public https one. What its egress audit said.
+struct StrictAudit {
+    ids: Vec<String>,
+    urls: [&'static str; 4],
+    partner_id: String,
+    lines: Vec<Value>,
+    stderr: String,
+    env: Vec<(String, String)>,
+    dir: tempfile::TempDir,
+    _dns: FakeDns,
+}
+
+impl StrictAudit {
+    async fn run() -> StrictAudit {
+        let dns = FakeDns::start().await;
+        dns.answer(
+            "billing.internal",
+            vec!["10.0.0.7".parse().unwrap(), "10.0.0.8".parse().unwrap()],
+        );
+        let (url, dir) = harness::database(Backend::Sqlite).await;
+        let dir = dir.expect("a SQLite folder");
+        let urls = [
+            "http://127.0.0.1:9000/hooks?token=hush-hush",
+            "https://billing.internal/hooks",
+            "https://[::ffff:169.254.169.254]/latest",
+            "https://8.8.8.8/hooks",
+        ];
+        let prepared = prepare_endpoints(&url, &urls.map(String::from), 1).await;
+        let nameservers = format!("[\"{}\"]", dns.addr());
+        let strict = [
+            ("HOOKD_EGRESS__ALLOW_HTTP", "false"),
+            ("HOOKD_EGRESS__ALLOW_CIDRS", "[]"),
+            ("HOOKD_EGRESS__ALLOWED_PORTS", "[443, 8443]"),
+            ("HOOKD_EGRESS__NAMESERVERS", nameservers.as_str()),
+            ("HOOKD_LOG__FORMAT", "json"),
+        ];
+        let env = harness::test_env(&url, &strict);
+        let (lines, stderr) = audited(&env, dir.path(), "strict").await;
+        StrictAudit {
+            ids: prepared.endpoint_ids,
+            urls,
+            partner_id: prepared.partner_id,
+            lines,
+            stderr,
+            env,
+            dir,
+            _dns: dns,
+        }
     }
-    assert!(about(&ids[3]).is_empty(), "a public https URL is not named");
-    let local = about(&ids[0])[0];
-    assert_eq!(local["partner"], prepared.partner_id.as_str());
+
+    /// The lines about endpoint number `i`.
+    fn about(&self, i: usize) -> Vec<&Value> {
+        let id = &self.ids[i];
+        self.lines.iter().filter(|l| l["endpoint"] == *id).collect()
+    }
+
+    /// The summary line.
+    fn summary(&self) -> &Value {
+        let summary = self.lines.iter().find(|l| l["refused"].is_number());
+        summary.expect("a summary line")
+    }
+}
+
+#[actix_rt::test]
+async fn serve_names_each_endpoint_its_egress_settings_refuse_once_and_no_other() {
+    let audit = StrictAudit::run().await;
+    for (i, url) in audit.urls.iter().enumerate().take(3) {
+        let stderr = &audit.stderr;
+        assert_eq!(audit.about(i).len(), 1, "one line for {url}:\n{stderr}");
+    }
+    assert!(audit.about(3).is_empty(), "a public https URL is not named");
+}
+
+#[actix_rt::test]
+async fn each_refused_endpoint_is_named_with_why_and_the_settings_that_would_allow_it() {
+    let audit = StrictAudit::run().await;
+    let local = audit.about(0)[0];
+    assert_eq!(local["partner"], audit.partner_id.as_str());
     assert_eq!(local["host"], "127.0.0.1:9000");
     assert_eq!(
         local["reason"],
@@ -301,7 +351,7 @@ async fn serve_names_each_endpoint_its_egress_settings_refuse_with_the_settings_
     ] {
         assert!(remedy.contains(needed), "{needed} in {remedy}");
     }
-    let billing = about(&ids[1])[0];
+    let billing = audit.about(1)[0];
     assert_eq!(
         billing["reason"],
         "the URL's host billing.internal resolves to a forbidden address: 10.0.0.7 is \
@@ -314,25 +364,43 @@ async fn serve_names_each_endpoint_its_egress_settings_refuse_with_the_settings_
             .contains(r#"HOOKD_EGRESS__ALLOW_CIDRS='["10.0.0.7/32", "10.0.0.8/32"]'"#),
         "{billing}"
     );
-    assert_eq!(about(&ids[2])[0]["remedy"], "no egress setting allows it");
-    let summary = lines.iter().find(|l| l["refused"].is_number()).unwrap();
+    assert_eq!(audit.about(2)[0]["remedy"], "no egress setting allows it");
+}
+
+#[actix_rt::test]
+async fn the_egress_audit_sums_up_what_is_refused_and_what_no_setting_allows() {
+    let audit = StrictAudit::run().await;
+    let summary = audit.summary();
     assert_eq!(summary["refused"], 3, "{summary}");
     assert_eq!(summary["endpoints"], 4, "{summary}");
     assert_eq!(summary["beyond_any_setting"], 1, "{summary}");
-    assert!(!stderr.contains("hush-hush"), "no URL query in the log");
-
-    // The summary's settings, set as printed: only the metadata address is left.
-    let mut widened = env.clone();
-    widened.extend(assignments(summary["remedy"].as_str().unwrap_or_default()));
-    let (lines, stderr) = audited(&widened, dir.path(), "widened").await;
-    let named: Vec<&Value> = lines.iter().filter(|l| l["endpoint"].is_string()).collect();
-    assert_eq!(named.len(), 1, "only the metadata endpoint:\n{stderr}");
-    assert_eq!(named[0]["endpoint"], ids[2].as_str());
 }
 
-#[test]
-fn a_url_refused_on_the_command_line_names_every_setting_it_needs_and_they_allow_it() {
-    let dir = tempfile::tempdir().expect("a folder");
+#[actix_rt::test]
+async fn the_egress_audit_shows_no_url_query() {
+    let audit = StrictAudit::run().await;
+    assert!(
+        !audit.stderr.contains("hush-hush"),
+        "no URL query in the log"
+    );
+}
+
+#[actix_rt::test]
+async fn the_settings_the_summary_prints_allow_every_refused_endpoint_but_the_metadata_one() {
+    let audit = StrictAudit::run().await;
+    let mut widened = audit.env.clone();
+    widened.extend(assignments(
+        audit.summary()["remedy"].as_str().unwrap_or_default(),
+    ));
+    let (lines, stderr) = audited(&widened, audit.dir.path(), "widened").await;
+    let named: Vec<&Value> = lines.iter().filter(|l| l["endpoint"].is_string()).collect();
+    assert_eq!(named.len(), 1, "only the metadata endpoint:\n{stderr}");
+    assert_eq!(named[0]["endpoint"], audit.ids[2].as_str());
+}
+
+/// A fresh SQLite database with the partner `acme`, for the CLI, with
+/// egress as shipped.
+fn with_acme(dir: &tempfile::TempDir) -> Vec<(String, String)> {
     let env = vec![
         (
             "HOOKD_DATABASE__URL".to_string(),
@@ -343,22 +411,36 @@ fn a_url_refused_on_the_command_line_names_every_setting_it_needs_and_they_allow
             harness::MASTER_KEY.to_string(),
         ),
     ];
-    let created = crate::cli::hookd(
+    let created = run(
         &env,
         &["partner", "create", "--name", "Acme", "--id", "acme"],
     );
     assert!(created.status.success(), "{created:?}");
-    let create = [
-        "endpoint",
-        "create",
-        "--partner",
-        "acme",
-        "--url",
-        "http://127.0.0.1:9000/hooks",
-    ];
-    let refused = crate::cli::hookd(&env, &create);
+    env
+}
+
+/// Creating an endpoint of `acme` at a loopback http URL on port 9000.
+const CREATE: [&str; 6] = [
+    "endpoint",
+    "create",
+    "--partner",
+    "acme",
+    "--url",
+    "http://127.0.0.1:9000/hooks",
+];
+
+/// What the CLI says when it refuses `CREATE`, after checking it exits 2.
+fn refusal(env: &[(String, String)]) -> String {
+    let refused = run(env, &CREATE);
     let stderr = String::from_utf8_lossy(&refused.stderr).to_string();
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    stderr
+}
+
+#[test]
+fn a_url_refused_on_the_command_line_names_every_setting_it_needs_at_once() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let stderr = refusal(&with_acme(&dir));
     assert!(
         stderr.contains("must use https")
             && stderr.contains(
@@ -367,9 +449,15 @@ fn a_url_refused_on_the_command_line_names_every_setting_it_needs_and_they_allow
             ),
         "the refusal names all three settings at once:\n{stderr}"
     );
+}
+
+#[test]
+fn the_settings_a_command_line_refusal_names_allow_the_url() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let env = with_acme(&dir);
     let mut widened = env.clone();
-    widened.extend(assignments(&stderr));
-    let accepted = crate::cli::hookd(&widened, &create);
+    widened.extend(assignments(&refusal(&env)));
+    let accepted = run(&widened, &CREATE);
     assert!(
         accepted.status.success(),
         "the settings it named allow the URL:\n{}",

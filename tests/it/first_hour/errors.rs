@@ -50,7 +50,6 @@ async fn key_for(app: &TestApp, tags: &Value) -> String {
 #[actix_rt::test]
 async fn every_query_parameter_error_names_its_parameter_with_one_status_per_kind() {
     let app = spawn_app(Backend::Sqlite).await;
-    let key = app.partner_key().await;
     let (endpoint, _) = app.endpoint("http://127.0.0.1:9/hooks").await;
     let event = app.publish("a.b", json!({})).await;
     let (_, doc, _) = app.request("GET", "/v1/openapi.json", "", None).await;
@@ -122,7 +121,14 @@ async fn every_query_parameter_error_names_its_parameter_with_one_status_per_kin
         "these query errors break the grammar:\n{}",
         wrong.join("\n")
     );
-    // A value hookd does not list is out of range, and the answer lists them.
+    quiesce().await;
+}
+
+/// A value hookd does not list is out of range, and the answer lists them.
+#[actix_rt::test]
+async fn a_query_value_hookd_does_not_list_is_out_of_range_and_the_answer_lists_them() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let key = app.partner_key().await;
     let operator = app.operator_key().await;
     for (target, key, field) in [
         ("/v1/deliveries?state=bogus", &key, "state"),
@@ -146,6 +152,13 @@ async fn every_query_parameter_error_names_its_parameter_with_one_status_per_kin
         "the detail lists the states: {}",
         answer.1
     );
+    quiesce().await;
+}
+
+#[actix_rt::test]
+async fn the_rejected_event_list_refuses_since_as_a_validation_problem() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let operator = app.operator_key().await;
     let since = "/v1/admin/events?state=rejected&since=2026-01-01T00:00:00Z";
     let answer = app.request("GET", since, &operator, None).await;
     if let Some(w) = mismatch(&answer, 422, "validation", Some("since")) {
@@ -237,10 +250,9 @@ fn event(i: usize, partner: &str) -> Value {
     })
 }
 
-/// An unknown field at ingest is `unknown-field` and names it, for one
-/// event and in a batch.
+/// An unknown field in one event at ingest is `unknown-field` naming it.
 #[actix_rt::test]
-async fn an_unknown_field_at_ingest_is_named() {
+async fn an_unknown_field_in_one_event_at_ingest_is_named() {
     let app = spawn_app(Backend::Sqlite).await;
     let mut one = event(0, &app.partner_id);
     one["colour"] = json!("red");
@@ -250,6 +262,14 @@ async fn an_unknown_field_at_ingest_is_named() {
     if let Some(w) = mismatch(&answer, 422, "unknown-field", Some("colour")) {
         panic!("one event: {w}");
     }
+    quiesce().await;
+}
+
+/// An unknown field deep in a batch's event is named by its path and its
+/// JSON pointer, without a position inside the event's text.
+#[actix_rt::test]
+async fn an_unknown_field_in_a_batch_is_named_by_its_path_and_pointer() {
+    let app = spawn_app(Backend::Sqlite).await;
     let mut nested = event(1, &app.partner_id);
     nested["subject"] = json!({"type": "customer", "id": "cus_204", "colour": 1});
     let batch = json!([event(2, &app.partner_id), nested]);
@@ -352,8 +372,14 @@ async fn a_batch_lists_every_refused_event_up_to_twenty_and_counts_the_rest() {
         0,
         "nothing of a refused batch is stored"
     );
+    quiesce().await;
+}
 
-    // Events of partners that do not exist: each one is named.
+/// Events of partners that do not exist: each one is named.
+#[actix_rt::test]
+async fn a_batch_names_each_event_of_a_partner_that_does_not_exist() {
+    let app = spawn_app(Backend::Sqlite).await;
+    let partner = app.partner_id.clone();
     let batch = json!([
         event(40, "ptn_nobody"),
         event(41, &partner),

@@ -17,13 +17,11 @@ use tracing::{Level, field::Field};
 use tracing_subscriber::{Layer as _, filter::Targets, layer::SubscriberExt as _};
 
 use crate::harness::{
-    Backend, TestApp,
+    Backend, QUIET, SLOW, TestApp,
     receiver::{Receiver, Reply},
-    spawn_app_with, wait_until,
+    spawn_app_with, stays_quiet, wait_until,
 };
 use crate::on_both_backends;
-
-const WAIT: Duration = Duration::from_secs(15);
 
 /// One line as the test captured it.
 #[derive(Debug, Clone)]
@@ -96,14 +94,14 @@ pub fn about(endpoint: &str) -> Vec<Said> {
 
 /// Waits until `n` lines were said about `endpoint`.
 async fn lines(endpoint: &str, n: usize) -> Vec<Said> {
-    wait_until(WAIT, || async {
+    wait_until(SLOW, || async {
         let said = about(endpoint);
         (said.len() >= n).then_some(said)
     })
     .await
     .unwrap_or_else(|| {
         panic!(
-            "{n} lines about {endpoint} within {WAIT:?}:\n{:#?}",
+            "{n} lines about {endpoint} within {SLOW:?}:\n{:#?}",
             about(endpoint)
         )
     })
@@ -151,54 +149,62 @@ const FAILING: [(&str, &str); 6] = [
 const INFO: Level = Level::INFO;
 const WARN: Level = Level::WARN;
 
+/// Watches for `QUIET` that no more than the `n` lines said about
+/// `endpoint` so far are said; returns them.
+async fn no_more_than(endpoint: &str, n: usize) -> Vec<Said> {
+    stays_quiet(QUIET, || async {
+        let said = about(endpoint);
+        (said.len() > n).then(|| format!("line {} was said: {:#?}", said.len(), said[n..].to_vec()))
+    })
+    .await;
+    about(endpoint)
+}
+
+/// A receiver at a URL with a secret in its query that answers 200, then
+/// 500 to a delivery's three attempts (the circuit opens; the delivery
+/// goes dead), an hour of failing, then 200 again. Every event's body
+/// carries `BODY-MARKER`. Returns the app, the endpoint, the receiver's
+/// address and every line said about the endpoint (five, and no more).
+async fn failing_then_recovering(backend: Backend) -> (TestApp, String, String, Vec<Said>) {
+    listen();
+    let app = spawn_app_with(backend, &FAILING).await;
+    let receiver = Receiver::start().await;
+    let host = receiver.addr().to_string();
+    let (endpoint, _) = app
+        .endpoint(&format!("{}/in?token=hush-hush", receiver.url()))
+        .await;
+    let body = json!({"note": "BODY-MARKER"});
+
+    let ok = app.publish("a.b", body.clone()).await;
+    app.wait_for_state(&ok, &endpoint, "delivered", SLOW).await;
+    assert!(about(&endpoint).is_empty(), "a success says nothing");
+
+    receiver.set_default(Reply::status(500));
+    let failing = app.publish("a.b", body.clone()).await;
+    lines(&endpoint, 1).await;
+    // The second failure opens the circuit; the third, its probe, is the
+    // last attempt: the delivery is dead, and the circuit reopens within
+    // the minute, which is held back.
+    advance(&app, 10);
+    lines(&endpoint, 2).await;
+    advance(&app, 20);
+    app.wait_for_state(&failing, &endpoint, "dead", SLOW).await;
+    lines(&endpoint, 3).await;
+
+    // An hour of failing: marked failing. Then the receiver is back.
+    receiver.set_default(Reply::status(200));
+    advance(&app, 3600);
+    lines(&endpoint, 4).await;
+    app.publish("a.b", body).await;
+    lines(&endpoint, 5).await;
+    let said = no_more_than(&endpoint, 5).await;
+    (app, endpoint, host, said)
+}
+
 on_both_backends!(
     a_failing_receiver_says_each_line_once_and_in_order,
     |backend: Backend| async move {
-        listen();
-        let app = spawn_app_with(backend, &FAILING).await;
-        let receiver = Receiver::start().await;
-        let host = receiver.addr().to_string();
-        let (endpoint, _) = app
-            .endpoint(&format!("{}/in?token=hush-hush", receiver.url()))
-            .await;
-        let body = json!({"note": "BODY-MARKER"});
-
-        let ok = app.publish("a.b", body.clone()).await;
-        app.wait_for_state(&ok, &endpoint, "delivered", WAIT).await;
-        assert!(about(&endpoint).is_empty(), "a success says nothing");
-
-        receiver.set_default(Reply::status(500));
-        let failing = app.publish("a.b", body.clone()).await;
-        let said = lines(&endpoint, 1).await;
-        let first = &said[0];
-        assert_eq!(first.field("partner"), app.partner_id);
-        assert_eq!(first.field("host"), host);
-        assert_eq!(first.field("status"), "500");
-        assert_eq!(first.field("category"), "http_status");
-        assert_eq!(first.field("attempt"), "1");
-        assert!(first.field("delivery").starts_with("dlv_"), "{first:?}");
-
-        // The second failure opens the circuit; the third, its probe, is the
-        // last attempt: the delivery is dead, and the circuit reopens within
-        // the minute, which is held back.
-        advance(&app, 10);
-        lines(&endpoint, 2).await;
-        advance(&app, 20);
-        app.wait_for_state(&failing, &endpoint, "dead", WAIT).await;
-        let said = lines(&endpoint, 3).await;
-        assert_eq!(said[2].field("delivery"), first.field("delivery"));
-        assert_eq!(said[2].field("attempts"), "3");
-
-        // An hour of failing: marked failing. Then the receiver is back.
-        receiver.set_default(Reply::status(200));
-        advance(&app, 3600);
-        lines(&endpoint, 4).await;
-        app.publish("a.b", body).await;
-        let said = lines(&endpoint, 5).await;
-        assert_eq!(said[4].field("failures"), "3", "{:?}", said[4]);
-
-        actix_rt::time::sleep(Duration::from_millis(300)).await;
-        let said = about(&endpoint);
+        let (_app, _endpoint, _host, said) = failing_then_recovering(backend).await;
         expect(
             &said,
             &[
@@ -212,6 +218,31 @@ on_both_backends!(
                 (INFO, "endpoint delivering again after failed attempts"),
             ],
         );
+        assert_eq!(said[2].field("delivery"), said[0].field("delivery"));
+        assert_eq!(said[2].field("attempts"), "3");
+        assert_eq!(said[4].field("failures"), "3", "{:?}", said[4]);
+    }
+);
+
+on_both_backends!(
+    the_first_failure_line_names_the_partner_host_status_category_attempt_and_delivery,
+    |backend: Backend| async move {
+        let (app, _endpoint, host, said) = failing_then_recovering(backend).await;
+        let first = &said[0];
+        assert_eq!(first.field("partner"), app.partner_id);
+        assert_eq!(first.field("host"), host);
+        assert_eq!(first.field("status"), "500");
+        assert_eq!(first.field("category"), "http_status");
+        assert_eq!(first.field("attempt"), "1");
+        assert!(first.field("delivery").starts_with("dlv_"), "{first:?}");
+    }
+);
+
+on_both_backends!(
+    no_line_about_a_failing_receiver_shows_its_urls_query_or_a_body,
+    |backend: Backend| async move {
+        let (_app, endpoint, _host, said) = failing_then_recovering(backend).await;
+        assert_eq!(said.len(), 5, "the lines to look through: {said:#?}");
         nowhere(&endpoint, "hush-hush");
         nowhere(&endpoint, "BODY-MARKER");
     }
@@ -257,13 +288,12 @@ async fn a_flood_of_blocked_attempts_is_one_line_then_a_count_a_minute_later() {
         "SELECT COUNT(*) AS n FROM attempt a JOIN delivery d ON d.id = a.delivery_id \
          WHERE d.endpoint_id = '{endpoint}'"
     );
-    wait_until(WAIT, || async {
+    wait_until(SLOW, || async {
         (app.count(&attempts).await >= 30).then_some(())
     })
     .await
     .expect("30 blocked attempts recorded");
-    actix_rt::time::sleep(Duration::from_millis(200)).await;
-    let said = about(&endpoint);
+    let said = no_more_than(&endpoint, 2).await;
     expect(
         &said,
         &[

@@ -4,6 +4,7 @@
 
 mod cli_ops;
 mod config;
+mod dev_mode;
 mod egress_docs;
 mod errors;
 mod home;

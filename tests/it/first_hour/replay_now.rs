@@ -10,12 +10,10 @@ use serde_json::{Value, json};
 use crate::on_both_backends;
 
 use crate::harness::{
-    Backend, TestApp,
+    Backend, TestApp, WAIT,
     receiver::{Receiver, Reply},
     spawn_app_with, wait_until,
 };
-
-const WAIT: Duration = Duration::from_secs(10);
 
 /// One failure opens the circuit for 10 minutes (on the injected clock:
 /// nothing in these tests moves it unless it says so).
@@ -37,12 +35,6 @@ async fn an_open_circuit(backend: Backend) -> (TestApp, String, Receiver, String
     receiver.wait_for(1, WAIT).await.expect("the first attempt");
     app.wait_for_state(&first, &endpoint, "failed", WAIT).await;
     (app, key, receiver, endpoint, first)
-}
-
-/// Nothing more arrives for a while (the engine polls every 50 ms).
-async fn stays_at(receiver: &Receiver, n: usize) {
-    actix_rt::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(receiver.count(), n, "nothing more was sent");
 }
 
 async fn replay(app: &TestApp, key: &str, event: &str) -> Value {
@@ -69,15 +61,24 @@ fn webhook_ids(receiver: &Receiver) -> Vec<String> {
         .collect()
 }
 
-on_both_backends!(
-    a_replay_goes_at_once_through_an_open_circuit_and_its_success_releases_what_waited,
-    |backend: Backend| async move {
-        let (app, key, receiver, _, first) = an_open_circuit(backend).await;
-        let held = app.publish("a.b", json!({"n": 2})).await;
-        stays_at(&receiver, 1).await;
+/// An open circuit with a second event held behind it, and the first
+/// event replayed while the receiver answers 200 again: (app, receiver,
+/// the first event, the held one, what the replay answered).
+async fn replayed_through_an_open_circuit(
+    backend: Backend,
+) -> (TestApp, Receiver, String, String, Value) {
+    let (app, key, receiver, _, first) = an_open_circuit(backend).await;
+    let held = app.publish("a.b", json!({"n": 2})).await;
+    receiver.stays_at(1).await;
+    receiver.set_default(Reply::status(200));
+    let queued = replay(&app, &key, &first).await;
+    (app, receiver, first, held, queued)
+}
 
-        receiver.set_default(Reply::status(200));
-        let queued = replay(&app, &key, &first).await;
+on_both_backends!(
+    a_replay_goes_at_once_through_an_open_circuit,
+    |backend: Backend| async move {
+        let (_app, receiver, first, _, queued) = replayed_through_an_open_circuit(backend).await;
         assert_eq!(queued["sends"], "now", "{queued}");
         assert!(queued.get("waiting_for").is_none(), "{queued}");
         receiver
@@ -85,7 +86,13 @@ on_both_backends!(
             .await
             .expect("the replay goes 10 minutes before the cool-down ends");
         assert_eq!(webhook_ids(&receiver)[1], first);
+    }
+);
 
+on_both_backends!(
+    a_replay_answered_well_closes_the_circuit_and_releases_what_waited_behind_it,
+    |backend: Backend| async move {
+        let (_app, receiver, _, held, _) = replayed_through_an_open_circuit(backend).await;
         receiver
             .wait_for(3, WAIT)
             .await
@@ -101,11 +108,11 @@ on_both_backends!(
         let held = app.publish("a.b", json!({"n": 2})).await;
         replay(&app, &key, &first).await;
         receiver.wait_for(2, WAIT).await.expect("the replay goes");
-        stays_at(&receiver, 2).await;
+        receiver.stays_at(2).await;
 
         receiver.set_default(Reply::status(200));
         app.advance(Duration::from_secs(11 * 60));
-        stays_at(&receiver, 2).await;
+        receiver.stays_at(2).await;
         app.advance(Duration::from_secs(10 * 60));
         let sent = wait_until(WAIT, || async {
             webhook_ids(&receiver).contains(&held).then_some(())
@@ -121,24 +128,42 @@ on_both_backends!(
     }
 );
 
+/// An open circuit whose endpoint the partner disabled, its receiver
+/// answering 200 again, and the first event replayed: (app, partner key,
+/// receiver, endpoint, first event, what the replay answered).
+async fn replayed_to_a_disabled_endpoint(
+    backend: Backend,
+) -> (TestApp, String, Receiver, String, String, Value) {
+    let (app, key, receiver, endpoint, first) = an_open_circuit(backend).await;
+    let disable = format!("/v1/endpoints/{endpoint}/disable");
+    let (status, body, _) = app.request("POST", &disable, &key, None).await;
+    assert_eq!(status, 200, "{body}");
+    receiver.set_default(Reply::status(200));
+    let queued = replay(&app, &key, &first).await;
+    (app, key, receiver, endpoint, first, queued)
+}
+
 on_both_backends!(
     a_replay_to_a_disabled_endpoint_says_it_waits_until_the_endpoint_is_enabled,
     |backend: Backend| async move {
-        let (app, key, receiver, endpoint, first) = an_open_circuit(backend).await;
-        let disable = format!("/v1/endpoints/{endpoint}/disable");
-        let (status, body, _) = app.request("POST", &disable, &key, None).await;
-        assert_eq!(status, 200, "{body}");
-        receiver.set_default(Reply::status(200));
-
-        let queued = replay(&app, &key, &first).await;
+        let (_app, _key, receiver, endpoint, _, queued) =
+            replayed_to_a_disabled_endpoint(backend).await;
         assert_eq!(queued["sends"], "when-enabled", "{queued}");
         let why = queued["waiting_for"].as_str().expect("what it waits for");
         assert!(
             why.contains(&format!("/v1/endpoints/{endpoint}/enable")),
             "{why}"
         );
-        stays_at(&receiver, 1).await;
+        receiver.stays_at(1).await;
+    }
+);
 
+on_both_backends!(
+    a_replay_waiting_for_a_disabled_endpoint_goes_once_it_is_enabled,
+    |backend: Backend| async move {
+        let (app, key, receiver, endpoint, first, _) =
+            replayed_to_a_disabled_endpoint(backend).await;
+        receiver.stays_at(1).await;
         let enable = format!("/v1/endpoints/{endpoint}/enable");
         let (status, body, _) = app.request("POST", &enable, &key, None).await;
         assert_eq!(status, 200, "{body}");

@@ -14,11 +14,13 @@ use awc::{BoxedSocket, ws};
 use futures_util::{SinkExt as _, StreamExt as _};
 use serde_json::{Value, json};
 
-const WAIT: Duration = Duration::from_secs(15);
+use crate::harness::SLOW;
 
-/// Whether browser tests are switched off (`HOOKD_TEST_BROWSER=skip`).
+/// Whether browser tests are switched off (`HOOKD_TEST_BROWSER=skip`),
+/// said loudly; under `CI=true` the test fails instead.
 pub fn skip_browser() -> bool {
     std::env::var("HOOKD_TEST_BROWSER").is_ok_and(|v| v == "skip")
+        && super::skip::skipping("a browser test", "HOOKD_TEST_BROWSER=skip")
 }
 
 fn chromium() -> PathBuf {
@@ -78,7 +80,7 @@ impl Browser {
             .expect("Chromium starts");
         // Chromium writes its DevTools port into the profile once it listens.
         let port_file = profile.path().join("DevToolsActivePort");
-        let port = crate::harness::wait_until(WAIT, || {
+        let port = crate::harness::wait_until(SLOW, || {
             let port_file = port_file.clone();
             async move {
                 let text = std::fs::read_to_string(port_file).ok()?;
@@ -90,7 +92,7 @@ impl Browser {
         Browser {
             child,
             port,
-            http: awc::Client::builder().timeout(WAIT).finish(),
+            http: awc::Client::builder().timeout(SLOW).finish(),
             _profile: profile,
         }
     }
@@ -140,7 +142,7 @@ impl Page {
             .await
             .expect("a DevTools command is sent");
         loop {
-            let frame = actix_rt::time::timeout(WAIT, self.socket.next())
+            let frame = actix_rt::time::timeout(SLOW, self.socket.next())
                 .await
                 .unwrap_or_else(|_| panic!("DevTools did not answer {method}"))
                 .expect("the DevTools socket stays open")
@@ -231,7 +233,7 @@ impl Page {
     }
 
     async fn new_document(&mut self) {
-        let deadline = std::time::Instant::now() + WAIT;
+        let deadline = std::time::Instant::now() + SLOW;
         while self
             .eval("!window.hookdOldDocument && document.readyState === 'complete'")
             .await

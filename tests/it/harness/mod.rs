@@ -2,16 +2,25 @@
 //! migrated database (SQLite in a temp dir, or a database on the private
 //! PostgreSQL cluster), a manual clock, a service key and a partner.
 
+pub mod answer;
 pub mod browser;
 pub mod dns;
+pub mod limits;
 pub mod pg;
 pub mod process;
 pub mod python;
 pub mod receiver;
+pub mod skip;
 pub mod smtp;
 pub mod tls;
+pub mod toolchain;
+pub mod wait;
 
-use std::{future::Future, sync::Arc, time::Duration};
+pub use answer::{ApiAnswer, TextAnswer, read_answer, read_text};
+pub use limits::{Limited, UNLIMITED, rate_limit};
+pub use wait::{QUIET, SLOW, WAIT, stays_quiet, wait_until};
+
+use std::{sync::Arc, time::Duration};
 
 use hookd::{
     app::{self, Running},
@@ -71,13 +80,11 @@ pub async fn quiesce() {
     }
 }
 
-/// `HOOKD_TEST_PG=skip` skips the PostgreSQL variants (and says so).
+/// `HOOKD_TEST_PG=skip` skips the PostgreSQL variants, loudly; under
+/// `CI=true` it fails them instead.
 pub fn skip_postgres() -> bool {
-    let skip = std::env::var("HOOKD_TEST_PG").is_ok_and(|v| v == "skip");
-    if skip {
-        eprintln!("HOOKD_TEST_PG=skip: not running the PostgreSQL variant");
-    }
-    skip
+    std::env::var("HOOKD_TEST_PG").is_ok_and(|v| v == "skip")
+        && skip::skipping("the PostgreSQL variant", "HOOKD_TEST_PG=skip")
 }
 
 /// A database URL for the backend, with whatever keeps it alive.
@@ -215,23 +222,13 @@ impl TestApp {
         if let Some(key) = key {
             req = req.insert_header(("authorization", format!("Bearer {key}")));
         }
-        let mut res = req
-            .send_body(body.to_string())
-            .await
-            .expect("the ingest request completes");
-        let content_type = res
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
+        let sent = req.send_body(body.to_string()).await;
+        let (status, value, headers) =
+            read_answer(sent.expect("the ingest request completes")).await;
+        let content_type = answer::header(&headers, "content-type")
             .unwrap_or("")
             .to_string();
-        let bytes = res
-            .body()
-            .limit(64 * 1024 * 1024)
-            .await
-            .expect("a response body");
-        let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        (res.status().as_u16(), value, content_type)
+        (status, value, content_type)
     }
 
     pub async fn post_events(&self, body: &Value) -> (u16, Value) {
@@ -279,8 +276,12 @@ impl TestApp {
         row.try_get::<i64>("", "n").expect("an n column")
     }
 
-    /// The delivery of `event_id` to `endpoint_id`: (state, attempt_count).
-    pub async fn delivery(&self, event_id: &str, endpoint_id: &str) -> Option<(String, i32)> {
+    /// The delivery row of `event_id` to `endpoint_id`, if there is one.
+    pub async fn delivery_row_opt(
+        &self,
+        event_id: &str,
+        endpoint_id: &str,
+    ) -> Option<store::entity::delivery::Model> {
         use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
         use store::entity::delivery;
         delivery::Entity::find()
@@ -289,7 +290,23 @@ impl TestApp {
             .one(self.db())
             .await
             .expect("the delivery query runs")
-            .map(|d| (d.state, d.attempt_count))
+    }
+
+    /// The delivery row of `event_id` to `endpoint_id`, which must exist.
+    pub async fn delivery_row(
+        &self,
+        event_id: &str,
+        endpoint_id: &str,
+    ) -> store::entity::delivery::Model {
+        self.delivery_row_opt(event_id, endpoint_id)
+            .await
+            .unwrap_or_else(|| panic!("no delivery of {event_id} to {endpoint_id}"))
+    }
+
+    /// The delivery of `event_id` to `endpoint_id`: (state, attempt_count).
+    pub async fn delivery(&self, event_id: &str, endpoint_id: &str) -> Option<(String, i32)> {
+        let d = self.delivery_row_opt(event_id, endpoint_id).await?;
+        Some((d.state, d.attempt_count))
     }
 
     /// The attempts of a delivery, in order (none while it does not exist).
@@ -299,14 +316,8 @@ impl TestApp {
         endpoint_id: &str,
     ) -> Vec<store::entity::attempt::Model> {
         use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
-        use store::entity::{attempt, delivery};
-        let Some(d) = delivery::Entity::find()
-            .filter(delivery::Column::EventId.eq(event_id))
-            .filter(delivery::Column::EndpointId.eq(endpoint_id))
-            .one(self.db())
-            .await
-            .expect("the delivery query runs")
-        else {
+        use store::entity::attempt;
+        let Some(d) = self.delivery_row_opt(event_id, endpoint_id).await else {
             return Vec::new();
         };
         attempt::Entity::find()
@@ -315,6 +326,23 @@ impl TestApp {
             .all(self.db())
             .await
             .expect("the attempts query runs")
+    }
+
+    /// The attempts of a delivery once there are at least `n` (within `WAIT`).
+    pub async fn attempts_when(
+        &self,
+        event_id: &str,
+        endpoint_id: &str,
+        n: usize,
+    ) -> Vec<store::entity::attempt::Model> {
+        wait_until(WAIT, || async {
+            let a = self.attempts(event_id, endpoint_id).await;
+            (a.len() >= n).then_some(a)
+        })
+        .await
+        .unwrap_or_else(|| {
+            panic!("{n} attempts of {event_id} to {endpoint_id} were not recorded within {WAIT:?}")
+        })
     }
 
     /// Waits (polling the database, at most `timeout`) until the delivery is in `state`.
@@ -340,28 +368,7 @@ impl TestApp {
     }
 }
 
-/// Polls `f` every 20 ms until it gives `Some`, or `timeout` passes.
-pub async fn wait_until<T, F, Fut>(timeout: Duration, mut f: F) -> Option<T>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = std::time::Instant::now() + timeout;
-    loop {
-        if let Some(v) = f().await {
-            return Some(v);
-        }
-        if std::time::Instant::now() > deadline {
-            return None;
-        }
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 // ----- Partner API helpers -----
-
-/// An API answer: status, JSON body (`Null` when the body is not JSON) and headers.
-pub type ApiAnswer = (u16, Value, awc::http::header::HeaderMap);
 
 /// Sends `method path` to `base_url` with `Bearer key` (none when `key` is
 /// empty) and, if given, a raw `application/json` body.
@@ -386,14 +393,7 @@ pub async fn call_raw(
         }
         None => req.send().await,
     };
-    let mut res = sent.unwrap_or_else(|e| panic!("the request {path} completes: {e}"));
-    let bytes = res
-        .body()
-        .limit(64 * 1024 * 1024)
-        .await
-        .expect("a response body");
-    let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    (res.status().as_u16(), value, res.headers().clone())
+    read_answer(sent.unwrap_or_else(|e| panic!("the request {path} completes: {e}"))).await
 }
 
 /// A second hookd on the same database (a second fanout and delivery

@@ -1,12 +1,49 @@
-//! The `hookd` binary as a child process: started with only the environment
-//! a test gives it (and, if asked, a lowered file limit), killed when dropped.
+//! The `hookd` binary as a child process, the one way tests start it: with
+//! only the environment a test gives it (and PATH), run to its end
+//! (`run`, `run_off_runtime`) or kept running (`Hookd`, killed when dropped).
 
 use std::{
     fs::File,
     path::{Path, PathBuf},
-    process::{Child, Command, ExitStatus, Stdio},
+    process::{Child, Command, ExitStatus, Output, Stdio},
     time::{Duration, Instant},
 };
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_hookd");
+
+/// `hookd <args>` with only `env` and PATH as its environment, not yet started.
+pub fn command<K, V>(args: &[&str], env: impl IntoIterator<Item = (K, V)>) -> Command
+where
+    K: AsRef<std::ffi::OsStr>,
+    V: AsRef<std::ffi::OsStr>,
+{
+    let mut command = Command::new(BIN);
+    command
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(env);
+    command
+}
+
+/// `hookd <args>` with only `env` (and PATH) as its environment, run to its end.
+pub fn run(env: &[(String, String)], args: &[&str]) -> Output {
+    command(args, env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .expect("the hookd binary runs")
+}
+
+/// Like `run`, off the test's runtime, so a receiver or a server in this
+/// process keeps answering meanwhile.
+pub async fn run_off_runtime(env: Vec<(String, String)>, args: Vec<String>) -> Output {
+    actix_rt::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run(&env, &args)
+    })
+    .await
+    .expect("the hookd child finished")
+}
 
 /// A free TCP port on 127.0.0.1 (bound, read, released).
 pub fn free_port() -> u16 {
@@ -26,9 +63,7 @@ impl Hookd {
     /// Starts `hookd <args>` with only `env` as its environment; its stderr goes
     /// to `<dir>/<name>.stderr`.
     pub fn start(args: &[&str], env: &[(String, String)], dir: &Path, name: &str) -> Hookd {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_hookd"));
-        command.args(args);
-        Hookd::spawn(command, env, dir, name)
+        Hookd::spawn(command(args, env.iter().map(|(k, v)| (k, v))), dir, name)
     }
 
     /// Like `start`, with the file limit (soft and hard) lowered to `files`.
@@ -39,21 +74,24 @@ impl Hookd {
         dir: &Path,
         name: &str,
     ) -> Hookd {
-        let mut command = Command::new("/bin/sh");
-        command
+        let command = command(args, env.iter().map(|(k, v)| (k, v)));
+        let hookd = command.get_program().to_owned();
+        let args: Vec<_> = command.get_args().map(ToOwned::to_owned).collect();
+        let mut limited = Command::new("/bin/sh");
+        limited
             .arg("-c")
             .arg(format!("ulimit -n {files} && exec \"$0\" \"$@\""))
-            .arg(env!("CARGO_BIN_EXE_hookd"))
-            .args(args);
-        Hookd::spawn(command, env, dir, name)
+            .arg(hookd)
+            .args(args)
+            .env_clear()
+            .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))));
+        Hookd::spawn(limited, dir, name)
     }
 
-    fn spawn(mut command: Command, env: &[(String, String)], dir: &Path, name: &str) -> Hookd {
+    fn spawn(mut command: Command, dir: &Path, name: &str) -> Hookd {
         let stderr_path = dir.join(format!("{name}.stderr"));
         let stderr = File::create(&stderr_path).expect("a file for hookd's stderr");
         let child = command
-            .env_clear()
-            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -274,21 +312,14 @@ pub async fn post_events(
     key: &str,
     body: &str,
 ) -> Result<(u16, Option<String>), String> {
-    let mut res = http
+    let res = http
         .post(format!("{base_url}/v1/events"))
         .insert_header(("authorization", format!("Bearer {key}")))
         .insert_header(("content-type", "application/json"))
         .send_body(body.to_string())
         .await
         .map_err(|e| e.to_string())?;
-    let retry_after = res
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    res.body()
-        .limit(16 * 1024 * 1024)
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok((res.status().as_u16(), retry_after))
+    let (status, _, headers) = super::answer::try_read_answer(res).await?;
+    let retry_after = super::answer::header(&headers, "retry-after").map(str::to_string);
+    Ok((status, retry_after))
 }

@@ -12,21 +12,15 @@ use std::{
     process::{Command, Stdio},
 };
 
-use sha2::{Digest as _, Sha256};
-
-/// Whether tests run in CI, where a missing tool is a failure.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
+use super::toolchain::run_step;
 
 /// The venv's interpreter, or `None` after saying loudly why `what` is
 /// skipped; under `CI=true` a missing Python fails the test instead.
 pub fn venv_or_skip(what: &str, cache: &str, requirements: &Path) -> Option<PathBuf> {
     match venv(cache, requirements) {
         Ok(python) => Some(python),
-        Err(why) if in_ci() => panic!("{what} cannot run, and CI must not skip it: {why}"),
         Err(why) => {
-            eprintln!("SKIPPED: {what} cannot run here: {why}");
+            super::skip::skipping(what, &why);
             None
         }
     }
@@ -59,49 +53,29 @@ pub fn venv(cache: &str, requirements: &Path) -> Result<PathBuf, String> {
     };
     let pinned = std::fs::read(requirements)
         .unwrap_or_else(|e| panic!("{} is readable: {e}", requirements.display()));
-    let digest = Sha256::digest([pinned.as_slice(), version.as_bytes()].concat());
-    let tag: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
-    let home = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
-        .expect("HOME or XDG_CACHE_HOME is set");
-    let root = home.join("hookd-ci").join(cache);
-    std::fs::create_dir_all(&root).expect("the venv's cache dir");
+    let root = super::toolchain::cache_root(cache);
+    let tag = super::toolchain::tag(&[&pinned, version.as_bytes()]);
     let venv = root.join(format!("python-{version}-{tag}"));
     let interpreter = venv.join("bin/python");
 
-    // Tests run in parallel (threads or processes): one makes the venv.
-    let lock = std::fs::File::create(root.join("python.lock")).expect("the venv lock file");
-    lock.lock().expect("the venv lock");
+    let _lock = super::toolchain::exclusive(&root, "python");
     let ready = venv.join(".hookd-ready");
     if !ready.exists() {
         let _ = std::fs::remove_dir_all(&venv);
-        run(Command::new(&python).arg("-m").arg("venv").arg(&venv));
-        run(Command::new(&interpreter)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(["--require-hashes", "--only-binary=:all:", "-r"])
-            .arg(requirements));
+        run_step(Command::new(&python).arg("-m").arg("venv").arg(&venv));
+        run_step(
+            Command::new(&interpreter)
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                ])
+                .args(["--require-hashes", "--only-binary=:all:", "-r"])
+                .arg(requirements),
+        );
         std::fs::write(&ready, "").expect("the venv's ready mark");
     }
     Ok(interpreter)
-}
-
-/// Runs a setup command; a failure is a failure, not a missing toolchain.
-fn run(command: &mut Command) {
-    let out = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?} runs: {e}"));
-    assert!(
-        out.status.success(),
-        "{command:?} failed ({}):\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }

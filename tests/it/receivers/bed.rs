@@ -1,15 +1,11 @@
 //! The test bed for one receiver: hookd on SQLite with an endpoint, made
 //! over the Partner API, at the receiver holding that endpoint's secret.
 
-use std::time::Duration;
-
 use hookd::{secret::Secret, signing};
 use serde_json::{Value, json};
 
 use super::{InboxRow, Receiver, ReceiverUnderTest};
-use crate::harness::{Backend, TestApp, spawn_app_with, wait_until};
-
-const WAIT: Duration = Duration::from_secs(20);
+use crate::harness::{Backend, SLOW, TestApp, spawn_app_with, wait_until};
 
 /// A request's headers, as the harness sends them.
 pub type Headers = Vec<(&'static str, String)>;
@@ -68,7 +64,7 @@ impl Bed {
     /// Waits until hookd counts the event delivered to the receiver.
     pub async fn delivered(&self, event_id: &str) {
         self.app
-            .wait_for_state(event_id, &self.endpoint, "delivered", WAIT)
+            .wait_for_state(event_id, &self.endpoint, "delivered", SLOW)
             .await;
     }
 
@@ -82,7 +78,7 @@ impl Bed {
 
     /// The attempts hookd recorded for the event, once there are `n`.
     pub async fn attempts(&self, event_id: &str, n: usize) -> Vec<(Option<i32>, String)> {
-        wait_until(WAIT, || async {
+        wait_until(SLOW, || async {
             let attempts = self.app.attempts(event_id, &self.endpoint).await;
             (attempts.len() >= n).then(|| {
                 attempts

@@ -16,10 +16,11 @@ use std::{
     sync::OnceLock,
 };
 
-use sha2::{Digest as _, Sha256};
-
 use super::{ReceiverUnderTest, State, Toolchain};
-use crate::receiver_scenarios;
+use crate::{
+    harness::toolchain::{self, run_step},
+    receiver_scenarios,
+};
 
 pub static GO: ReceiverUnderTest = ReceiverUnderTest {
     name: "the Go receiver",
@@ -82,28 +83,16 @@ fn build() -> Result<PathBuf, String> {
     let driver = driver_version()?;
 
     let sources = sources();
-    let mut digest = Sha256::new();
+    let mut parts: Vec<&[u8]> = Vec::new();
     for (name, content) in &sources {
-        digest.update(format!("{name}\0{}\0", content.len()));
-        digest.update(content);
+        parts.extend([name.as_bytes(), content.as_slice()]);
     }
-    digest.update(format!("{version}\0{driver}"));
-    let tag: String = digest.finalize()[..6]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
-        .expect("HOME or XDG_CACHE_HOME is set");
-    let root = cache.join("hookd-ci/receivers");
-    std::fs::create_dir_all(&root).expect("the receivers' cache dir");
-    let out = root.join(format!("go-{version}-{tag}"));
+    parts.extend([version.as_bytes(), driver.as_bytes()]);
+    let root = toolchain::cache_root("receivers");
+    let out = root.join(format!("go-{version}-{}", toolchain::tag(&parts)));
     let binary = out.join("receiver");
 
-    // Tests run in parallel (threads or processes): one builds.
-    let lock = std::fs::File::create(root.join("go.lock")).expect("the build lock file");
-    lock.lock().expect("the build lock");
+    let _lock = toolchain::exclusive(&root, "go");
     if !binary.exists() {
         let go_mod = &sources
             .iter()
@@ -137,14 +126,16 @@ fn compile(go: &str, goroot: &Path, go_mod: &[u8], out: &Path) {
         String::from_utf8_lossy(&gofmt.stdout),
         String::from_utf8_lossy(&gofmt.stderr)
     );
-    run(go_command(go).args(["vet", &modfile, "."]));
-    run(go_command(go).args(["test", &modfile, "-count=1", "."]));
+    run_step(go_command(go).args(["vet", &modfile, "."]));
+    run_step(go_command(go).args(["test", &modfile, "-count=1", "."]));
     // Built aside and renamed: a build cut short leaves no binary to trust.
     let partial = out.join("receiver.partial");
-    run(go_command(go)
-        .args(["build", &modfile, "-trimpath", "-o"])
-        .arg(&partial)
-        .arg("."));
+    run_step(
+        go_command(go)
+            .args(["build", &modfile, "-trimpath", "-o"])
+            .arg(&partial)
+            .arg("."),
+    );
     std::fs::rename(&partial, out.join("receiver")).expect("the built receiver moves into place");
 }
 
@@ -210,18 +201,4 @@ fn go_command(go: &str) -> Command {
         .env("GOFLAGS", "")
         .env("CGO_ENABLED", "1");
     command
-}
-
-/// Runs a build step; a failure is a failure, not a missing toolchain.
-fn run(command: &mut Command) {
-    let out = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?} runs: {e}"));
-    assert!(
-        out.status.success(),
-        "{command:?} failed ({}):\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }

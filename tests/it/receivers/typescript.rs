@@ -19,10 +19,11 @@ use std::{
     time::Instant,
 };
 
-use sha2::{Digest as _, Sha256};
-
 use super::{ReceiverUnderTest, State, Toolchain};
-use crate::receiver_scenarios;
+use crate::{
+    harness::toolchain::{self, run_step},
+    receiver_scenarios,
+};
 
 pub static TYPESCRIPT: ReceiverUnderTest = ReceiverUnderTest {
     name: "the TypeScript receiver",
@@ -122,19 +123,6 @@ fn probe() -> Result<Node, String> {
     })
 }
 
-/// The first 12 hex digits of the SHA-256 of `parts`.
-fn tag(parts: &[&[u8]]) -> String {
-    let mut hash = Sha256::new();
-    for part in parts {
-        hash.update((part.len() as u64).to_le_bytes());
-        hash.update(part);
-    }
-    hash.finalize()[..6]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// Node, and the compiled receiver, installed and built if needed; `Err`
 /// says what is missing.
 fn build() -> Result<(PathBuf, PathBuf), String> {
@@ -145,21 +133,14 @@ fn build() -> Result<(PathBuf, PathBuf), String> {
             .unwrap_or_else(|e| panic!("the TypeScript example's {name}: {e}"))
     };
     let (manifest, lock) = (read("package.json"), read("package-lock.json"));
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
-        .expect("HOME or XDG_CACHE_HOME is set");
-    let root = cache.join("hookd-ci/receivers");
-    std::fs::create_dir_all(&root).expect("the receivers' cache dir");
+    let root = toolchain::cache_root("receivers");
     let deps = root.join(format!(
         "typescript-{}-{}",
         node.version,
-        tag(&[&manifest, &lock, node.version.as_bytes()])
+        toolchain::tag(&[&manifest, &lock, node.version.as_bytes()])
     ));
 
-    // Tests run in parallel (threads or processes): one installs and builds.
-    let guard = std::fs::File::create(root.join("typescript.lock")).expect("the install lock file");
-    guard.lock().expect("the install lock");
+    let _lock = toolchain::exclusive(&root, "typescript");
     if !deps.join(".hookd-ready").exists() {
         let _ = std::fs::remove_dir_all(&deps);
         std::fs::create_dir_all(&deps).expect("the dependencies' dir");
@@ -168,13 +149,15 @@ fn build() -> Result<(PathBuf, PathBuf), String> {
         let started = Instant::now();
         // `timeout` kills the whole process group (npm, node-gyp, make) if
         // anything hangs after all.
-        run(Command::new("timeout")
-            .args(["--kill-after=10s", INSTALL_LIMIT, "npm", "ci"])
-            .args(["--no-audit", "--no-fund", "--no-update-notifier"])
-            .current_dir(&deps)
-            .env("npm_config_build_from_source", "true")
-            .env("npm_config_nodedir", &node.headers)
-            .env("JOBS", "max"));
+        run_step(
+            Command::new("timeout")
+                .args(["--kill-after=10s", INSTALL_LIMIT, "npm", "ci"])
+                .args(["--no-audit", "--no-fund", "--no-update-notifier"])
+                .current_dir(&deps)
+                .env("npm_config_build_from_source", "true")
+                .env("npm_config_nodedir", &node.headers)
+                .env("JOBS", "max"),
+        );
         eprintln!(
             "the TypeScript receiver's dependencies installed in {:.0?} ({})",
             started.elapsed(),
@@ -209,7 +192,7 @@ fn compile(node: &Node, deps: &Path, example: &Path) -> PathBuf {
     }
     let name = format!(
         "build-{}",
-        tag(&parts.iter().map(Vec::as_slice).collect::<Vec<_>>())
+        toolchain::tag(&parts.iter().map(Vec::as_slice).collect::<Vec<_>>())
     );
     let build = deps.join(&name);
     let script = build.join("dist/receiver.js");
@@ -232,33 +215,17 @@ fn compile(node: &Node, deps: &Path, example: &Path) -> PathBuf {
         let name = source.file_name().expect("a name");
         std::fs::copy(source, build.join("src").join(name)).expect("a source copied");
     }
-    run(Command::new(&node.executable)
-        .arg(deps.join("node_modules/typescript/bin/tsc"))
-        .arg("--project")
-        .arg(&build));
-    run(Command::new(&node.executable)
-        .args(["--test", "dist/"])
-        .current_dir(&build));
+    run_step(
+        Command::new(&node.executable)
+            .arg(deps.join("node_modules/typescript/bin/tsc"))
+            .arg("--project")
+            .arg(&build),
+    );
+    run_step(
+        Command::new(&node.executable)
+            .args(["--test", "dist/"])
+            .current_dir(&build),
+    );
     std::fs::write(build.join(".hookd-ready"), "").expect("the build's ready mark");
     script
-}
-
-/// Runs a setup command; a failure is a failure, not a missing toolchain.
-fn run(command: &mut Command) {
-    let out = command
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?} runs: {e}"));
-    assert!(
-        out.status.success(),
-        "{command:?} failed ({}{}):\n{}{}",
-        out.status,
-        if out.status.code() == Some(124) {
-            ", out of time"
-        } else {
-            ""
-        },
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }

@@ -7,11 +7,12 @@ use std::{process::Output, time::Duration};
 use serde_json::Value;
 
 use crate::{
-    cli::hookd,
+    cli::json_of,
     harness::{
-        self, Backend, call_raw,
+        self, Backend, SLOW, call_raw,
         process::{Hookd, Prepared, free_port, prepare_endpoints},
         receiver::Receiver,
+        wait_until,
     },
 };
 
@@ -52,9 +53,7 @@ impl Bed {
             .timeout(Duration::from_secs(30))
             .finish();
         let base = format!("http://{listen}");
-        child
-            .wait_healthy(&http, &base, Duration::from_secs(30))
-            .await;
+        child.wait_healthy(&http, &base, SLOW).await;
         Bed {
             env: harness::test_env(&url, &[("HOOKD_LOG__FILTER", "warn")]),
             base,
@@ -70,14 +69,31 @@ impl Bed {
     /// `hookd <args>` on this bed's database, off the test's runtime (the
     /// receiver keeps answering meanwhile).
     pub async fn cli(&self, args: &[&str]) -> Output {
-        let env = self.env.clone();
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        actix_rt::task::spawn_blocking(move || {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            hookd(&env, &args)
+        let args = args.iter().map(|a| a.to_string()).collect();
+        harness::process::run_off_runtime(self.env.clone(), args).await
+    }
+
+    /// `hookd <args> --json`, which must succeed: the JSON it printed.
+    pub async fn cli_json(&self, args: &[&str]) -> Value {
+        json_of(&self.cli(&[args, &["--json"]].concat()).await)
+    }
+
+    /// Waits until the receiver got `event_id` on `path` more than `times`
+    /// times (the engine of the `serve` child delivers it).
+    pub async fn receives(&self, path: &str, event_id: &str, times: usize) {
+        wait_until(SLOW, || async {
+            (self.got(path, event_id) > times).then_some(())
         })
         .await
-        .expect("the CLI ran")
+        .unwrap_or_else(|| {
+            panic!("{path} did not get {event_id} more than {times} time(s) within {SLOW:?}")
+        });
+    }
+
+    /// The endpoint `id` as the operator API shows it: status and body.
+    pub async fn admin_endpoint(&self, id: &str) -> (u16, Value) {
+        let path = format!("/v1/admin/endpoints/{id}");
+        self.api("GET", &path, &self.store.operator_key, None).await
     }
 
     /// The API with a key: status and JSON body.

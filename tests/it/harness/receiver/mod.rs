@@ -214,6 +214,17 @@ impl Receiver {
         }
     }
 
+    /// No request beyond the first `n` arrives while `QUIET` passes (the
+    /// engine polls every 50 ms in tests, so a due request would show).
+    pub async fn stays_at(&self, n: usize) {
+        assert_eq!(self.count(), n, "receiver {}: requests so far", self.url());
+        crate::harness::stays_quiet(crate::harness::QUIET, || async {
+            let count = self.count();
+            (count != n).then(|| format!("receiver {} got request {count}", self.url()))
+        })
+        .await;
+    }
+
     /// Number of TCP connections accepted so far (for TLS, whether or not the handshake worked).
     pub fn connections(&self) -> usize {
         self.shared.state().connections

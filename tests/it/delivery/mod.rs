@@ -1,0 +1,52 @@
+//! Delivery: signed requests, the response policy, the retry schedule and
+//! `Retry-After` on the manual clock, the circuit breaker, the flow of
+//! requests to an endpoint, deliveries held by a disabled endpoint, and
+//! retention.
+//!
+//! - `signing`: what a delivery and its retries look like on the wire;
+//! - `responses`: what the receiver's status does to a delivery;
+//! - `network`: failures without an answer, and blocked destinations;
+//! - `bodies`: the response body's read cap and its stored excerpt;
+//! - `schedule`: when retries go, and when a delivery is dead;
+//! - `retry_after`: the receiver's `Retry-After`, to the second;
+//! - `circuit`: the breaker's cool-down, its doubling and its reset;
+//! - `flow`: concurrency, rate limits, kept-alive connections, the fanout;
+//! - `held`: deliveries held by a disabled endpoint;
+//! - `retention`: what the sweep deletes, and what it keeps.
+
+use serde_json::json;
+
+use crate::harness::TestApp;
+
+mod bodies;
+mod circuit;
+mod flow;
+mod held;
+mod network;
+mod responses;
+mod retention;
+mod retry_after;
+mod schedule;
+mod signing;
+
+/// `usage.finalized` data (its latest version, 2) numbered `n`.
+fn usage(n: u32) -> serde_json::Value {
+    json!({"n": n, "customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
+        "usage_id": format!("usage_{n}"), "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013})
+}
+
+/// The id of the delivery of `event` to `endpoint`.
+async fn delivery_id(app: &TestApp, event: &str, endpoint: &str) -> String {
+    app.delivery_row(event, endpoint).await.id
+}
+
+/// Sets the endpoint's status straight in the store, as another instance
+/// (or an operator's SQL) would, without telling this engine.
+async fn set_status(app: &TestApp, endpoint: &str, status: &str) {
+    use sea_orm::ConnectionTrait;
+    let sql = format!("UPDATE endpoint SET status = '{status}' WHERE id = '{endpoint}'");
+    app.db()
+        .execute_unprepared(&sql)
+        .await
+        .expect("the status changes");
+}

@@ -1,0 +1,84 @@
+//! Failures without an answer: a receiver that never answers, one that stalls
+//! mid-body, one that drops the connection, and a destination the egress
+//! policy blocks. Each is a failure of its own category, left to be retried.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::harness::{
+    Backend, WAIT,
+    receiver::{Receiver, Reply},
+    spawn_app, spawn_app_with,
+};
+use crate::on_both_backends;
+
+/// Sends one event to a receiver answering `reply` and checks the attempt
+/// fails as `category`, cut off by the test's 2 s request timeout (not the
+/// receiver's 8 s stall), with the delivery left to be retried.
+async fn fails_as(backend: Backend, reply: Reply, category: &str) {
+    let app = spawn_app(backend).await;
+    let receiver = Receiver::start().await;
+    receiver.set_default(reply.clone());
+    let (endpoint, _) = app.endpoint(&receiver.url()).await;
+    let event = app.publish("a.b", json!({})).await;
+    let a = app.attempts_when(&event, &endpoint, 1).await;
+    assert_eq!(
+        a[0].error_category.as_deref(),
+        Some(category),
+        "{reply:?}: {:?}",
+        a[0].error_detail
+    );
+    assert!(
+        a[0].latency_ms.unwrap_or(i32::MAX) < 4000,
+        "{reply:?} is cut off by the 2 s request timeout, took {:?} ms",
+        a[0].latency_ms
+    );
+    app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
+}
+
+on_both_backends!(
+    a_receiver_that_never_answers_times_out,
+    |backend: Backend| async move {
+        fails_as(
+            backend,
+            Reply::StallHeaders(Duration::from_secs(8)),
+            "timeout",
+        )
+        .await;
+    }
+);
+
+on_both_backends!(
+    a_receiver_that_stalls_mid_body_times_out,
+    |backend: Backend| async move {
+        fails_as(backend, Reply::StallBody(Duration::from_secs(8)), "timeout").await;
+    }
+);
+
+on_both_backends!(
+    a_dropped_connection_is_a_connect_failure,
+    |backend: Backend| async move {
+        fails_as(backend, Reply::Drop, "connect").await;
+    }
+);
+
+on_both_backends!(
+    a_loopback_destination_is_blocked_unless_allowed,
+    |backend: Backend| async move {
+        let app = spawn_app_with(backend, &[("HOOKD_EGRESS__ALLOW_CIDRS", "[]")]).await;
+        let receiver = Receiver::start().await;
+        let (endpoint, _) = app.endpoint(&receiver.url()).await;
+        let event = app.publish("a.b", json!({})).await;
+        let a = app.attempts_when(&event, &endpoint, 1).await;
+        assert_eq!(a[0].error_category.as_deref(), Some("blocked"));
+        assert!(
+            a[0].error_detail
+                .as_deref()
+                .is_some_and(|d| d.contains("127.0.0.1")),
+            "{:?}",
+            a[0].error_detail
+        );
+        receiver.stays_at(0).await;
+    }
+);

@@ -1,0 +1,301 @@
+//! Retention on the manual clock: finished deliveries (delivered or dead),
+//! with their attempts and waiting replays, go once older than
+//! `retention.deliveries`; published events once older than
+//! `retention.events` and left without deliveries. Unfinished deliveries,
+//! and so their events, are never swept. The sweep runs every 100 ms here.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::delivery_id;
+use crate::harness::{
+    Backend, QUIET, TestApp, WAIT,
+    receiver::{Receiver, Reply},
+    spawn_app_with, stays_quiet, wait_until,
+};
+use crate::on_both_backends;
+
+const HOUR: Duration = Duration::from_secs(3600);
+const DAY: Duration = Duration::from_secs(86_400);
+
+/// A hookd sweeping every 100 ms with these retentions (and `extra`), and
+/// an endpoint taking `a.b` events only: (app, receiver, endpoint).
+async fn sweeping(
+    backend: Backend,
+    deliveries: &str,
+    events: &str,
+    extra: &[(&str, &str)],
+) -> (TestApp, Receiver, String) {
+    let mut env = vec![
+        ("HOOKD_RETENTION__DELIVERIES", deliveries),
+        ("HOOKD_RETENTION__EVENTS", events),
+        ("HOOKD_RETENTION__SWEEP_INTERVAL", "100ms"),
+    ];
+    env.extend_from_slice(extra);
+    let app = spawn_app_with(backend, &env).await;
+    let receiver = Receiver::start().await;
+    let (endpoint, _) = app
+        .endpoint_for(&app.partner_id, &receiver.url(), &["a.b"], 8)
+        .await;
+    (app, receiver, endpoint)
+}
+
+/// How many rows of `table` have `column = id`.
+async fn rows(app: &TestApp, table: &str, column: &str, id: &str) -> i64 {
+    app.count(&format!(
+        "SELECT COUNT(*) AS n FROM {table} WHERE {column} = '{id}'"
+    ))
+    .await
+}
+
+/// Waits until the sweep has deleted the rows of `table` with `column = id`.
+async fn swept(app: &TestApp, table: &str, column: &str, id: &str) {
+    let gone = wait_until(WAIT, || async {
+        (rows(app, table, column, id).await == 0).then_some(())
+    })
+    .await;
+    assert!(gone.is_some(), "the sweep did not delete {table} {id}");
+}
+
+/// Publishes an event no endpoint takes (so it has no deliveries) and waits
+/// until it is published: once past `retention.events` it is swept, which
+/// tells a test that a sweep has run at the clock's now.
+async fn sentinel(app: &TestApp) -> String {
+    let event = app.publish("c.d", json!({})).await;
+    let published = wait_until(WAIT, || async {
+        let sql = format!(
+            "SELECT COUNT(*) AS n FROM outbox_event WHERE event_id = '{event}' AND published_at IS NOT NULL"
+        );
+        (app.count(&sql).await == 1).then_some(())
+    })
+    .await;
+    assert!(published.is_some(), "the sentinel event is published");
+    event
+}
+
+on_both_backends!(
+    finished_rows_younger_than_their_retention_are_kept,
+    |backend: Backend| async move {
+        let (app, _receiver, endpoint) = sweeping(backend, "1d", "1d", &[]).await;
+        let old = sentinel(&app).await;
+        app.advance(2 * HOUR);
+        let young = app.publish("a.b", json!({})).await;
+        app.wait_for_state(&young, &endpoint, "delivered", WAIT)
+            .await;
+        let delivery = delivery_id(&app, &young, &endpoint).await;
+
+        app.advance(23 * HOUR);
+        swept(&app, "outbox_event", "event_id", &old).await;
+        assert_eq!(
+            rows(&app, "delivery", "id", &delivery).await,
+            1,
+            "a delivery finished 23 h ago is kept under a 1 d retention"
+        );
+        assert_eq!(
+            rows(&app, "attempt", "delivery_id", &delivery).await,
+            1,
+            "so is its attempt"
+        );
+        assert_eq!(
+            rows(&app, "outbox_event", "event_id", &young).await,
+            1,
+            "and its event"
+        );
+    }
+);
+
+/// Under a 1 d retention and a one-attempt schedule: a delivered and a dead
+/// delivery, each with its attempt and a replay waiting (the endpoint is
+/// disabled), then the clock two days on.
+struct PastRetention {
+    app: TestApp,
+    /// (event, delivery) of the delivered one.
+    delivered: (String, String),
+    /// (event, delivery) of the dead one.
+    dead: (String, String),
+}
+
+async fn past_retention(backend: Backend) -> PastRetention {
+    let schedule = [("HOOKD_DELIVERY__SCHEDULE", r#"["0s"]"#)];
+    let (app, receiver, endpoint) = sweeping(backend, "1d", "1d", &schedule).await;
+    receiver.script([Reply::status(200), Reply::status(500)]);
+    let mut finished = Vec::new();
+    for state in ["delivered", "dead"] {
+        let event = app.publish("a.b", json!({})).await;
+        app.wait_for_state(&event, &endpoint, state, WAIT).await;
+        let delivery = delivery_id(&app, &event, &endpoint).await;
+        assert_eq!(rows(&app, "attempt", "delivery_id", &delivery).await, 1);
+        finished.push((event, delivery));
+    }
+    let key = app.partner_key().await;
+    let disable = format!("/v1/endpoints/{endpoint}/disable");
+    let (status, body, _) = app.request("POST", &disable, &key, None).await;
+    assert_eq!(status, 200, "{body}");
+    for (_, delivery) in &finished {
+        let replay = format!("/v1/deliveries/{delivery}/replay");
+        let (status, body, _) = app.request("POST", &replay, &key, None).await;
+        assert_eq!(status, 202, "{body}");
+        assert_eq!(rows(&app, "replay", "delivery_id", delivery).await, 1);
+    }
+    app.advance(2 * DAY);
+    let dead = finished.pop().expect("the dead one");
+    let delivered = finished.pop().expect("the delivered one");
+    PastRetention {
+        app,
+        delivered,
+        dead,
+    }
+}
+
+on_both_backends!(
+    a_delivered_delivery_past_retention_is_swept_with_its_attempts,
+    |backend: Backend| async move {
+        let PastRetention { app, delivered, .. } = past_retention(backend).await;
+        swept(&app, "delivery", "id", &delivered.1).await;
+        assert_eq!(
+            rows(&app, "attempt", "delivery_id", &delivered.1).await,
+            0,
+            "its attempts go with it"
+        );
+    }
+);
+
+on_both_backends!(
+    a_dead_delivery_past_retention_is_swept_with_its_attempts,
+    |backend: Backend| async move {
+        let PastRetention { app, dead, .. } = past_retention(backend).await;
+        swept(&app, "delivery", "id", &dead.1).await;
+        assert_eq!(
+            rows(&app, "attempt", "delivery_id", &dead.1).await,
+            0,
+            "its attempts go with it"
+        );
+    }
+);
+
+on_both_backends!(
+    a_waiting_replay_goes_with_its_swept_delivery,
+    |backend: Backend| async move {
+        let PastRetention {
+            app,
+            delivered,
+            dead,
+        } = past_retention(backend).await;
+        for (_, delivery) in [&delivered, &dead] {
+            swept(&app, "delivery", "id", delivery).await;
+            assert_eq!(rows(&app, "replay", "delivery_id", delivery).await, 0);
+        }
+    }
+);
+
+on_both_backends!(
+    an_event_past_retention_is_swept_once_its_deliveries_are,
+    |backend: Backend| async move {
+        let PastRetention {
+            app,
+            delivered,
+            dead,
+        } = past_retention(backend).await;
+        for (event, _) in [&delivered, &dead] {
+            swept(&app, "outbox_event", "event_id", event).await;
+        }
+    }
+);
+
+on_both_backends!(
+    an_event_outlives_its_swept_deliveries_until_its_own_retention,
+    |backend: Backend| async move {
+        let (app, _receiver, endpoint) = sweeping(backend, "1d", "3d", &[]).await;
+        let event = app.publish("a.b", json!({})).await;
+        app.wait_for_state(&event, &endpoint, "delivered", WAIT)
+            .await;
+        let delivery = delivery_id(&app, &event, &endpoint).await;
+
+        app.advance(2 * DAY);
+        swept(&app, "delivery", "id", &delivery).await;
+        stays_quiet(QUIET, || async {
+            (rows(&app, "outbox_event", "event_id", &event).await == 0)
+                .then(|| "the 2-day-old event went under a 3 d retention".to_string())
+        })
+        .await;
+
+        app.advance(DAY + HOUR);
+        swept(&app, "outbox_event", "event_id", &event).await;
+    }
+);
+
+on_both_backends!(
+    an_event_is_kept_while_it_has_deliveries,
+    |backend: Backend| async move {
+        let (app, _receiver, endpoint) = sweeping(backend, "3d", "1d", &[]).await;
+        let old = sentinel(&app).await;
+        let event = app.publish("a.b", json!({})).await;
+        app.wait_for_state(&event, &endpoint, "delivered", WAIT)
+            .await;
+        let delivery = delivery_id(&app, &event, &endpoint).await;
+
+        app.advance(2 * DAY);
+        swept(&app, "outbox_event", "event_id", &old).await;
+        assert_eq!(
+            rows(&app, "outbox_event", "event_id", &event).await,
+            1,
+            "a 2-day-old event is kept (1 d retention) while its delivery is (3 d)"
+        );
+
+        app.advance(DAY + HOUR);
+        swept(&app, "delivery", "id", &delivery).await;
+        swept(&app, "outbox_event", "event_id", &event).await;
+    }
+);
+
+/// A delivery that failed two days ago and retries in ten (the schedule is
+/// one attempt, then ten days), under a 1 d retention, after a sweep has
+/// run: (app, its event, its delivery).
+async fn unfinished_past_retention(backend: Backend) -> (TestApp, String, String) {
+    let slow_retry = [
+        ("HOOKD_DELIVERY__SCHEDULE", r#"["0s", "10d"]"#),
+        ("HOOKD_DELIVERY__MAX_AGE", "30d"),
+    ];
+    let (app, receiver, endpoint) = sweeping(backend, "1d", "1d", &slow_retry).await;
+    receiver.set_default(Reply::status(500));
+    let old = sentinel(&app).await;
+    let event = app.publish("a.b", json!({})).await;
+    app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
+    let delivery = delivery_id(&app, &event, &endpoint).await;
+    app.advance(2 * DAY);
+    swept(&app, "outbox_event", "event_id", &old).await;
+    (app, event, delivery)
+}
+
+on_both_backends!(
+    an_unfinished_delivery_is_never_swept,
+    |backend: Backend| async move {
+        let (app, _, delivery) = unfinished_past_retention(backend).await;
+        let failed = format!(
+            "SELECT COUNT(*) AS n FROM delivery WHERE id = '{delivery}' AND state = 'failed'"
+        );
+        assert_eq!(
+            app.count(&failed).await,
+            1,
+            "a failed delivery still retrying is kept however old"
+        );
+        assert_eq!(
+            rows(&app, "attempt", "delivery_id", &delivery).await,
+            1,
+            "with its attempt"
+        );
+    }
+);
+
+on_both_backends!(
+    an_event_with_an_unfinished_delivery_is_kept,
+    |backend: Backend| async move {
+        let (app, event, _) = unfinished_past_retention(backend).await;
+        assert_eq!(
+            rows(&app, "outbox_event", "event_id", &event).await,
+            1,
+            "its event stays while the delivery is unfinished"
+        );
+    }
+);

@@ -1,0 +1,107 @@
+//! Text with control characters: event data may hold any JSON string (it
+//! is the producer's business), but a partner's name and an endpoint's
+//! description may not, since operators read them in terminals and pages.
+
+use super::{an_endpoint, assert_problem, description, endpoints, events, partners};
+use crate::harness::{Backend, spawn_app};
+use crate::on_both_backends;
+
+on_both_backends!(
+    event_data_may_hold_any_json_string_even_with_control_characters,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let body = format!(
+            r#"{{"type": "a.b", "partner_id": "{}", "data": {{"log": "\u001b[31mred\u0000"}}}}"#,
+            app.partner_id
+        );
+        let (status, answer, _) = app.post_events_with(Some(&app.service_key), &body).await;
+        assert_eq!(status, 201, "data is the producer's business: {answer}");
+        assert_eq!(answer["data"]["log"], "\u{1b}[31mred\u{0}", "{answer}");
+        assert_eq!(events(&app).await, 1);
+    }
+);
+
+on_both_backends!(
+    a_partner_name_with_a_control_character_is_refused_and_not_created,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let operator = app.operator_key().await;
+        for (name, what) in [
+            (r#"Acme\u0000"#, "a NUL"),
+            (r#"\u001b[31mAcme"#, "an ANSI escape"),
+            (r#"Ac\u007fme"#, "a DEL"),
+        ] {
+            let body = format!(r#"{{"name": "{name}"}}"#);
+            let answer = app
+                .request_raw("POST", "/v1/admin/partners", &operator, &body)
+                .await;
+            assert_problem(
+                &answer,
+                422,
+                "validation",
+                "name",
+                &format!("a partner name with {what}"),
+            );
+        }
+        assert_eq!(partners(&app).await, 1, "no partner should be created");
+    }
+);
+
+on_both_backends!(
+    a_partner_name_in_printable_unicode_is_accepted,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let operator = app.operator_key().await;
+        let fine = app
+            .request_raw(
+                "POST",
+                "/v1/admin/partners",
+                &operator,
+                r#"{"name": "Acme GmbH – Zürich"}"#,
+            )
+            .await;
+        assert_eq!(fine.0, 201, "printable Unicode is a fine name: {}", fine.1);
+        assert_eq!(fine.1["name"], "Acme GmbH – Zürich", "kept as given");
+    }
+);
+
+on_both_backends!(
+    an_endpoint_description_with_a_control_character_is_refused_and_not_created,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let key = app.partner_key().await;
+        let body = r#"{"url": "http://127.0.0.1:9/hooks", "description": "billing\u0007"}"#;
+        let answer = app.request_raw("POST", "/v1/endpoints", &key, body).await;
+        assert_problem(
+            &answer,
+            422,
+            "validation",
+            "description",
+            "a description with a BEL",
+        );
+        assert_eq!(endpoints(&app).await, 0, "no endpoint should be created");
+    }
+);
+
+on_both_backends!(
+    a_description_patched_with_an_escape_is_refused_and_changes_nothing,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let (key, path) = an_endpoint(&app).await;
+        let answer = app
+            .request_raw("PATCH", &path, &key, r#"{"description": "\u001b[2J"}"#)
+            .await;
+        assert_problem(
+            &answer,
+            422,
+            "validation",
+            "description",
+            "a patched description with an escape",
+        );
+        assert_eq!(
+            description(&app, &key, &path).await,
+            "",
+            "the refused patch should change nothing"
+        );
+    }
+);

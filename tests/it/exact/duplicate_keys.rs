@@ -1,0 +1,146 @@
+//! A key given twice in a body is refused (400 `duplicate-key`, naming the
+//! key's path) and nothing is written: at ingest, in a batch, and in the
+//! partner's and the operator's own bodies.
+
+use super::{an_endpoint, assert_problem, description, endpoints, events, partners};
+use crate::harness::{Backend, spawn_app};
+use crate::on_both_backends;
+
+on_both_backends!(
+    an_event_with_a_key_given_twice_is_refused_and_nothing_is_written,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let p = &app.partner_id;
+        let cases = [
+            (
+                format!(r#"{{"type": "a.b", "type": "c.d", "partner_id": "{p}", "data": {{}}}}"#),
+                "type",
+                "a top-level key twice",
+            ),
+            (
+                format!(
+                    r#"{{"type": "a.b", "typ\u0065": "c.d", "partner_id": "{p}", "data": {{}}}}"#
+                ),
+                "type",
+                "one key spelt once plainly and once escaped",
+            ),
+            (
+                format!(
+                    r#"{{"type": "a.b", "partner_id": "{p}",
+                        "data": {{"items": [{{"a": 1}}, {{"a": 1, "b": 2, "b": 3}}]}}}}"#
+                ),
+                "data.items[1].b",
+                "a key twice deep in data",
+            ),
+        ];
+        for (body, field, what) in cases {
+            let (status, problem, content_type) =
+                app.post_events_with(Some(&app.service_key), &body).await;
+            assert_eq!(status, 400, "{what}: should be refused: {problem}");
+            assert_eq!(content_type, "application/problem+json", "{what}");
+            assert_eq!(
+                problem["type"], "https://hookd.dev/problems/duplicate-key",
+                "{what}: {problem}"
+            );
+            assert_eq!(
+                problem["field"], field,
+                "{what}: the problem should name the key's path: {problem}"
+            );
+        }
+        assert_eq!(events(&app).await, 0, "no refused event should be written");
+    }
+);
+
+on_both_backends!(
+    a_key_given_twice_in_a_batch_is_named_as_other_batch_problems_name_fields,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let p = &app.partner_id;
+        let batch = format!(
+            r#"[{{"type": "a.b", "partner_id": "{p}", "data": {{}}}},
+                {{"type": "a.b", "partner_id": "{p}", "data": {{"x": 1, "x": 2}}}}]"#
+        );
+        let (status, problem, _) = app.post_events_with(Some(&app.service_key), &batch).await;
+        assert_eq!(status, 400, "the batch should be refused: {problem}");
+        assert_eq!(
+            problem["type"], "https://hookd.dev/problems/duplicate-key",
+            "{problem}"
+        );
+        // A refused batch names fields `events[i].…` (see ingest.rs); a
+        // repeated key should be named the same way.
+        assert_eq!(
+            problem["field"], "events[1].data.x",
+            "the problem should name the key as events[1].data.x: {problem}"
+        );
+        assert_eq!(
+            events(&app).await,
+            0,
+            "no event of the batch should be written"
+        );
+    }
+);
+
+on_both_backends!(
+    an_endpoint_created_with_a_key_given_twice_is_refused_and_not_created,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let key = app.partner_key().await;
+        let url = "http://127.0.0.1:9/hooks";
+        let twice = format!(r#"{{"url": "{url}", "url": "{url}/other"}}"#);
+        let answer = app.request_raw("POST", "/v1/endpoints", &key, &twice).await;
+        assert_problem(
+            &answer,
+            400,
+            "duplicate-key",
+            "url",
+            "an endpoint with url twice",
+        );
+        assert_eq!(endpoints(&app).await, 0, "no endpoint should be created");
+    }
+);
+
+on_both_backends!(
+    an_endpoint_patch_with_a_key_given_twice_is_refused_and_changes_nothing,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let (key, path) = an_endpoint(&app).await;
+        let patch = r#"{"description": "first", "description": "second"}"#;
+        let answer = app.request_raw("PATCH", &path, &key, patch).await;
+        assert_problem(
+            &answer,
+            400,
+            "duplicate-key",
+            "description",
+            "a patch with description twice",
+        );
+        assert_eq!(
+            description(&app, &key, &path).await,
+            "",
+            "the refused patch should change nothing"
+        );
+    }
+);
+
+on_both_backends!(
+    a_partner_created_with_a_key_given_twice_is_refused_and_not_created,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let operator = app.operator_key().await;
+        let partner = r#"{"name": "Globex", "name": "Initech"}"#;
+        let answer = app
+            .request_raw("POST", "/v1/admin/partners", &operator, partner)
+            .await;
+        assert_problem(
+            &answer,
+            400,
+            "duplicate-key",
+            "name",
+            "a partner with name twice",
+        );
+        assert_eq!(
+            partners(&app).await,
+            1,
+            "only the test's own partner should exist"
+        );
+    }
+);

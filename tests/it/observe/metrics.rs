@@ -1,0 +1,208 @@
+//! `GET /metrics`: OpenMetrics text that counts events, deliveries and
+//! attempts and shows the backlog; every metric the README documents, with
+//! its type and labels; and no label that names one object.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    time::Duration,
+};
+
+use serde_json::json;
+
+use super::{
+    exposition::{documented_metrics, families, family_of, looks_like_an_id, samples},
+    one_failing_one_fine, one_failing_one_fine_event, scrape, scraped,
+};
+use crate::harness::{Backend, TestApp, WAIT, spawn_app};
+use crate::on_both_backends;
+
+on_both_backends!(
+    the_scrape_is_openmetrics_text_ending_in_eof,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let operator = app.operator_key().await;
+        let (status, content_type, text) = scrape(&app, &operator).await;
+        assert_eq!(status, 200, "{text}");
+        assert!(
+            content_type.starts_with("application/openmetrics-text"),
+            "{content_type}"
+        );
+        assert!(
+            text.ends_with("# EOF\n"),
+            "OpenMetrics ends with `# EOF`: {text}"
+        );
+    }
+);
+
+on_both_backends!(
+    metrics_count_the_events_ingested_and_the_deliveries_created,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let operator = app.operator_key().await;
+        one_failing_one_fine(&app).await;
+        assert_eq!(
+            app.metric(&operator, "hookd_events_ingested_total").await,
+            1
+        );
+        assert_eq!(
+            app.metric(&operator, "hookd_deliveries_created_total")
+                .await,
+            2,
+            "one delivery per endpoint"
+        );
+    }
+);
+
+on_both_backends!(
+    metrics_count_attempts_by_result_category_and_trigger_and_time_each,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let operator = app.operator_key().await;
+        one_failing_one_fine(&app).await;
+        let attempts = |result: &str, category: &str| {
+            format!(
+                r#"hookd_attempts_total{{result="{result}",category="{category}",trigger="scheduled"}}"#
+            )
+        };
+        assert_eq!(
+            app.metric(&operator, &attempts("delivered", "none")).await,
+            1
+        );
+        assert_eq!(
+            app.metric(&operator, &attempts("failed", "http_status"))
+                .await,
+            1
+        );
+        assert_eq!(
+            app.metric(&operator, "hookd_attempt_duration_seconds_count")
+                .await,
+            2,
+            "every attempt is timed"
+        );
+    }
+);
+
+on_both_backends!(
+    metrics_show_the_deliveries_waiting_by_state_and_the_outbox,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let operator = app.operator_key().await;
+        one_failing_one_fine(&app).await;
+        for (name, value) in [
+            (r#"hookd_deliveries_waiting{state="failed"}"#, 1),
+            (r#"hookd_deliveries_waiting{state="pending"}"#, 0),
+            (r#"hookd_deliveries_waiting{state="delivering"}"#, 0),
+            ("hookd_outbox_unpublished", 0),
+        ] {
+            assert_eq!(app.metric(&operator, name).await, value, "{name}");
+        }
+    }
+);
+
+/// One event delivered to one endpoint, failed at another, whose waiting
+/// retry is then cancelled (the endpoint stopped subscribing): every labelled
+/// family has a sample. Returns (that endpoint, the fine one, the event).
+async fn one_of_each_outcome(app: &TestApp) -> (String, String, String) {
+    let partner_key = app.partner_key().await;
+    let (broken, fine, event) = one_failing_one_fine_event(app).await;
+    let path = format!("/v1/endpoints/{broken}");
+    let (status, body, _) = app
+        .request(
+            "PATCH",
+            &path,
+            &partner_key,
+            Some(&json!({"event_types": ["other.type"]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    app.advance(Duration::from_secs(60));
+    app.wait_for_state(&event, &broken, "cancelled", WAIT).await;
+    (broken, fine, event)
+}
+
+on_both_backends!(
+    every_metric_the_readme_documents_is_scraped_with_its_type_and_labels,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        one_of_each_outcome(&app).await;
+        let text = scraped(&app).await;
+        let documented = documented_metrics();
+        assert!(
+            documented.len() >= 20,
+            "the README's metrics paragraph was not found whole: {documented:?}"
+        );
+        let typed = families(&text);
+        let mut family_of_documented = BTreeMap::new();
+        for name in documented.keys() {
+            let family = match name.strip_suffix("_total") {
+                Some(counter) => {
+                    assert_eq!(
+                        typed.get(counter).map(String::as_str),
+                        Some("counter"),
+                        "the README documents `{name}`: the scrape has no counter `{counter}`:\n{text}"
+                    );
+                    counter
+                }
+                None => {
+                    assert!(
+                        typed.contains_key(name.as_str()),
+                        "the README documents `{name}`: the scrape has no `# TYPE {name}`:\n{text}"
+                    );
+                    name.as_str()
+                }
+            };
+            family_of_documented.insert(family.to_string(), name.clone());
+        }
+        for family in typed.keys() {
+            assert!(
+                family_of_documented.contains_key(family),
+                "the scrape has `{family}`, which the README's metrics paragraph does not document"
+            );
+        }
+        for sample in samples(&text) {
+            let family = family_of(&sample.name, &typed)
+                .unwrap_or_else(|| panic!("the sample `{}` has no `# TYPE`:\n{text}", sample.name));
+            let labels: BTreeSet<String> = sample
+                .labels
+                .keys()
+                .filter(|k| *k != "le")
+                .cloned()
+                .collect();
+            let name = &family_of_documented[family];
+            assert_eq!(
+                labels, documented[name],
+                "`{}` carries the labels {labels:?}; the README documents `{name}` with {:?}",
+                sample.name, documented[name]
+            );
+        }
+    }
+);
+
+on_both_backends!(
+    no_metric_label_carries_an_id_or_a_url,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let (broken, fine, event) = one_of_each_outcome(&app).await;
+        let text = scraped(&app).await;
+        let known = [&app.partner_id, &broken, &fine, &event];
+        let mut labelled = 0;
+        for sample in samples(&text) {
+            for (key, value) in &sample.labels {
+                labelled += 1;
+                assert!(
+                    !looks_like_an_id(value) && !known.iter().any(|id| value.contains(id.as_str())),
+                    "`{}` has a label {key}=\"{value}\" that names one object:\n{text}",
+                    sample.name
+                );
+            }
+        }
+        assert!(
+            text.contains("hookd_deliveries_cancelled_total{reason="),
+            "the cancellation is in the scrape, labelled:\n{text}"
+        );
+        assert!(
+            labelled > 20,
+            "the scrape has labelled samples to check:\n{text}"
+        );
+    }
+);

@@ -1,0 +1,63 @@
+//! What a partner can read about hookd itself: the event catalog and the
+//! limits it applies, both behind a key.
+
+use serde_json::json;
+
+use super::{Body::*, Caller::*, Callers, Case, expect_problems, expect_status};
+use crate::harness::{Backend, spawn_app};
+use crate::on_both_backends;
+
+on_both_backends!(
+    the_catalog_lists_each_event_type_with_a_description_and_a_schema,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let key = app.partner_key().await;
+        let types = expect_status(
+            &app.request("GET", "/v1/event-types", &key, None).await,
+            200,
+        );
+        let types = types["data"].as_array().expect("a data array");
+        assert!(!types.is_empty(), "the catalog lists event types");
+        for t in types {
+            assert!(t["type"].is_string(), "each entry has a type: {t}");
+            assert!(
+                t["description"].as_str().is_some_and(|d| !d.is_empty()),
+                "each has a description: {t}"
+            );
+            assert_eq!(t["schema"]["type"], "object", "each has a JSON Schema: {t}");
+        }
+        assert!(
+            types.iter().any(|t| t["type"] == "webhook.test"),
+            "the test event is listed: {types:?}"
+        );
+    }
+);
+
+on_both_backends!(the_limits_are_published, |backend: Backend| async move {
+    let app = spawn_app(backend).await;
+    let key = app.partner_key().await;
+    let limits = expect_status(&app.request("GET", "/v1/limits", &key, None).await, 200);
+    assert_eq!(limits["retention"]["events_days"], 30, "{limits}");
+    assert_eq!(limits["retention"]["deliveries_days"], 30, "{limits}");
+    assert_eq!(limits["replay_window_seconds"], 30 * 86_400, "{limits}");
+    assert_eq!(limits["page_size"], json!({"default": 50, "max": 500}));
+    assert_eq!(
+        limits["rate_limit"],
+        json!({"requests_per_second": 50, "burst": 100})
+    );
+    assert_eq!(limits["max_secret_overlap_seconds"], 604_800, "{limits}");
+});
+
+on_both_backends!(
+    the_catalog_and_the_limits_need_a_key,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let callers = Callers::of(&app).await;
+        #[rustfmt::skip]
+        let cases: Vec<Case> = vec![
+            ("GET", "/v1/event-types", Anonymous, Empty, 401, "unauthorized", None),
+            ("GET", "/v1/limits",      Anonymous, Empty, 401, "unauthorized", None),
+        ];
+        expect_problems(&app, &callers, &cases).await;
+    }
+);

@@ -1,0 +1,200 @@
+//! The operator's routes: partners created (with an id chosen at most once)
+//! and listed, partner keys issued and revoked, revocation taking effect on
+//! the next request.
+
+use serde_json::{Value, json};
+
+use super::{
+    Body::*, Caller::*, Callers, Case, create_endpoint, expect_problems, expect_status, ids_of,
+};
+use crate::harness::{Backend, TestApp, receiver::Receiver, spawn_app};
+use crate::on_both_backends;
+
+/// `POST /v1/admin/partners` with `body`; returns the 201's body.
+async fn create_partner(app: &TestApp, operator: &str, body: Value) -> Value {
+    expect_status(
+        &app.request("POST", "/v1/admin/partners", operator, Some(&body))
+            .await,
+        201,
+    )
+}
+
+/// Issues a partner key for `partner`; returns the 201's body.
+async fn issue_key(app: &TestApp, operator: &str, partner: &str) -> Value {
+    let path = format!("/v1/admin/partners/{partner}/keys");
+    expect_status(&app.request("POST", &path, operator, None).await, 201)
+}
+
+fn text(v: &Value, name: &str) -> String {
+    v[name]
+        .as_str()
+        .unwrap_or_else(|| panic!("`{name}` in {v}"))
+        .to_string()
+}
+
+on_both_backends!(
+    an_operator_creates_a_partner_that_starts_active,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let op = app.operator_key().await;
+        let globex = create_partner(&app, &op, json!({"name": "Globex"})).await;
+        assert_eq!(globex["name"], "Globex");
+        assert_eq!(globex["status"], "active");
+        assert!(
+            globex["id"].as_str().is_some_and(|id| !id.is_empty()),
+            "hookd gives it an id: {globex}"
+        );
+    }
+);
+
+on_both_backends!(
+    a_partner_id_can_be_chosen_and_taken_once,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let callers = Callers::of(&app).await;
+        let named = create_partner(
+            &app,
+            &callers.operator,
+            json!({"name": "Initech", "id": "initech"}),
+        )
+        .await;
+        assert_eq!(named["id"], "initech");
+        #[rustfmt::skip]
+        let cases: Vec<Case> = vec![
+            ("POST", "/v1/admin/partners", Operator, Json(json!({"name": "Initech", "id": "initech"})), 409, "conflict", None),
+        ];
+        expect_problems(&app, &callers, &cases).await;
+    }
+);
+
+on_both_backends!(
+    a_partner_without_a_name_or_with_an_unknown_field_is_refused,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let callers = Callers::of(&app).await;
+        let before = app.count("SELECT COUNT(*) AS n FROM partner").await;
+        #[rustfmt::skip]
+        let cases: Vec<Case> = vec![
+            ("POST", "/v1/admin/partners", Operator, Json(json!({"name": ""})),               422, "out-of-range",  Some("name")),
+            ("POST", "/v1/admin/partners", Operator, Json(json!({"name": "X", "colour": 1})), 422, "unknown-field", Some("colour")),
+        ];
+        expect_problems(&app, &callers, &cases).await;
+        assert_eq!(
+            app.count("SELECT COUNT(*) AS n FROM partner").await,
+            before,
+            "no partner was written"
+        );
+    }
+);
+
+on_both_backends!(
+    every_partner_is_listed_for_the_operator,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let op = app.operator_key().await;
+        let globex = text(
+            &create_partner(&app, &op, json!({"name": "Globex"})).await,
+            "id",
+        );
+        create_partner(&app, &op, json!({"name": "Initech", "id": "initech"})).await;
+        let listed = expect_status(
+            &app.request("GET", "/v1/admin/partners", &op, None).await,
+            200,
+        );
+        let ids = ids_of(&listed);
+        for id in [app.partner_id.as_str(), globex.as_str(), "initech"] {
+            assert!(ids.iter().any(|i| i == id), "{id} is listed: {listed}");
+        }
+    }
+);
+
+on_both_backends!(
+    a_key_issued_for_a_partner_works_on_that_partners_routes_only,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let op = app.operator_key().await;
+        let globex = text(
+            &create_partner(&app, &op, json!({"name": "Globex"})).await,
+            "id",
+        );
+        let issued = issue_key(&app, &op, &globex).await;
+        assert_eq!(issued["role"], "partner");
+        assert_eq!(issued["partner_id"], globex.as_str());
+        let globex_key = text(&issued, "key");
+
+        let receiver = Receiver::start().await;
+        let (endpoint, _) =
+            create_endpoint(&app, &globex_key, json!({"url": receiver.url()})).await;
+        let theirs = expect_status(
+            &app.request("GET", "/v1/endpoints", &globex_key, None).await,
+            200,
+        );
+        assert_eq!(
+            ids_of(&theirs),
+            vec![endpoint],
+            "the new key works on partner routes"
+        );
+        let acme = app.partner_key().await;
+        let ours = expect_status(&app.request("GET", "/v1/endpoints", &acme, None).await, 200);
+        assert_eq!(
+            ids_of(&ours),
+            Vec::<String>::new(),
+            "Globex's endpoint is not Acme's"
+        );
+    }
+);
+
+on_both_backends!(
+    no_key_is_issued_for_a_partner_that_does_not_exist,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let callers = Callers::of(&app).await;
+        let before = app.count("SELECT COUNT(*) AS n FROM api_key").await;
+        #[rustfmt::skip]
+        let cases: Vec<Case> = vec![
+            ("POST", "/v1/admin/partners/ptn_nope/keys", Operator, Empty, 404, "not-found", None),
+        ];
+        expect_problems(&app, &callers, &cases).await;
+        assert_eq!(
+            app.count("SELECT COUNT(*) AS n FROM api_key").await,
+            before,
+            "no key was written"
+        );
+    }
+);
+
+on_both_backends!(
+    a_revoked_key_is_refused_on_the_next_request_and_cannot_be_revoked_twice,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let op = app.operator_key().await;
+        let globex = text(
+            &create_partner(&app, &op, json!({"name": "Globex"})).await,
+            "id",
+        );
+        let issued = issue_key(&app, &op, &globex).await;
+        let (globex_key, key_id) = (text(&issued, "key"), text(&issued, "id"));
+        let works = app.request("GET", "/v1/endpoints", &globex_key, None).await;
+        assert_eq!(
+            works.0, 200,
+            "the key works before it is revoked: {}",
+            works.1
+        );
+
+        let path = format!("/v1/admin/keys/{key_id}");
+        let revoked = app.request("DELETE", &path, &op, None).await;
+        assert_eq!(revoked.0, 204, "revoking answers 204: {}", revoked.1);
+        // Globex is the other partner here: its key is the one revoked.
+        let callers = Callers {
+            stranger: globex_key,
+            stranger_id: globex,
+            ..Callers::of(&app).await
+        };
+        #[rustfmt::skip]
+        let cases: Vec<Case> = vec![
+            ("GET",    "/v1/endpoints", Stranger, Empty, 401, "unauthorized", None),
+            ("DELETE", path.as_str(),   Operator, Empty, 404, "not-found",    None),
+        ];
+        expect_problems(&app, &callers, &cases).await;
+    }
+);

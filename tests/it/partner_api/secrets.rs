@@ -1,0 +1,169 @@
+//! Rotating an endpoint's secret without downtime: during the overlap each
+//! delivery is signed with both secrets (newest first), `expire-previous`
+//! ends the overlap early, and an overlap also ends by itself.
+
+use std::time::Duration;
+
+use hookd::{
+    domain::{clock::Clock as _, event::format_time},
+    secret::Secret,
+    signing,
+};
+use serde_json::{Value, json};
+
+use super::{
+    Body::*, Caller::*, Callers, Case, endpoint_at_receiver, expect_problems, expect_status,
+    signature_entries, timestamp, verifies,
+};
+use crate::harness::{Backend, TestApp, WAIT, spawn_app};
+use crate::on_both_backends;
+
+/// Rotates `endpoint`'s secret (with `body`, if any); returns the 200's body and the new secret.
+async fn rotate(app: &TestApp, key: &str, endpoint: &str, body: Option<&Value>) -> (Value, Secret) {
+    let path = format!("/v1/endpoints/{endpoint}/secret/rotate");
+    let rotated = expect_status(&app.request("POST", &path, key, body).await, 200);
+    let secret = Secret::parse(rotated["secret"].as_str().expect("the new secret"))
+        .expect("a whsec_ secret");
+    (rotated, secret)
+}
+
+on_both_backends!(
+    rotating_makes_a_new_secret_whose_overlap_is_a_day_by_default,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let key = app.partner_key().await;
+        let (_receiver, endpoint, old) = endpoint_at_receiver(&app, &key).await;
+        let (rotated, new) = rotate(&app, &key, &endpoint, None).await;
+        assert_ne!(new.key(), old.key(), "rotation makes a new secret");
+        assert_eq!(
+            rotated["previous_expires_at"],
+            format_time(app.clock.now_ms() + 86_400_000),
+            "the default overlap is a day"
+        );
+    }
+);
+
+on_both_backends!(
+    during_the_overlap_a_receiver_with_either_secret_verifies_and_the_newest_signs_first,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let key = app.partner_key().await;
+        let (receiver, endpoint, old) = endpoint_at_receiver(&app, &key).await;
+        // Secrets are ordered by creation time: rotate a while after creating.
+        app.advance(Duration::from_secs(1));
+        let (_, new) = rotate(&app, &key, &endpoint, None).await;
+
+        let event = app.publish("a.b", json!({"n": 1})).await;
+        let r = receiver.wait_for(1, WAIT).await.expect("the event arrives")[0].clone();
+        assert_eq!(r.header("webhook-id"), Some(event.as_str()));
+        let entries = signature_entries(&r);
+        assert_eq!(
+            entries.len(),
+            2,
+            "both secrets sign during the overlap: {entries:?}"
+        );
+        assert!(entries.iter().all(|e| e.starts_with("v1,")), "{entries:?}");
+        let now = app.clock.now_ms();
+        assert!(
+            verifies(&old, &r, now),
+            "a receiver with only the old secret still verifies"
+        );
+        assert!(
+            verifies(&new, &r, now),
+            "a receiver with the new secret verifies"
+        );
+        assert_eq!(
+            entries[0],
+            signing::sign(&new, &event, timestamp(&r), &r.body),
+            "the newest secret signs first"
+        );
+    }
+);
+
+on_both_backends!(
+    after_expire_previous_the_old_secret_no_longer_verifies,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let key = app.partner_key().await;
+        let (receiver, endpoint, old) = endpoint_at_receiver(&app, &key).await;
+        app.advance(Duration::from_secs(1));
+        let (_, new) = rotate(&app, &key, &endpoint, None).await;
+        let path = format!("/v1/endpoints/{endpoint}/secret/expire-previous");
+        let expired = expect_status(&app.request("POST", &path, &key, None).await, 200);
+        assert_eq!(
+            expired["expired"], 1,
+            "one previous secret ended: {expired}"
+        );
+
+        let event = app.publish("a.b", json!({"n": 2})).await;
+        let r = receiver.wait_for(1, WAIT).await.expect("the event arrives")[0].clone();
+        assert_eq!(r.header("webhook-id"), Some(event.as_str()));
+        let now = app.clock.now_ms();
+        assert!(verifies(&new, &r, now), "the new secret still verifies");
+        assert!(
+            !verifies(&old, &r, now),
+            "after expire-previous the old secret must no longer verify: {:?}",
+            signature_entries(&r)
+        );
+        assert_eq!(signature_entries(&r).len(), 1);
+    }
+);
+
+on_both_backends!(
+    an_overlap_ends_by_itself_when_its_time_is_up,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let key = app.partner_key().await;
+        let (receiver, endpoint, old) = endpoint_at_receiver(&app, &key).await;
+        let (rotated, new) =
+            rotate(&app, &key, &endpoint, Some(&json!({"overlap_seconds": 60}))).await;
+        assert_eq!(
+            rotated["previous_expires_at"],
+            format_time(app.clock.now_ms() + 60_000)
+        );
+
+        app.publish("a.b", json!({"n": 1})).await;
+        let r = receiver.wait_for(1, WAIT).await.expect("the first event")[0].clone();
+        let now = app.clock.now_ms();
+        assert!(
+            verifies(&old, &r, now) && verifies(&new, &r, now),
+            "within the overlap both verify"
+        );
+
+        app.advance(Duration::from_secs(120));
+        app.publish("a.b", json!({"n": 2})).await;
+        let r = receiver.wait_for(2, WAIT).await.expect("the second event")[1].clone();
+        let now = app.clock.now_ms();
+        assert!(verifies(&new, &r, now), "the new secret verifies");
+        assert!(
+            !verifies(&old, &r, now),
+            "60 s after a 60 s overlap the old secret must not verify: {:?}",
+            signature_entries(&r)
+        );
+    }
+);
+
+on_both_backends!(
+    a_refused_rotation_makes_no_secret,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let callers = Callers::of(&app).await;
+        let (_receiver, endpoint, _) = endpoint_at_receiver(&app, &callers.partner).await;
+        let path = format!("/v1/endpoints/{endpoint}/secret/rotate");
+        let p = path.as_str();
+        #[rustfmt::skip]
+        let cases: Vec<Case> = vec![
+            ("POST", p, Partner, Json(json!({"overlap_seconds": 604_801})),         422, "out-of-range",  Some("overlap_seconds")),
+            ("POST", p, Partner, Json(json!({"overlap_seconds": 60, "colour": 1})), 422, "unknown-field", Some("colour")),
+            ("POST", p, Stranger, Empty,                                            404, "not-found",     None),
+            ("POST", "/v1/endpoints/ep_nope/secret/rotate", Partner, Empty,         404, "not-found",     None),
+        ];
+        expect_problems(&app, &callers, &cases).await;
+        let secrets = app
+            .count(&format!(
+                "SELECT COUNT(*) AS n FROM endpoint_secret WHERE endpoint_id = '{endpoint}'"
+            ))
+            .await;
+        assert_eq!(secrets, 1, "a refused rotation makes no secret");
+    }
+);

@@ -1,0 +1,71 @@
+//! The partner portal in a real browser (headless Chromium) and over plain
+//! HTTP: signing in with a partner key or a one-time link (`sign_in`),
+//! seeing only the partner's own objects (another partner's id is a 404
+//! page) and managing endpoints, secrets and the notification channel
+//! (`pages`), and the rules of the dashboard: cookies, CSP, CSRF, the
+//! cross-site check (`rules`).
+
+mod pages;
+mod rules;
+mod sign_in;
+
+use serde_json::json;
+
+use crate::harness::{
+    TestApp,
+    browser::{Browser, Page},
+};
+
+fn sign_in_with(key: &str) -> String {
+    format!(
+        "document.querySelector('#key').value = {}; document.querySelector('form').submit()",
+        json!(key)
+    )
+}
+
+/// Fills the fields (`#id` → value) and submits the form of `form`.
+pub fn submit(form: &str, fields: &[(&str, &str)]) -> String {
+    let mut js = String::new();
+    for (id, value) in fields {
+        js.push_str(&format!(
+            "document.querySelector({}).value = {};",
+            json!(format!("#{id}")),
+            json!(value)
+        ));
+    }
+    js.push_str(&format!("document.querySelector({}).submit()", json!(form)));
+    js
+}
+
+/// The text of the first element matching `selector` (empty if none).
+pub async fn text(page: &mut Page, selector: &str) -> String {
+    let js = format!(
+        "(document.querySelector({}) || {{textContent: ''}}).textContent",
+        json!(selector)
+    );
+    page.eval(&js)
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A tab signed in to the portal with `key` (checked: signed out, the
+/// portal asks to sign in; the key signs in).
+pub async fn signed_in_page(app: &TestApp, browser: &Browser, key: &str) -> Page {
+    let mut page = browser.page().await;
+    page.goto(&format!("{}/portal", app.base_url)).await;
+    assert_eq!(
+        page.path().await,
+        "/portal/login",
+        "signed out, the portal asks to sign in"
+    );
+    page.navigate_by(&sign_in_with(key)).await;
+    assert_eq!(page.path().await, "/portal", "the partner key signs in");
+    page
+}
+
+/// Opens `path` of the portal.
+pub async fn open(page: &mut Page, app: &TestApp, path: &str) {
+    page.goto(&format!("{}{path}", app.base_url)).await;
+}

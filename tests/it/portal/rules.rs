@@ -1,0 +1,156 @@
+//! The rules of the dashboard, in the portal over plain HTTP: a session
+//! cookie that scripts and other sites cannot use, a strict content
+//! policy, and forms that do nothing without this session's token or from
+//! another site.
+
+use actix_web::cookie::{Cookie, SameSite};
+use serde_json::Value;
+
+use crate::harness::{Backend, TestApp, TextAnswer, answer::header, read_text, spawn_app};
+use crate::on_both_backends;
+
+fn client() -> awc::Client {
+    awc::Client::builder().disable_redirects().finish()
+}
+
+/// Signs in with `key`, which must be taken (a 303); returns the cookie.
+async fn session(app: &TestApp, key: &str) -> Cookie<'static> {
+    let res = client()
+        .post(format!("{}/portal/login", app.base_url))
+        .insert_header(("content-type", "application/x-www-form-urlencoded"))
+        .send_body(format!("key={key}"))
+        .await
+        .expect("the sign-in completes");
+    assert_eq!(res.status().as_u16(), 303);
+    res.headers()
+        .get_all("set-cookie")
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| Cookie::parse(v.to_string()).ok())
+        .find(|c| c.name() == "hookd_portal")
+        .expect("a portal session cookie")
+        .into_owned()
+}
+
+/// `GET path` with the session `cookie`, read as text.
+async fn page(app: &TestApp, cookie: &Cookie<'_>, path: &str) -> TextAnswer {
+    let sent = client()
+        .get(format!("{}{path}", app.base_url))
+        .insert_header(("cookie", format!("{}={}", cookie.name(), cookie.value())))
+        .send()
+        .await;
+    read_text(sent.expect("the page loads")).await
+}
+
+async fn post(
+    app: &TestApp,
+    cookie: &Cookie<'_>,
+    path: &str,
+    body: &str,
+    origin: Option<&str>,
+) -> u16 {
+    let mut req = client()
+        .post(format!("{}{path}", app.base_url))
+        .insert_header(("cookie", format!("{}={}", cookie.name(), cookie.value())))
+        .insert_header(("content-type", "application/x-www-form-urlencoded"));
+    if let Some(o) = origin {
+        req = req.insert_header(("origin", o));
+    }
+    req.send_body(body.to_string())
+        .await
+        .expect("the post completes")
+        .status()
+        .as_u16()
+}
+
+on_both_backends!(
+    the_portals_session_cookie_is_http_only_secure_same_site_strict_and_scoped_to_it,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let key = app.partner_key().await;
+        let cookie = session(&app, &key).await;
+        assert_eq!(cookie.http_only(), Some(true));
+        assert_eq!(cookie.secure(), Some(true));
+        assert_eq!(cookie.same_site(), Some(SameSite::Strict));
+        assert_eq!(cookie.path(), Some("/portal"));
+    }
+);
+
+on_both_backends!(
+    a_portal_page_loads_nothing_from_elsewhere_and_cannot_be_framed,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let key = app.partner_key().await;
+        let (id, _) = app.endpoint("http://127.0.0.1:9/x").await;
+        let cookie = session(&app, &key).await;
+        let (status, _, headers) = page(&app, &cookie, &format!("/portal/endpoints/{id}")).await;
+        assert_eq!(status, 200);
+        let csp = header(&headers, "content-security-policy").unwrap_or("");
+        assert!(
+            csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"),
+            "{csp}"
+        );
+    }
+);
+
+on_both_backends!(
+    a_form_without_this_sessions_token_or_from_another_site_changes_nothing,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let key = app.partner_key().await;
+        let (id, _) = app.endpoint("http://127.0.0.1:9/x").await;
+        let cookie = session(&app, &key).await;
+        let (_, html, _) = page(&app, &cookie, &format!("/portal/endpoints/{id}")).await;
+        let token = html
+            .split("name=\"csrf\" value=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .expect("the page's forms carry a token")
+            .to_string();
+        let disable = format!("/portal/endpoints/{id}/disable");
+        let status_of = || async {
+            app.request("GET", &format!("/v1/endpoints/{id}"), &key, None)
+                .await
+                .1["status"]
+                .clone()
+        };
+
+        assert_eq!(
+            post(&app, &cookie, &disable, "", None).await,
+            403,
+            "no token"
+        );
+        assert_eq!(
+            post(&app, &cookie, &disable, "csrf=forged", None).await,
+            403,
+            "a wrong token"
+        );
+        let other = session(&app, &key).await;
+        assert_eq!(
+            post(&app, &other, &disable, &format!("csrf={token}"), None).await,
+            403,
+            "another session's token"
+        );
+        assert_eq!(
+            post(
+                &app,
+                &cookie,
+                &disable,
+                &format!("csrf={token}"),
+                Some("https://evil.example")
+            )
+            .await,
+            403,
+            "from another site"
+        );
+        assert_eq!(status_of().await, Value::from("active"), "nothing was done");
+        assert_eq!(
+            post(&app, &cookie, &disable, &format!("csrf={token}"), None).await,
+            200
+        );
+        assert_eq!(
+            status_of().await,
+            Value::from("disabled"),
+            "with its own token it works"
+        );
+    }
+);

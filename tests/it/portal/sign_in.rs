@@ -1,0 +1,82 @@
+//! One-time portal links: an operator makes one, it opens the partner's
+//! portal once and only within ten minutes; a partner key cannot make one.
+
+use std::time::Duration;
+
+use super::text;
+use crate::harness::{
+    Backend,
+    browser::{Browser, skip_browser},
+    spawn_app,
+};
+use crate::on_both_backends;
+
+on_both_backends!(
+    a_partner_key_cannot_make_a_portal_link,
+    |backend: Backend| async move {
+        let app = spawn_app(backend).await;
+        let partner_key = app.partner_key().await;
+        let path = format!("/v1/admin/partners/{}/portal-links", app.partner_id);
+        assert_eq!(app.request("POST", &path, &partner_key, None).await.0, 403);
+        let links = app
+            .count("SELECT COUNT(*) AS n FROM audit WHERE action = 'portal_link.create'")
+            .await;
+        assert_eq!(links, 0, "no link was made");
+    }
+);
+
+on_both_backends!(
+    a_one_time_link_opens_the_portal_once_and_only_within_ten_minutes,
+    |backend: Backend| async move {
+        if skip_browser() {
+            return;
+        }
+        let app = spawn_app(backend).await;
+        let operator = app.operator_key().await;
+        let path = format!("/v1/admin/partners/{}/portal-links", app.partner_id);
+        let (status, link, _) = app.request("POST", &path, &operator, None).await;
+        assert_eq!(status, 201, "{link}");
+        let url = link["url"].as_str().expect("a link").to_string();
+        assert!(
+            url.starts_with(&format!("{}/portal/link/", app.base_url)),
+            "{url}"
+        );
+
+        let browser = Browser::launch().await;
+        let mut page = browser.page().await;
+        page.goto(&url).await;
+        assert!(
+            text(&mut page, "form").await.contains("Acme"),
+            "the link names whose portal opens"
+        );
+        page.navigate_by("document.querySelector('form').submit()")
+            .await;
+        assert_eq!(page.path().await, "/portal", "the link signs in");
+
+        let mut again = browser.page().await;
+        again.goto(&url).await;
+        assert_eq!(
+            text(&mut again, "h2").await,
+            "This link does not work",
+            "a link works once"
+        );
+
+        let (_, late, _) = app.request("POST", &path, &operator, None).await;
+        app.advance(Duration::from_secs(601));
+        again.goto(late["url"].as_str().unwrap()).await;
+        assert_eq!(
+            text(&mut again, "h2").await,
+            "This link does not work",
+            "nor after 10 minutes"
+        );
+        let (_, audit, _) = app
+            .request(
+                "GET",
+                "/v1/admin/audit?action=portal_link.create",
+                &operator,
+                None,
+            )
+            .await;
+        assert_eq!(audit["data"].as_array().map(Vec::len), Some(2), "{audit}");
+    }
+);
