@@ -8,15 +8,14 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use serde_json::json;
 
-use crate::harness::{Backend, receiver::Receiver, spawn_app, wait_until};
+use crate::harness::{Backend, receiver::Receiver, wait_until};
 use crate::on_both_backends;
 
 const DISTINCT: usize = 24;
 
 on_both_backends!(
     requests_committed_together_keep_their_own_answers_and_each_event_is_delivered_once,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let receiver = Receiver::start().await;
         app.endpoint(&receiver.url()).await;
         let event = |id: String, x: i64| json!({"type": "a.b", "partner_id": app.partner_id, "event_id": id, "data": {"x": x}});

@@ -10,8 +10,7 @@ const ID: &str = "evt_01JAAAAAAAAAAAAAAAAAAAAAAA";
 
 on_both_backends!(
     a_valid_event_is_stored_and_answered_with_its_envelope,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let (status, body) = app
             .post_events(
                 &json!({"type": "usage.finalized", "schema_version": 1, "partner_id": app.partner_id, "event_id": ID,
@@ -34,8 +33,7 @@ on_both_backends!(
 
 on_both_backends!(
     an_event_without_an_id_gets_a_ulid_event_id,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let id = app
             .publish(
                 "balance.updated",
@@ -51,8 +49,7 @@ on_both_backends!(
 
 on_both_backends!(
     the_same_event_twice_is_accepted_once,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let event =
             json!({"type": "a.b", "partner_id": app.partner_id, "event_id": ID, "data": {"x": 1}});
         let (first, _) = app.post_events(&event).await;
@@ -73,8 +70,7 @@ on_both_backends!(
 
 on_both_backends!(
     the_same_id_with_different_content_is_a_conflict,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let (s, _) = app.post_events(&json!({"type": "a.b", "partner_id": app.partner_id, "event_id": ID, "data": {"x": 1}})).await;
         assert_eq!(s, 201);
         let (status, body) =
@@ -85,8 +81,7 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(a_batch_is_all_or_nothing, |backend: Backend| async move {
-    let app = spawn_app(backend).await;
+on_both_backends!(a_batch_is_all_or_nothing, |app: TestApp| async move {
     let good = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
     let bad = json!({"type": "a.b", "partner_id": app.partner_id, "data": "not an object"});
     let (status, body) = app.post_events(&json!([good, good, bad])).await;
@@ -108,8 +103,7 @@ on_both_backends!(a_batch_is_all_or_nothing, |backend: Backend| async move {
 
 on_both_backends!(
     bad_input_gets_a_problem_that_says_what_is_wrong,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let p = &app.partner_id;
         let big = "x".repeat(300 * 1024);
         let cases: Vec<(String, u16, &str, Option<&str>)> = vec![
@@ -188,8 +182,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_batch_over_the_limit_is_refused,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
         let (status, body) = app
             .post_events(&serde_json::Value::Array(vec![event.clone(); 501]))

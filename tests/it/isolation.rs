@@ -8,7 +8,7 @@ use hookd::{
 };
 use serde_json::{Value, json};
 
-use crate::harness::{Backend, TestApp, WAIT, read_text, receiver::Receiver, spawn_app};
+use crate::harness::{TestApp, WAIT, read_text, receiver::Receiver};
 use crate::on_both_backends;
 
 /// `method path` (a method as the OpenAPI document spells it) with `key`
@@ -41,8 +41,7 @@ async fn call(
 
 on_both_backends!(
     every_route_hides_one_partners_objects_from_another,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let db = app.db();
         let now = app.clock.now_ms();
         let key_a = store::keys::create(db, Role::Partner, Some(&app.partner_id), now)

@@ -103,8 +103,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_server_error_excerpt_keeps_no_credentials,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let receiver = Receiver::start().await;
         receiver.script([Reply::with_body(
             500,

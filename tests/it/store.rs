@@ -9,8 +9,7 @@ use crate::{
 
 on_both_backends!(
     a_snapshot_keeps_seeing_the_rows_of_its_first_read_while_others_commit,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let partners = hookd::store::entity::partner::Entity::find;
         let snapshot = hookd::store::snapshot(app.db()).await.expect("begin");
         let before = partners().count(&snapshot).await.expect("first read");

@@ -9,7 +9,7 @@ use hookd::{
 use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseTransaction, TransactionTrait};
 use serde_json::{Value, json};
 
-use crate::harness::{Backend, TestApp, spawn_app};
+use crate::harness::TestApp;
 use crate::on_both_backends;
 
 const BUDGET: &str = "budget:bud_17";
@@ -130,8 +130,7 @@ async fn spend_the_first(app: &TestApp, n: usize) {
 
 on_both_backends!(
     spending_below_80_percent_publishes_nothing,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         spend_the_first(&app, 1).await;
         assert_eq!(
             percents_in_outbox(&app).await,
@@ -143,8 +142,7 @@ on_both_backends!(
 
 on_both_backends!(
     spending_past_80_percent_publishes_80_once,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         spend_the_first(&app, 2).await;
         assert_eq!(percents_in_outbox(&app).await, [80]);
     }
@@ -152,8 +150,7 @@ on_both_backends!(
 
 on_both_backends!(
     spending_past_100_percent_publishes_100_and_not_80_again,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         spend_the_first(&app, 3).await;
         assert_eq!(percents_in_outbox(&app).await, [80, 100]);
     }
@@ -161,8 +158,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_credit_below_the_band_rearms_80_percent_and_spending_past_it_publishes_it_again,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         spend_the_first(&app, 6).await;
         assert_eq!(
             percents_in_outbox(&app).await,
@@ -174,8 +170,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_dip_within_the_band_does_not_rearm_80_percent,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
         assert_eq!(committed(db, partner, t, ("0", "85")).await, [80]);
         assert_eq!(
@@ -194,8 +189,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_crossings_money_stays_a_six_digit_decimal_string,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         spend_the_first(&app, 3).await;
         let spent: Vec<Value> = outbox(&app, "budget.threshold_crossed")
             .await
@@ -219,8 +213,7 @@ async fn rolled_back(app: &TestApp, t: &Tracker, change: (&str, &str)) -> Vec<u3
 
 on_both_backends!(
     a_rolled_back_crossing_leaves_no_state_and_no_event,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let t = &budget_tracker(band("5"));
         assert_eq!(
             rolled_back(&app, t, ("79", "85")).await,
@@ -242,8 +235,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_change_retried_after_a_rollback_fires_once_and_its_duplicate_not_at_all,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
         rolled_back(&app, t, ("79", "85")).await;
         assert_eq!(
@@ -262,8 +254,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_rolled_back_crossing_of_100_percent_keeps_80_disarmed_and_100_armed,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
         committed(db, partner, t, ("79", "85")).await;
         assert_eq!(rolled_back(&app, t, ("85", "101")).await, [100]);
@@ -284,8 +275,7 @@ on_both_backends!(
 
 on_both_backends!(
     two_transactions_crossing_at_once_publish_one_event,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
         // The rows exist (armed) before the race, so only their lock serialises it.
         assert_eq!(committed(db, partner, t, ("0", "79")).await, [0u32; 0]);
@@ -315,8 +305,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_new_period_rearms_what_reversals_do_not,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(Rearm::NewPeriod));
         let in_period = |change, period| async move {
             let txn = db.begin().await.expect("a transaction");
@@ -341,8 +330,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_low_balance_publishes_once_as_it_falls_and_again_after_a_top_up,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let rule = Rule {
             direction: Direction::Falling,
             rearm: Rearm::Band(Band::ZERO),

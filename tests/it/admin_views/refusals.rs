@@ -5,7 +5,7 @@ use hookd::domain::{clock::Clock as _, event::format_time};
 use serde_json::json;
 
 use super::{audit_count, call, kind};
-use crate::harness::{Backend, TestApp, spawn_app};
+use crate::harness::TestApp;
 use crate::on_both_backends;
 
 /// Every operator route of the API, with an id in those that take one.
@@ -37,8 +37,7 @@ fn admin_routes(id: &str) -> Vec<(&'static str, String)> {
 
 on_both_backends!(
     a_partner_key_gets_403_on_every_admin_route,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let (endpoint, _) = app.endpoint("http://127.0.0.1:9/hook").await;
         for (method, path) in admin_routes(&endpoint) {
@@ -51,8 +50,7 @@ on_both_backends!(
 
 on_both_backends!(
     an_admin_action_without_a_key_gets_401_and_does_nothing,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let (endpoint, _) = app.endpoint("http://127.0.0.1:9/hook").await;
         let path = format!("/v1/admin/endpoints/{endpoint}/disable");
         let p = call(&app, ("POST", &path), "", None, 401).await;
@@ -74,8 +72,7 @@ async fn assert_nothing_done(app: &TestApp, endpoint: &str) {
 
 on_both_backends!(
     an_unknown_id_is_a_404_problem_on_every_admin_route_that_takes_one,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let operator = app.operator_key().await;
         let since = json!({"since": format_time(app.clock.now_ms() - 1000)});
         for (method, path) in admin_routes("nope_0123") {

@@ -182,8 +182,7 @@ on_both_backends!(
 
 on_both_backends!(
     the_checks_of_an_unknown_endpoint_are_a_404,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let (status, body, _) = app
             .request("GET", "/v1/endpoints/ep_nope/checks", &key, None)

@@ -104,8 +104,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_test_event_reaches_an_endpoint_whatever_types_it_takes,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let receiver = Receiver::start().await;
         let (endpoint, _) = app
             .endpoint_for(&app.partner_id, &receiver.url(), &["usage.*"], 8)

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieAge};
 
 use super::sign_in::{Answer, answer, assert_signed_in, client, sign_in, with_session};
-use crate::harness::{Backend, TestApp, answer::header, spawn_app};
+use crate::harness::{TestApp, answer::header};
 use crate::on_both_backends;
 
 /// `GET path` on the dashboard, with the session cookie `session` if given.
@@ -63,8 +63,7 @@ async fn every_kind_of_answer(app: &TestApp) -> Vec<(&'static str, Answer)> {
 
 on_both_backends!(
     every_dashboard_answer_carries_the_strict_content_security_policy,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let expected: BTreeSet<String> = POLICY.iter().map(|d| d.to_string()).collect();
         for (what, got) in every_kind_of_answer(&app).await {
             let policy = header(&got.headers, "content-security-policy");
@@ -76,8 +75,7 @@ on_both_backends!(
 
 on_both_backends!(
     every_dashboard_answer_is_never_framed_sniffed_cached_or_referred_elsewhere,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         for (what, got) in every_kind_of_answer(&app).await {
             let h = |name| header(&got.headers, name);
             assert_eq!(h("x-frame-options"), Some("DENY"), "{what}");
@@ -110,8 +108,7 @@ fn assert_guarded(cookie: &Cookie<'_>) {
 
 on_both_backends!(
     the_session_cookie_is_http_only_strict_secure_and_lasts_twelve_hours,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let own = app.base_url.clone();
         let signed = sign_in(&app, &app.operator_key().await, &[("origin", &own)]).await;
         assert_signed_in(&signed, "an operator key");
@@ -123,8 +120,7 @@ on_both_backends!(
 
 on_both_backends!(
     signing_out_clears_the_same_cookie_it_set,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let own = app.base_url.clone();
         let signed = sign_in(&app, &app.operator_key().await, &[("origin", &own)]).await;
         let value = session_cookie(&signed).value().to_string();

@@ -170,8 +170,7 @@ async fn post_login(app: &TestApp, key: &str, origin: Option<&str>) -> (u16, Str
 
 on_both_backends!(
     a_sign_in_posted_from_another_site_is_refused,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let operator = app.operator_key().await;
         let (status, body) = post_login(&app, &operator, Some("https://evil.example")).await;
         assert_eq!(status, 403, "{body}");

@@ -53,8 +53,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_response_body_is_read_only_up_to_the_cap,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let receiver = Receiver::start().await;
         // A 200 that announces 100 MiB and sends 256 KiB of it, then nothing:
         // a client reading past the 64 KiB cap would wait for the rest until

@@ -15,8 +15,7 @@ use crate::on_both_backends;
 
 on_both_backends!(
     an_endpoint_never_has_more_than_its_concurrency_in_flight,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let receiver = Receiver::start().await;
         receiver.set_default(Reply::Delay(
             Duration::from_millis(200),
@@ -40,8 +39,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_stalled_endpoint_does_not_slow_another,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let stalled = Receiver::start().await;
         stalled.set_default(Reply::StallHeaders(Duration::from_secs(8)));
         let fast = Receiver::start().await;
@@ -59,8 +57,7 @@ on_both_backends!(
 
 on_both_backends!(
     connections_to_an_endpoint_are_kept_alive,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let receiver = Receiver::start().await;
         app.endpoint_for(&app.partner_id, &receiver.url(), &[], 1)
             .await;
@@ -107,8 +104,7 @@ on_both_backends!(
 
 on_both_backends!(
     the_fanout_reaches_only_subscribed_active_endpoints_of_the_events_partner,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let receiver = Receiver::start().await;
         let other_partner = hookd::store::partners::create(app.db(), None, "Other", 0)
             .await

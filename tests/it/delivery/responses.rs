@@ -16,8 +16,7 @@ use crate::on_both_backends;
 
 on_both_backends!(
     a_server_error_is_retried_as_an_http_status_failure,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let receiver = Receiver::start().await;
         receiver.script([Reply::status(503)]);
         let (endpoint, _) = app.endpoint(&receiver.url()).await;
@@ -37,32 +36,28 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
-    redirects_are_never_followed,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
-        let target = Receiver::start().await;
-        let redirecting = Receiver::start().await;
-        redirecting.set_default(Reply::Status {
-            code: 302,
-            headers: vec![("location".into(), target.url())],
-            body: vec![],
-        });
-        let (endpoint, _) = app.endpoint(&redirecting.url()).await;
-        let event = app.publish("a.b", json!({})).await;
-        let attempts = app.attempts_when(&event, &endpoint, 1).await;
-        assert_eq!(attempts[0].error_category.as_deref(), Some("redirect"));
-        assert!(
-            attempts[0]
-                .error_detail
-                .as_deref()
-                .is_some_and(|d| d.contains(&target.url())),
-            "the Location is shown: {:?}",
-            attempts[0].error_detail
-        );
-        target.stays_at(0).await;
-    }
-);
+on_both_backends!(redirects_are_never_followed, |app: TestApp| async move {
+    let target = Receiver::start().await;
+    let redirecting = Receiver::start().await;
+    redirecting.set_default(Reply::Status {
+        code: 302,
+        headers: vec![("location".into(), target.url())],
+        body: vec![],
+    });
+    let (endpoint, _) = app.endpoint(&redirecting.url()).await;
+    let event = app.publish("a.b", json!({})).await;
+    let attempts = app.attempts_when(&event, &endpoint, 1).await;
+    assert_eq!(attempts[0].error_category.as_deref(), Some("redirect"));
+    assert!(
+        attempts[0]
+            .error_detail
+            .as_deref()
+            .is_some_and(|d| d.contains(&target.url())),
+        "the Location is shown: {:?}",
+        attempts[0].error_detail
+    );
+    target.stays_at(0).await;
+});
 
 /// An endpoint answering 410 (all types) beside another that subscribes to
 /// `endpoint.*`, after one event went to the first.

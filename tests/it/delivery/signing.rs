@@ -16,8 +16,7 @@ use crate::on_both_backends;
 
 on_both_backends!(
     a_delivery_is_signed_over_the_exact_bytes_sent,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let receiver = Receiver::start().await;
         let (_, secret) = app.endpoint(&format!("{}/hooks", receiver.url())).await;
         let event = app
@@ -49,8 +48,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_delivered_attempt_records_the_dialled_address,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let receiver = Receiver::start().await;
         let (endpoint, _) = app.endpoint(&receiver.url()).await;
         let event = app.publish("a.b", json!({})).await;

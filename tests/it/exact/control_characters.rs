@@ -3,13 +3,11 @@
 //! description may not, since operators read them in terminals and pages.
 
 use super::{an_endpoint, assert_problem, description, endpoints, events, partners};
-use crate::harness::{Backend, spawn_app};
 use crate::on_both_backends;
 
 on_both_backends!(
     event_data_may_hold_any_json_string_even_with_control_characters,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let body = format!(
             r#"{{"type": "a.b", "partner_id": "{}", "data": {{"log": "\u001b[31mred\u0000"}}}}"#,
             app.partner_id
@@ -23,8 +21,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_partner_name_with_a_control_character_is_refused_and_not_created,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let operator = app.operator_key().await;
         for (name, what) in [
             (r#"Acme\u0000"#, "a NUL"),
@@ -49,8 +46,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_partner_name_in_printable_unicode_is_accepted,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let operator = app.operator_key().await;
         let fine = app
             .request_raw(
@@ -67,8 +63,7 @@ on_both_backends!(
 
 on_both_backends!(
     an_endpoint_description_with_a_control_character_is_refused_and_not_created,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let body = r#"{"url": "http://127.0.0.1:9/hooks", "description": "billing\u0007"}"#;
         let answer = app.request_raw("POST", "/v1/endpoints", &key, body).await;
@@ -85,8 +80,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_description_patched_with_an_escape_is_refused_and_changes_nothing,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let (key, path) = an_endpoint(&app).await;
         let answer = app
             .request_raw("PATCH", &path, &key, r#"{"description": "\u001b[2J"}"#)

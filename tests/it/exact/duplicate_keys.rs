@@ -3,13 +3,11 @@
 //! partner's and the operator's own bodies.
 
 use super::{an_endpoint, assert_problem, description, endpoints, events, partners};
-use crate::harness::{Backend, spawn_app};
 use crate::on_both_backends;
 
 on_both_backends!(
     an_event_with_a_key_given_twice_is_refused_and_nothing_is_written,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let p = &app.partner_id;
         let cases = [
             (
@@ -53,8 +51,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_key_given_twice_in_a_batch_is_named_as_other_batch_problems_name_fields,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let p = &app.partner_id;
         let batch = format!(
             r#"[{{"type": "a.b", "partner_id": "{p}", "data": {{}}}},
@@ -82,8 +79,7 @@ on_both_backends!(
 
 on_both_backends!(
     an_endpoint_created_with_a_key_given_twice_is_refused_and_not_created,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let url = "http://127.0.0.1:9/hooks";
         let twice = format!(r#"{{"url": "{url}", "url": "{url}/other"}}"#);
@@ -101,8 +97,7 @@ on_both_backends!(
 
 on_both_backends!(
     an_endpoint_patch_with_a_key_given_twice_is_refused_and_changes_nothing,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let (key, path) = an_endpoint(&app).await;
         let patch = r#"{"description": "first", "description": "second"}"#;
         let answer = app.request_raw("PATCH", &path, &key, patch).await;
@@ -123,8 +118,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_partner_created_with_a_key_given_twice_is_refused_and_not_created,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let operator = app.operator_key().await;
         let partner = r#"{"name": "Globex", "name": "Initech"}"#;
         let answer = app

@@ -43,9 +43,17 @@ pub enum Backend {
 
 pub const MASTER_KEY: &str = "test-master-key-0123456789-abcdefghij";
 
-/// Runs a test body on SQLite and on PostgreSQL, as two tests.
+/// Runs a test body on SQLite and on PostgreSQL, as two tests. The body is
+/// either `|app: TestApp| async move { … }`, given an app spawned with the
+/// defaults, or `|backend: Backend| async move { … }`, which starts its own.
 #[macro_export]
 macro_rules! on_both_backends {
+    ($name:ident, |$app:ident : TestApp| async move $block:block) => {
+        $crate::on_both_backends!($name, |backend: $crate::harness::Backend| async move {
+            let $app = $crate::harness::spawn_app(backend).await;
+            $block
+        });
+    };
     ($name:ident, $body:expr) => {
         mod $name {
             #[allow(unused_imports)]

@@ -8,7 +8,7 @@ use tokio::io::AsyncWriteExt;
 
 use super::{connect_from, exchange, read_answer};
 use crate::{
-    harness::{Backend, spawn_app, spawn_app_with},
+    harness::{Backend, spawn_app_with},
     on_both_backends,
 };
 
@@ -30,8 +30,7 @@ fn addr(base_url: &str) -> SocketAddr {
 
 on_both_backends!(
     the_key_is_checked_before_any_body_is_read,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let server = addr(&app.base_url);
         let routes = [
             "/v1/events",
@@ -94,8 +93,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_body_must_be_json_on_every_route_that_takes_one,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let server = addr(&app.base_url);
         let partner_key = app.partner_key().await;
         let operator_key = app.operator_key().await;
@@ -164,8 +162,7 @@ fn malformed() -> Vec<(&'static str, Vec<u8>, u16, &'static str)> {
 
 on_both_backends!(
     what_the_parser_refuses_is_answered_with_problem_json,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let server = addr(&app.base_url);
         for (what, bytes, status, kind) in malformed() {
             let answer = exchange(server, &bytes, Duration::from_secs(3))
@@ -229,8 +226,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_flood_without_a_key_is_throttled_per_address,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let server = addr(&app.base_url);
         let request =
             b"GET /v1/endpoints HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer hkp_guess\r\n\r\n";

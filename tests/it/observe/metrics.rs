@@ -13,13 +13,12 @@ use super::{
     exposition::{documented_metrics, families, family_of, looks_like_an_id, samples},
     one_failing_one_fine, one_failing_one_fine_event, scrape, scraped,
 };
-use crate::harness::{Backend, TestApp, WAIT, spawn_app};
+use crate::harness::{TestApp, WAIT};
 use crate::on_both_backends;
 
 on_both_backends!(
     the_scrape_is_openmetrics_text_ending_in_eof,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let operator = app.operator_key().await;
         let (status, content_type, text) = scrape(&app, &operator).await;
         assert_eq!(status, 200, "{text}");
@@ -36,8 +35,7 @@ on_both_backends!(
 
 on_both_backends!(
     metrics_count_the_events_ingested_and_the_deliveries_created,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let operator = app.operator_key().await;
         one_failing_one_fine(&app).await;
         assert_eq!(
@@ -55,8 +53,7 @@ on_both_backends!(
 
 on_both_backends!(
     metrics_count_attempts_by_result_category_and_trigger_and_time_each,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let operator = app.operator_key().await;
         one_failing_one_fine(&app).await;
         let attempts = |result: &str, category: &str| {
@@ -84,8 +81,7 @@ on_both_backends!(
 
 on_both_backends!(
     metrics_show_the_deliveries_waiting_by_state_and_the_outbox,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let operator = app.operator_key().await;
         one_failing_one_fine(&app).await;
         for (name, value) in [
@@ -122,8 +118,7 @@ async fn one_of_each_outcome(app: &TestApp) -> (String, String, String) {
 
 on_both_backends!(
     every_metric_the_readme_documents_is_scraped_with_its_type_and_labels,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         one_of_each_outcome(&app).await;
         let text = scraped(&app).await;
         let documented = documented_metrics();
@@ -180,8 +175,7 @@ on_both_backends!(
 
 on_both_backends!(
     no_metric_label_carries_an_id_or_a_url,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let (broken, fine, event) = one_of_each_outcome(&app).await;
         let text = scraped(&app).await;
         let known = [&app.partner_id, &broken, &fine, &event];

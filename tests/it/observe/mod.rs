@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::harness::{
     Backend, TestApp, WAIT,
     receiver::{Receiver, Reply},
-    spawn_app, spawn_app_with, wait_until,
+    spawn_app_with, wait_until,
 };
 use crate::on_both_backends;
 
@@ -130,8 +130,7 @@ on_both_backends!(
 
 on_both_backends!(
     the_endpoint_with_the_most_waiting_is_listed_first,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let operator = app.operator_key().await;
         let (broken, fine) = one_failing_one_fine(&app).await;
         let listed = actors(&app, &operator, "").await;
@@ -151,8 +150,7 @@ on_both_backends!(
 
 on_both_backends!(
     the_actors_filtered_by_partner_show_that_partners_endpoints_only,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let operator = app.operator_key().await;
         let (broken, fine) = one_failing_one_fine(&app).await;
         let (other, _) = app.another_partner("Other").await;
@@ -180,8 +178,7 @@ on_both_backends!(
 
 on_both_backends!(
     only_an_operator_key_reads_the_actors_and_the_metrics,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let partner_key = app.partner_key().await;
         for (key, who) in [
             (&partner_key, "a partner key"),

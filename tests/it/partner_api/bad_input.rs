@@ -9,13 +9,12 @@ use super::{
     Body::*, Caller::*, Callers, Case, create_endpoint, endpoint_count, expect_problems,
     expect_status,
 };
-use crate::harness::{Backend, receiver::Receiver, spawn_app};
+use crate::harness::receiver::Receiver;
 use crate::on_both_backends;
 
 on_both_backends!(
     each_kind_of_bad_endpoint_body_gets_its_own_problem_and_nothing_is_written,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
         let url = Receiver::start().await.url();
         let before = endpoint_count(&app).await;
@@ -49,8 +48,7 @@ on_both_backends!(
 
 on_both_backends!(
     each_kind_of_bad_change_to_an_endpoint_gets_its_own_problem_and_none_is_half_applied,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
         let url = Receiver::start().await.url();
         let (id, _) = create_endpoint(
@@ -88,8 +86,7 @@ on_both_backends!(
 
 on_both_backends!(
     each_kind_of_bad_query_gets_its_own_problem_naming_the_parameter,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
 
         // The same mistake gets the same answer in a query as in a body.

@@ -4,13 +4,11 @@
 use serde_json::json;
 
 use super::{Body::*, Caller::*, Callers, Case, expect_problems, expect_status};
-use crate::harness::{Backend, spawn_app};
 use crate::on_both_backends;
 
 on_both_backends!(
     the_catalog_lists_each_event_type_with_a_description_and_a_schema,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let types = expect_status(
             &app.request("GET", "/v1/event-types", &key, None).await,
@@ -33,8 +31,7 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(the_limits_are_published, |backend: Backend| async move {
-    let app = spawn_app(backend).await;
+on_both_backends!(the_limits_are_published, |app: TestApp| async move {
     let key = app.partner_key().await;
     let limits = expect_status(&app.request("GET", "/v1/limits", &key, None).await, 200);
     assert_eq!(limits["retention"]["events_days"], 30, "{limits}");
@@ -50,8 +47,7 @@ on_both_backends!(the_limits_are_published, |backend: Backend| async move {
 
 on_both_backends!(
     the_catalog_and_the_limits_need_a_key,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
         #[rustfmt::skip]
         let cases: Vec<Case> = vec![

@@ -8,9 +8,8 @@ use serde_json::json;
 
 use super::{create_endpoint, delivery_id, expect_status};
 use crate::harness::{
-    Backend, TestApp, WAIT,
+    TestApp, WAIT,
     receiver::{Receiver, Reply},
-    spawn_app,
 };
 use crate::on_both_backends;
 
@@ -90,8 +89,7 @@ async fn find(app: &TestApp, key: &str, query: &str) -> Vec<(String, String)> {
 
 on_both_backends!(
     deliveries_are_found_by_endpoint_event_type_state_and_time,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let t = traffic(&app, &key).await;
         let pairs = |list: &[(&String, &String)]| {
@@ -140,8 +138,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_failed_delivery_shows_its_last_status_and_when_it_is_retried,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let t = traffic(&app, &key).await;
         let id = delivery_id(&app, &key, &t.usage, &t.failing).await;
@@ -161,8 +158,7 @@ on_both_backends!(
 
 on_both_backends!(
     another_partner_finds_none_of_the_deliveries,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let t = traffic(&app, &key).await;
         assert_eq!(

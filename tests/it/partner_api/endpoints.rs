@@ -11,7 +11,7 @@ use super::{
     Body::*, Caller::*, Callers, Case, create_endpoint, endpoint_count, expect_problems,
     expect_status, ids_of,
 };
-use crate::harness::{Backend, TestApp, WAIT, receiver::Receiver, spawn_app};
+use crate::harness::{TestApp, WAIT, receiver::Receiver};
 use crate::on_both_backends;
 
 /// Creates an endpoint with every setting given; returns the 201's body.
@@ -40,8 +40,7 @@ fn id(endpoint: &Value) -> String {
 
 on_both_backends!(
     creating_an_endpoint_answers_its_settings_and_its_secret,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let receiver = Receiver::start().await;
         let endpoint = billing(&app, &app.partner_key().await, &receiver).await;
         let secret = endpoint["secret"].as_str().expect("the secret, this once");
@@ -64,8 +63,7 @@ on_both_backends!(
 
 on_both_backends!(
     an_endpoint_created_paused_starts_paused_with_the_configured_concurrency,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let endpoint = paused(&app, &app.partner_key().await, &Receiver::start().await).await;
         assert_eq!(
             endpoint["status"], "paused",
@@ -80,8 +78,7 @@ on_both_backends!(
 
 on_both_backends!(
     an_endpoint_is_read_by_its_id_and_the_list_holds_them_oldest_first,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let receiver = Receiver::start().await;
         let first = id(&billing(&app, &key, &receiver).await);
@@ -106,8 +103,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_patch_changes_what_it_names_and_leaves_the_rest,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let receiver = Receiver::start().await;
         let endpoint = id(&billing(&app, &key, &receiver).await);
@@ -144,8 +140,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_disabled_endpoint_reads_as_disabled,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let endpoint = id(&billing(&app, &key, &Receiver::start().await).await);
         let disabled = app
@@ -170,8 +165,7 @@ on_both_backends!(
 
 on_both_backends!(
     enabling_a_paused_endpoint_makes_it_active,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let endpoint = id(&paused(&app, &key, &Receiver::start().await).await);
         let enabled = app
@@ -196,8 +190,7 @@ on_both_backends!(
 
 on_both_backends!(
     no_answer_but_the_creation_shows_an_endpoints_secret,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let receiver = Receiver::start().await;
         let active = id(&billing(&app, &key, &receiver).await);
@@ -240,8 +233,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_deleted_endpoint_is_no_longer_found_nor_listed,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
         let key = &callers.partner;
         let receiver = Receiver::start().await;
@@ -264,8 +256,7 @@ on_both_backends!(
 
 on_both_backends!(
     an_endpoint_with_deliveries_can_be_deleted,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let receiver = Receiver::start().await;
         let (id, _) = create_endpoint(&app, &key, json!({"url": receiver.url()})).await;
@@ -290,8 +281,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_callback_url_outside_the_egress_policy_is_refused,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
         let e = "/v1/endpoints";
         #[rustfmt::skip]

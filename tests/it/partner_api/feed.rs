@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::{
     Body::*, Caller::*, Callers, Case, endpoint_at_receiver, expect_problems, expect_status,
 };
-use crate::harness::{Backend, TestApp, WAIT, spawn_app, wait_until};
+use crate::harness::{TestApp, WAIT, wait_until};
 use crate::on_both_backends;
 
 const TYPES: [&str; 5] = [
@@ -113,8 +113,7 @@ async fn read_by_pages_of_two(app: &TestApp, key: &str) -> Vec<String> {
 
 on_both_backends!(
     the_event_feed_lists_the_partners_events_in_order_by_cursor,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let published = publish_one_at_a_time(&app, &key).await;
         let read = read_by_pages_of_two(&app, &key).await;
@@ -127,8 +126,7 @@ on_both_backends!(
 
 on_both_backends!(
     the_feed_leaves_out_another_partners_events,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
         let published = publish_one_at_a_time(&app, &callers.partner).await;
         let theirs = json!({"type": "usage.finalized", "partner_id": callers.stranger_id, "data": data(9, "usage.finalized")});
@@ -162,8 +160,7 @@ on_both_backends!(
 
 on_both_backends!(
     the_feed_filtered_by_type_holds_the_events_of_that_type,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let published = publish_one_at_a_time(&app, &key).await;
         let (usage, _) = feed_page(&app, &key, "type=usage.finalized").await;
@@ -178,8 +175,7 @@ on_both_backends!(
 
 on_both_backends!(
     one_event_is_shown_with_a_summary_of_its_deliveries,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let (_receiver, endpoint, _) = endpoint_at_receiver(&app, &key).await;
         let event = app
@@ -203,8 +199,7 @@ on_both_backends!(
 
 on_both_backends!(
     another_partners_event_or_an_unknown_one_is_not_found,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
         let event = app
             .publish("balance.updated", data(1, "balance.updated"))

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::{
     Body::*, Caller::*, Callers, Case, create_endpoint, expect_problems, expect_status, ids_of,
 };
-use crate::harness::{Backend, TestApp, receiver::Receiver, spawn_app};
+use crate::harness::{TestApp, receiver::Receiver};
 use crate::on_both_backends;
 
 /// `POST /v1/admin/partners` with `body`; returns the 201's body.
@@ -34,8 +34,7 @@ fn text(v: &Value, name: &str) -> String {
 
 on_both_backends!(
     an_operator_creates_a_partner_that_starts_active,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let op = app.operator_key().await;
         let globex = create_partner(&app, &op, json!({"name": "Globex"})).await;
         assert_eq!(globex["name"], "Globex");
@@ -49,8 +48,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_partner_id_can_be_chosen_and_taken_once,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
         let named = create_partner(
             &app,
@@ -69,8 +67,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_partner_without_a_name_or_with_an_unknown_field_is_refused,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
         let before = app.count("SELECT COUNT(*) AS n FROM partner").await;
         #[rustfmt::skip]
@@ -89,8 +86,7 @@ on_both_backends!(
 
 on_both_backends!(
     every_partner_is_listed_for_the_operator,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let op = app.operator_key().await;
         let globex = text(
             &create_partner(&app, &op, json!({"name": "Globex"})).await,
@@ -110,8 +106,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_key_issued_for_a_partner_works_on_that_partners_routes_only,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let op = app.operator_key().await;
         let globex = text(
             &create_partner(&app, &op, json!({"name": "Globex"})).await,
@@ -146,8 +141,7 @@ on_both_backends!(
 
 on_both_backends!(
     no_key_is_issued_for_a_partner_that_does_not_exist,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
         let before = app.count("SELECT COUNT(*) AS n FROM api_key").await;
         #[rustfmt::skip]
@@ -165,8 +159,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_revoked_key_is_refused_on_the_next_request_and_cannot_be_revoked_twice,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let op = app.operator_key().await;
         let globex = text(
             &create_partner(&app, &op, json!({"name": "Globex"})).await,

@@ -4,13 +4,12 @@
 use serde_json::json;
 
 use super::{Body::*, Caller::*, Callers, Case, expect_problems};
-use crate::harness::{Backend, answer, spawn_app};
+use crate::harness::answer;
 use crate::on_both_backends;
 
 on_both_backends!(
     each_role_is_kept_to_its_own_routes,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
         let before = app.count("SELECT COUNT(*) AS n FROM partner").await;
         let keys = format!("/v1/admin/partners/{}/keys", app.partner_id);
@@ -38,8 +37,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_revoked_or_unknown_key_gets_the_same_401,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
         #[rustfmt::skip]
         let cases: Vec<Case> = vec![

@@ -15,7 +15,7 @@ use super::{
     Body::*, Caller::*, Callers, Case, endpoint_at_receiver, expect_problems, expect_status,
     signature_entries, timestamp, verifies,
 };
-use crate::harness::{Backend, TestApp, WAIT, spawn_app};
+use crate::harness::{TestApp, WAIT};
 use crate::on_both_backends;
 
 /// Rotates `endpoint`'s secret (with `body`, if any); returns the 200's body and the new secret.
@@ -29,8 +29,7 @@ async fn rotate(app: &TestApp, key: &str, endpoint: &str, body: Option<&Value>) 
 
 on_both_backends!(
     rotating_makes_a_new_secret_whose_overlap_is_a_day_by_default,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let (_receiver, endpoint, old) = endpoint_at_receiver(&app, &key).await;
         let (rotated, new) = rotate(&app, &key, &endpoint, None).await;
@@ -45,8 +44,7 @@ on_both_backends!(
 
 on_both_backends!(
     during_the_overlap_a_receiver_with_either_secret_verifies_and_the_newest_signs_first,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let (receiver, endpoint, old) = endpoint_at_receiver(&app, &key).await;
         // Secrets are ordered by creation time: rotate a while after creating.
@@ -82,8 +80,7 @@ on_both_backends!(
 
 on_both_backends!(
     after_expire_previous_the_old_secret_no_longer_verifies,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let (receiver, endpoint, old) = endpoint_at_receiver(&app, &key).await;
         app.advance(Duration::from_secs(1));
@@ -111,8 +108,7 @@ on_both_backends!(
 
 on_both_backends!(
     an_overlap_ends_by_itself_when_its_time_is_up,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let (receiver, endpoint, old) = endpoint_at_receiver(&app, &key).await;
         let (rotated, new) =
@@ -145,8 +141,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_refused_rotation_makes_no_secret,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
         let (_receiver, endpoint, _) = endpoint_at_receiver(&app, &callers.partner).await;
         let path = format!("/v1/endpoints/{endpoint}/secret/rotate");

@@ -8,13 +8,12 @@ use super::{
     Body::*, Caller::*, Callers, Case, endpoint_at_receiver, expect_problems, expect_status,
     verifies,
 };
-use crate::harness::{Backend, WAIT, spawn_app};
+use crate::harness::WAIT;
 use crate::on_both_backends;
 
 on_both_backends!(
     a_test_event_reaches_only_the_endpoint_it_was_sent_to,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let (target, id, secret) = endpoint_at_receiver(&app, &key).await;
         let (sibling, sibling_id, _) = endpoint_at_receiver(&app, &key).await;
@@ -59,8 +58,7 @@ on_both_backends!(
 
 on_both_backends!(
     no_test_event_goes_to_another_partners_endpoint_or_one_that_does_not_exist,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let callers = Callers::of(&app).await;
         let (target, id, _) = endpoint_at_receiver(&app, &callers.partner).await;
         let path = format!("/v1/endpoints/{id}/test");

@@ -6,7 +6,7 @@
 use actix_web::cookie::{Cookie, SameSite};
 use serde_json::Value;
 
-use crate::harness::{Backend, TestApp, TextAnswer, answer::header, read_text, spawn_app};
+use crate::harness::{TestApp, TextAnswer, answer::header, read_text};
 use crate::on_both_backends;
 
 fn client() -> awc::Client {
@@ -64,8 +64,7 @@ async fn post(
 
 on_both_backends!(
     the_portals_session_cookie_is_http_only_secure_same_site_strict_and_scoped_to_it,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let cookie = session(&app, &key).await;
         assert_eq!(cookie.http_only(), Some(true));
@@ -77,8 +76,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_portal_page_loads_nothing_from_elsewhere_and_cannot_be_framed,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let (id, _) = app.endpoint("http://127.0.0.1:9/x").await;
         let cookie = session(&app, &key).await;
@@ -94,8 +92,7 @@ on_both_backends!(
 
 on_both_backends!(
     a_form_without_this_sessions_token_or_from_another_site_changes_nothing,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let key = app.partner_key().await;
         let (id, _) = app.endpoint("http://127.0.0.1:9/x").await;
         let cookie = session(&app, &key).await;

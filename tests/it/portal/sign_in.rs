@@ -13,8 +13,7 @@ use crate::on_both_backends;
 
 on_both_backends!(
     a_partner_key_cannot_make_a_portal_link,
-    |backend: Backend| async move {
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let partner_key = app.partner_key().await;
         let path = format!("/v1/admin/partners/{}/portal-links", app.partner_id);
         assert_eq!(app.request("POST", &path, &partner_key, None).await.0, 403);
