@@ -16,7 +16,10 @@ use prometheus_client::{
     registry::Registry,
 };
 
-use crate::domain::outcome::Outcome;
+use crate::domain::{
+    outcome::{ErrorCategory, Outcome},
+    subscription::Unqualified,
+};
 
 /// The content type of [`Metrics::render`].
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -249,7 +252,31 @@ impl Metrics {
             "Attempts answered whose records are not yet committed",
             m.attempts_unrecorded.clone(),
         );
+        m.start_known_series_at_zero();
         Metrics { registry, ..m }
+    }
+
+    /// Creates every series the counter families can have at 0, so that a
+    /// scrape shows them before their first event and `rate()` or
+    /// `increase()` see the first one (a series that appears at 1 loses it).
+    fn start_known_series_at_zero(&self) {
+        for reason in Unqualified::ALL {
+            self.deliveries_cancelled.get_or_create(&ReasonLabels {
+                reason: reason.reason(),
+            });
+        }
+        let results = [("delivered", "none"), ("gone", "http_status")]
+            .into_iter()
+            .chain(ErrorCategory::ALL.map(|c| ("failed", c.as_str())));
+        for (result, category) in results {
+            for trigger in ["scheduled", "manual"] {
+                self.attempts.get_or_create(&AttemptLabels {
+                    result,
+                    category,
+                    trigger,
+                });
+            }
+        }
     }
 
     /// Counts a delivery cancelled before its attempt.
@@ -293,6 +320,28 @@ impl Metrics {
 mod tests {
     use super::*;
     use crate::domain::outcome::ErrorCategory;
+
+    #[test]
+    fn every_attempt_and_cancellation_series_is_shown_at_zero_before_its_first_event() {
+        let text = Metrics::new().render();
+        for series in [
+            r#"hookd_attempts_total{result="delivered",category="none",trigger="scheduled"} 0"#,
+            r#"hookd_attempts_total{result="gone",category="http_status",trigger="manual"} 0"#,
+            r#"hookd_attempts_total{result="failed",category="body_too_large",trigger="scheduled"} 0"#,
+            r#"hookd_deliveries_cancelled_total{reason="endpoint-unsubscribed"} 0"#,
+            r#"hookd_deliveries_cancelled_total{reason="endpoint-of-another-partner"} 0"#,
+        ] {
+            assert!(text.contains(series), "{series} in {text}");
+        }
+        let attempt_series = text
+            .lines()
+            .filter(|l| l.starts_with("hookd_attempts_total{"))
+            .count();
+        assert_eq!(
+            attempt_series, 22,
+            "(1 delivered + 1 gone + 9 failed) x 2 triggers"
+        );
+    }
 
     #[test]
     fn an_attempt_is_counted_by_result_category_and_trigger() {

@@ -23,6 +23,19 @@ pub enum ErrorCategory {
 }
 
 impl ErrorCategory {
+    /// Every category, for whatever lists them all (the metrics' series).
+    pub const ALL: [ErrorCategory; 9] = [
+        ErrorCategory::Dns,
+        ErrorCategory::Connect,
+        ErrorCategory::Tls,
+        ErrorCategory::Timeout,
+        ErrorCategory::HttpStatus,
+        ErrorCategory::Redirect,
+        ErrorCategory::Blocked,
+        ErrorCategory::BodyTooLarge,
+        ErrorCategory::Internal,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCategory::Dns => "dns",

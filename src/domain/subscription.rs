@@ -25,6 +25,9 @@ pub enum Unqualified {
 }
 
 impl Unqualified {
+    /// Every reason, for whatever lists them all (the metrics' series).
+    pub const ALL: [Unqualified; 2] = [Unqualified::OtherPartner, Unqualified::Unsubscribed];
+
     /// The reason stored on the cancelled delivery and shown to the partner.
     pub fn reason(self) -> &'static str {
         match self {
