@@ -6,8 +6,7 @@
 use serde_json::json;
 
 use super::{
-    Body::*, Caller::*, Callers, Case, create_endpoint, endpoint_count, expect_problems,
-    expect_status,
+    Body::*, Caller::*, Callers, Case, create_endpoint, endpoint_count, expect_problems, get_ok,
 };
 use crate::harness::receiver::Receiver;
 use crate::on_both_backends;
@@ -70,7 +69,7 @@ on_both_backends!(
         ];
         expect_problems(&app, &callers, &cases).await;
 
-        let now = expect_status(&app.request("GET", e, &callers.partner, None).await, 200);
+        let now = get_ok(&app, &callers.partner, e).await;
         assert_eq!(
             now["description"], "before",
             "no refused change was half-applied: {now}"

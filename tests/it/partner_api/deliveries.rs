@@ -6,7 +6,7 @@ use std::time::Duration;
 use hookd::domain::{clock::Clock as _, event::format_time};
 use serde_json::json;
 
-use super::{create_endpoint, delivery_id, expect_status};
+use super::{create_endpoint, delivery_id, get_ok};
 use crate::harness::{
     TestApp, WAIT,
     receiver::{Receiver, Reply},
@@ -64,11 +64,7 @@ async fn traffic(app: &TestApp, key: &str) -> Traffic {
 
 /// The (event, endpoint) pairs `GET /v1/deliveries?{query}` finds, sorted.
 async fn find(app: &TestApp, key: &str, query: &str) -> Vec<(String, String)> {
-    let page = expect_status(
-        &app.request("GET", &format!("/v1/deliveries?{query}"), key, None)
-            .await,
-        200,
-    );
+    let page = get_ok(app, key, &format!("/v1/deliveries?{query}")).await;
     let mut found: Vec<(String, String)> = page["data"]
         .as_array()
         .expect("data")
@@ -142,11 +138,7 @@ on_both_backends!(
         let key = app.partner_key().await;
         let t = traffic(&app, &key).await;
         let id = delivery_id(&app, &key, &t.usage, &t.failing).await;
-        let detail = expect_status(
-            &app.request("GET", &format!("/v1/deliveries/{id}"), &key, None)
-                .await,
-            200,
-        );
+        let detail = get_ok(&app, &key, &format!("/v1/deliveries/{id}")).await;
         assert_eq!(detail["state"], "failed");
         assert_eq!(detail["last_status"], 500);
         assert!(

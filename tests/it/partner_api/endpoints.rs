@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::{
     Body::*, Caller::*, Callers, Case, create_endpoint, endpoint_count, expect_problems,
-    expect_status, ids_of,
+    expect_status, get_ok, ids_of,
 };
 use crate::harness::{TestApp, WAIT, receiver::Receiver};
 use crate::on_both_backends;
@@ -85,14 +85,10 @@ on_both_backends!(
         app.advance(Duration::from_secs(1));
         let second = id(&paused(&app, &key, &receiver).await);
 
-        let one = expect_status(
-            &app.request("GET", &format!("/v1/endpoints/{first}"), &key, None)
-                .await,
-            200,
-        );
+        let one = get_ok(&app, &key, &format!("/v1/endpoints/{first}")).await;
         assert_eq!(one["id"], first.as_str());
         assert_eq!(one["description"], "billing");
-        let list = expect_status(&app.request("GET", "/v1/endpoints", &key, None).await, 200);
+        let list = get_ok(&app, &key, "/v1/endpoints").await;
         assert_eq!(
             ids_of(&list),
             vec![first, second],
@@ -126,11 +122,7 @@ on_both_backends!(
             "what the patch leaves out stays"
         );
         assert_eq!(body["rate_limit"], 20, "what the patch leaves out stays");
-        let again = expect_status(
-            &app.request("GET", &format!("/v1/endpoints/{endpoint}"), &key, None)
-                .await,
-            200,
-        );
+        let again = get_ok(&app, &key, &format!("/v1/endpoints/{endpoint}")).await;
         assert_eq!(
             again["description"], "billing v2",
             "the change is stored: {again}"
@@ -249,7 +241,7 @@ on_both_backends!(
             ("DELETE", path.as_str(), Partner, Empty, 404, "not-found", None),
         ];
         expect_problems(&app, &callers, &cases).await;
-        let list = expect_status(&app.request("GET", "/v1/endpoints", key, None).await, 200);
+        let list = get_ok(&app, key, "/v1/endpoints").await;
         assert_eq!(ids_of(&list), vec![kept]);
     }
 );

@@ -24,16 +24,11 @@ use std::collections::HashMap;
 use hookd::{
     domain::clock::Clock as _,
     secret::Secret,
-    signing,
     store::keys::{self, Role},
 };
 use serde_json::Value;
 
-use crate::harness::{
-    ApiAnswer, TestApp, WAIT, answer,
-    receiver::{Received, Receiver},
-    wait_until,
-};
+use crate::harness::{ApiAnswer, TestApp, WAIT, answer, receiver::Receiver, wait_until};
 
 #[track_caller]
 fn expect_status(answer: &ApiAnswer, status: u16) -> Value {
@@ -43,6 +38,11 @@ fn expect_status(answer: &ApiAnswer, status: u16) -> Value {
         answer.0, answer.1
     );
     answer.1.clone()
+}
+
+/// `GET path` with `key`, which must answer 200; returns the body.
+async fn get_ok(app: &TestApp, key: &str, path: &str) -> Value {
+    expect_status(&app.request("GET", path, key, None).await, 200)
 }
 
 /// Creates an endpoint over the API: (id, secret).
@@ -76,7 +76,7 @@ async fn delivery_count(app: &TestApp) -> i64 {
 /// The id of the one delivery of `event` (to `endpoint`), found over the API.
 async fn delivery_id(app: &TestApp, key: &str, event: &str, endpoint: &str) -> String {
     let path = format!("/v1/deliveries?event_id={event}&endpoint_id={endpoint}");
-    let page = expect_status(&app.request("GET", &path, key, None).await, 200);
+    let page = get_ok(app, key, &path).await;
     let data = page["data"].as_array().expect("a data array");
     assert_eq!(
         data.len(),
@@ -103,36 +103,6 @@ async fn delivery_with_attempts(app: &TestApp, key: &str, id: &str, n: usize) ->
     })
     .await
     .unwrap_or_else(|| panic!("delivery {id} did not show {n} attempt(s) within {WAIT:?}"))
-}
-
-fn signature_entries(r: &Received) -> Vec<String> {
-    r.header("webhook-signature")
-        .unwrap_or("")
-        .split_ascii_whitespace()
-        .map(str::to_string)
-        .collect()
-}
-
-/// Whether a receiver holding only `secret` accepts the request at `now_ms`.
-fn verifies(secret: &Secret, r: &Received, now_ms: i64) -> bool {
-    signing::verify(
-        secret,
-        r.header("webhook-id").unwrap_or(""),
-        r.header("webhook-timestamp").unwrap_or(""),
-        r.header("webhook-signature").unwrap_or(""),
-        &r.body,
-        now_ms / 1000,
-        300,
-    )
-    .is_ok()
-}
-
-/// The `webhook-timestamp` of a request, in seconds.
-fn timestamp(r: &Received) -> i64 {
-    r.header("webhook-timestamp")
-        .expect("a webhook-timestamp")
-        .parse()
-        .expect("a webhook-timestamp in seconds")
 }
 
 fn ids_of(page: &Value) -> Vec<String> {

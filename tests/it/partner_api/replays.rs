@@ -9,9 +9,14 @@ use serde_json::json;
 
 use super::{
     Body::*, Caller::*, Callers, Case, delivery_id, delivery_with_attempts, endpoint_at_receiver,
-    expect_problems, expect_status, timestamp, verifies,
+    expect_problems, expect_status,
 };
-use crate::harness::{Backend, TestApp, WAIT, receiver::Reply, spawn_app_with};
+use crate::harness::{
+    Backend, TestApp, WAIT,
+    receiver::Reply,
+    signatures::{timestamp, verifies},
+    spawn_app_with,
+};
 use crate::on_both_backends;
 
 /// One attempt and no retries: a failing delivery is dead at once.

@@ -13,9 +13,11 @@ use serde_json::{Value, json};
 
 use super::{
     Body::*, Caller::*, Callers, Case, endpoint_at_receiver, expect_problems, expect_status,
-    signature_entries, timestamp, verifies,
 };
-use crate::harness::{TestApp, WAIT};
+use crate::harness::{
+    TestApp, WAIT,
+    signatures::{signature_entries, timestamp, verifies},
+};
 use crate::on_both_backends;
 
 /// Rotates `endpoint`'s secret (with `body`, if any); returns the 200's body and the new secret.

@@ -6,9 +6,8 @@ use serde_json::Value;
 
 use super::{
     Body::*, Caller::*, Callers, Case, endpoint_at_receiver, expect_problems, expect_status,
-    verifies,
 };
-use crate::harness::WAIT;
+use crate::harness::{WAIT, signatures::verifies};
 use crate::on_both_backends;
 
 on_both_backends!(

@@ -4,11 +4,7 @@
 use std::time::Duration;
 
 use super::text;
-use crate::harness::{
-    Backend,
-    browser::{Browser, skip_browser},
-    spawn_app,
-};
+use crate::harness::{Backend, browser_app::app_and_browser};
 use crate::on_both_backends;
 
 on_both_backends!(
@@ -27,10 +23,9 @@ on_both_backends!(
 on_both_backends!(
     a_one_time_link_opens_the_portal_once_and_only_within_ten_minutes,
     |backend: Backend| async move {
-        if skip_browser() {
+        let Some((app, browser)) = app_and_browser(backend).await else {
             return;
-        }
-        let app = spawn_app(backend).await;
+        };
         let operator = app.operator_key().await;
         let path = format!("/v1/admin/partners/{}/portal-links", app.partner_id);
         let (status, link, _) = app.request("POST", &path, &operator, None).await;
@@ -41,7 +36,6 @@ on_both_backends!(
             "{url}"
         );
 
-        let browser = Browser::launch().await;
         let mut page = browser.page().await;
         page.goto(&url).await;
         assert!(
