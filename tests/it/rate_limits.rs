@@ -12,7 +12,8 @@ use std::{future::Future, time::Duration};
 use serde_json::json;
 
 use crate::harness::{
-    ApiAnswer, Backend, Limited, TestApp, answer::header, rate_limit, read_answer, spawn_app_with,
+    ApiAnswer, Backend, Limited, TestApp, answer::header, rate_limit, read_answer,
+    rows::stored_events, spawn_app_with,
 };
 use crate::on_both_backends;
 
@@ -146,7 +147,7 @@ on_both_backends!(
         assert_eq!(n, 1, "the burst of 1 is published");
         assert_limited(&refusal, "1");
         assert_eq!(
-            app.count("SELECT COUNT(*) AS n FROM outbox_event").await,
+            stored_events(&app).await,
             1,
             "a refused request writes no event"
         );
@@ -165,7 +166,7 @@ on_both_backends!(
         app.advance(Duration::from_millis(500));
         let (n, _) = published(&app, &app.service_key).await;
         assert_eq!(n, 1, "one event a second after the burst");
-        assert_eq!(app.count("SELECT COUNT(*) AS n FROM outbox_event").await, 2);
+        assert_eq!(stored_events(&app).await, 2);
     }
 );
 

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::{create_endpoint, delivery_id, get_ok};
 use crate::harness::{
     TestApp, WAIT,
+    payloads::usage_finalized,
     receiver::{Receiver, Reply},
 };
 use crate::on_both_backends;
@@ -33,13 +34,8 @@ async fn traffic(app: &TestApp, key: &str) -> Traffic {
     let failing_body = json!({"url": failing.url(), "event_types": ["usage.*"]});
     let (failing_ep, _) = create_endpoint(app, key, failing_body).await;
     let started_ms = app.clock.now_ms();
-    let usage = app
-        .publish(
-            "usage.finalized",
-            json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
-                "usage_id": "usage_9182", "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013}),
-        )
-        .await;
+    let usage_data = usage_finalized("1.274800", "usage_9182", (41200, 7013));
+    let usage = app.publish("usage.finalized", usage_data).await;
     app.wait_for_state(&usage, &ok_ep, "delivered", WAIT).await;
     app.wait_for_state(&usage, &failing_ep, "failed", WAIT)
         .await;

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Body::*, Caller::*, Callers, Case, endpoint_at_receiver, expect_problems, get_ok};
+use super::{Callers, endpoint_at_receiver, expect_hidden_from_strangers, get_ok};
 use crate::harness::{TestApp, WAIT, wait_until};
 use crate::on_both_backends;
 
@@ -195,12 +195,8 @@ on_both_backends!(
             .publish("balance.updated", data(1, "balance.updated"))
             .await;
         let path = format!("/v1/events/{event}");
-        #[rustfmt::skip]
-        let cases: Vec<Case> = vec![
-            ("GET", path.as_str(),                              Stranger, Empty, 404, "not-found", None),
-            ("GET", "/v1/events/evt_01JAAAAAAAAAAAAAAAAAAAAAAA", Partner,  Empty, 404, "not-found", None),
-        ];
-        expect_problems(&app, &callers, &cases).await;
+        let unknown = "/v1/events/evt_01JAAAAAAAAAAAAAAAAAAAAAAA";
+        expect_hidden_from_strangers(&app, &callers, "GET", &path, unknown).await;
         let own = app.request("GET", &path, &callers.partner, None).await;
         assert_eq!(own.0, 200, "its own partner finds it: {}", own.1);
     }

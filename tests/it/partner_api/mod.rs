@@ -28,7 +28,9 @@ use hookd::{
 };
 use serde_json::Value;
 
-use crate::harness::{ApiAnswer, TestApp, WAIT, answer, receiver::Receiver, wait_until};
+use crate::harness::{
+    ApiAnswer, TestApp, WAIT, answer, receiver::Receiver, rows::rows, wait_until,
+};
 
 #[track_caller]
 fn expect_status(answer: &ApiAnswer, status: u16) -> Value {
@@ -65,12 +67,14 @@ async fn endpoint_at_receiver(app: &TestApp, key: &str) -> (Receiver, String, Se
     (receiver, id, secret)
 }
 
+/// The number of endpoints, of every partner.
 async fn endpoint_count(app: &TestApp) -> i64 {
-    app.count("SELECT COUNT(*) AS n FROM endpoint").await
+    rows(app, "endpoint").await
 }
 
+/// The number of deliveries, of every partner.
 async fn delivery_count(app: &TestApp) -> i64 {
-    app.count("SELECT COUNT(*) AS n FROM delivery").await
+    rows(app, "delivery").await
 }
 
 /// The id of the one delivery of `event` (to `endpoint`), found over the API.
@@ -136,6 +140,25 @@ fn assert_each_once(seen: &[String], existing: &[String], what: &str) {
 }
 
 // ----- problem tables -----
+
+/// `method ours` (an object of the test partner) with another partner's
+/// key, and `method unknown` (an id that names nothing) with the partner's
+/// own: both must be a 404 `not-found` problem, so that a stranger cannot
+/// tell another partner's object from none at all.
+async fn expect_hidden_from_strangers(
+    app: &TestApp,
+    callers: &Callers,
+    method: &str,
+    ours: &str,
+    unknown: &str,
+) {
+    #[rustfmt::skip]
+    let cases: Vec<Case> = vec![
+        (method, ours,    Caller::Stranger, Body::Empty, 404, "not-found", None),
+        (method, unknown, Caller::Partner,  Body::Empty, 404, "not-found", None),
+    ];
+    expect_problems(app, callers, &cases).await;
+}
 
 /// Who sends a row of a problem table.
 #[derive(Debug, Clone, Copy)]
@@ -246,6 +269,21 @@ async fn expect_problems(app: &TestApp, callers: &Callers, cases: &[Case<'_>]) -
         cases.len(),
         wrong.join("\n")
     );
+    answers
+}
+
+/// Like `expect_problems`, and checks that none of the rows wrote a row of
+/// `table` (what `what` names).
+async fn expect_problems_writing_nothing(
+    app: &TestApp,
+    callers: &Callers,
+    cases: &[Case<'_>],
+    table: &str,
+    what: &str,
+) -> Vec<ApiAnswer> {
+    let before = rows(app, table).await;
+    let answers = expect_problems(app, callers, cases).await;
+    assert_eq!(rows(app, table).await, before, "no {what} was written");
     answers
 }
 
