@@ -3,7 +3,11 @@
 
 use serde_json::json;
 
-use crate::harness::{Backend, TestApp, rows::stored_events, spawn_app};
+use crate::harness::{
+    Backend, TestApp,
+    rows::{rows_where, stored_events},
+    spawn_app,
+};
 use crate::on_both_backends;
 
 const ID: &str = "evt_01JAAAAAAAAAAAAAAAAAAAAAAA";
@@ -251,12 +255,7 @@ on_both_backends!(
 
         let (txn, id) = enqueued_in_a_transaction(&app, "2.00").await;
         txn.commit().await.expect("committed");
-        assert_eq!(
-            app.count(&format!(
-                "SELECT COUNT(*) AS n FROM outbox_event WHERE event_id = '{id}'"
-            ))
-            .await,
-            1
-        );
+        let stored = rows_where(&app, "outbox_event", &format!("event_id = '{id}'")).await;
+        assert_eq!(stored, 1, "the committed event is stored");
     }
 );

@@ -11,7 +11,7 @@ use super::{
     Body::*, Caller::*, Callers, Case, create_endpoint, endpoint_count, expect_problems,
     expect_problems_writing_nothing, expect_status, get_ok, ids_of,
 };
-use crate::harness::{TestApp, WAIT, receiver::Receiver};
+use crate::harness::{TestApp, WAIT, receiver::Receiver, rows::rows_where};
 use crate::on_both_backends;
 
 /// Creates an endpoint with every setting given; returns the 201's body.
@@ -246,11 +246,7 @@ on_both_backends!(
             "deleting an endpoint with deliveries works: {}",
             deleted.1
         );
-        let left = app
-            .count(&format!(
-                "SELECT COUNT(*) AS n FROM delivery WHERE endpoint_id = '{id}'"
-            ))
-            .await;
+        let left = rows_where(&app, "delivery", &format!("endpoint_id = '{id}'")).await;
         assert_eq!(left, 0, "its deliveries go with it");
     }
 );

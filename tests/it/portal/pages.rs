@@ -162,7 +162,7 @@ on_both_backends!(
         let Some(mut c) = created_in_the_portal(backend).await else {
             return;
         };
-        let id = c.open_endpoint_page().await;
+        c.open_endpoint_page().await;
         c.submit_endpoint_form("test").await;
         assert!(
             text(&mut c.page, "[role=status]")
@@ -187,7 +187,7 @@ on_both_backends!(
         })
         .await
         .expect("the test delivery is recorded");
-        open(&mut c.page, &c.app, &format!("/portal/endpoints/{id}")).await;
+        c.open_endpoint_page().await;
         docs_screenshot(&mut c.page, backend, "portal-endpoint").await;
     }
 );
@@ -198,7 +198,7 @@ on_both_backends!(
         let Some(mut c) = created_in_the_portal(backend).await else {
             return;
         };
-        let id = c.open_endpoint_page().await;
+        c.open_endpoint_page().await;
         assert_eq!(text(&mut c.page, "#secret").await, "", "no secret before");
         c.submit_endpoint_form("rotate").await;
         let rotated = text(&mut c.page, "#secret").await;
@@ -206,7 +206,7 @@ on_both_backends!(
             rotated.starts_with("whsec_") && rotated != c.secret.expose(),
             "a new secret is shown once"
         );
-        open(&mut c.page, &c.app, &format!("/portal/endpoints/{id}")).await;
+        c.open_endpoint_page().await;
         assert_eq!(text(&mut c.page, "#secret").await, "", "and not again");
     }
 );

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::text;
-use crate::harness::{Backend, browser_app::app_and_browser};
+use crate::harness::{Backend, browser_app::app_and_browser, rows::rows_where};
 use crate::on_both_backends;
 
 on_both_backends!(
@@ -13,9 +13,7 @@ on_both_backends!(
         let partner_key = app.partner_key().await;
         let path = format!("/v1/admin/partners/{}/portal-links", app.partner_id);
         assert_eq!(app.request("POST", &path, &partner_key, None).await.0, 403);
-        let links = app
-            .count("SELECT COUNT(*) AS n FROM audit WHERE action = 'portal_link.create'")
-            .await;
+        let links = rows_where(&app, "audit", "action = 'portal_link.create'").await;
         assert_eq!(links, 0, "no link was made");
     }
 );
