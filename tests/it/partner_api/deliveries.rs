@@ -14,10 +14,11 @@ use crate::harness::{
 };
 use crate::on_both_backends;
 
-/// Two endpoints and two events, a second apart: `usage` delivered to `ok`
-/// and failing at `failing` (which takes only `usage.*`), then `balance`
-/// delivered to `ok`.
+/// Two endpoints of the test partner, made with its `key`, and two events,
+/// a second apart: `usage` delivered to `ok` and failing at `failing` (which
+/// takes only `usage.*`), then `balance` delivered to `ok`.
 struct Traffic {
+    key: String,
     ok: String,
     failing: String,
     usage: String,
@@ -26,13 +27,14 @@ struct Traffic {
     _receivers: [Receiver; 2],
 }
 
-async fn traffic(app: &TestApp, key: &str) -> Traffic {
+async fn traffic(app: &TestApp) -> Traffic {
+    let key = app.partner_key().await;
     let ok = Receiver::start().await;
     let failing = Receiver::start().await;
     failing.set_default(Reply::status(500));
-    let (ok_ep, _) = create_endpoint(app, key, json!({"url": ok.url()})).await;
+    let (ok_ep, _) = create_endpoint(app, &key, json!({"url": ok.url()})).await;
     let failing_body = json!({"url": failing.url(), "event_types": ["usage.*"]});
-    let (failing_ep, _) = create_endpoint(app, key, failing_body).await;
+    let (failing_ep, _) = create_endpoint(app, &key, failing_body).await;
     let started_ms = app.clock.now_ms();
     let usage_data = usage_finalized("1.274800", "usage_9182", (41200, 7013));
     let usage = app.publish("usage.finalized", usage_data).await;
@@ -49,6 +51,7 @@ async fn traffic(app: &TestApp, key: &str) -> Traffic {
     app.wait_for_state(&balance, &ok_ep, "delivered", WAIT)
         .await;
     Traffic {
+        key,
         ok: ok_ep,
         failing: failing_ep,
         usage,
@@ -82,8 +85,8 @@ async fn find(app: &TestApp, key: &str, query: &str) -> Vec<(String, String)> {
 on_both_backends!(
     deliveries_are_found_by_endpoint_event_type_state_and_time,
     |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let t = traffic(&app, &key).await;
+        let t = traffic(&app).await;
+        let key = &t.key;
         let pairs = |list: &[(&String, &String)]| {
             let mut v: Vec<(String, String)> = list
                 .iter()
@@ -120,7 +123,7 @@ on_both_backends!(
         ];
         for (query, expected) in cases {
             assert_eq!(
-                find(&app, &key, &query).await,
+                find(&app, key, &query).await,
                 expected,
                 "GET /v1/deliveries?{query}"
             );
@@ -131,10 +134,10 @@ on_both_backends!(
 on_both_backends!(
     a_failed_delivery_shows_its_last_status_and_when_it_is_retried,
     |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let t = traffic(&app, &key).await;
-        let id = delivery_id(&app, &key, &t.usage, &t.failing).await;
-        let detail = get_ok(&app, &key, &format!("/v1/deliveries/{id}")).await;
+        let t = traffic(&app).await;
+        let key = &t.key;
+        let id = delivery_id(&app, key, &t.usage, &t.failing).await;
+        let detail = get_ok(&app, key, &format!("/v1/deliveries/{id}")).await;
         assert_eq!(detail["state"], "failed");
         assert_eq!(detail["last_status"], 500);
         assert!(
@@ -147,10 +150,10 @@ on_both_backends!(
 on_both_backends!(
     another_partner_finds_none_of_the_deliveries,
     |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let t = traffic(&app, &key).await;
+        let t = traffic(&app).await;
+        let key = &t.key;
         assert_eq!(
-            find(&app, &key, "").await.len(),
+            find(&app, key, "").await.len(),
             3,
             "the partner finds its three deliveries"
         );

@@ -26,12 +26,12 @@ async fn issue_key(app: &TestApp, operator: &str, partner: &str) -> Value {
     expect_status(&app.request("POST", &path, operator, None).await, 201)
 }
 
-/// Creates the partner "Globex" with `operator`; returns its id.
-async fn create_globex(app: &TestApp, operator: &str) -> String {
-    text(
-        &create_partner(app, operator, json!({"name": "Globex"})).await,
-        "id",
-    )
+/// An operator key and, created with it, the partner "Globex": (key, Globex's id).
+async fn operator_and_globex(app: &TestApp) -> (String, String) {
+    let op = app.operator_key().await;
+    let globex = create_partner(app, &op, json!({"name": "Globex"})).await;
+    let id = text(&globex, "id");
+    (op, id)
 }
 
 /// The text field `name` of `v`, which must be there.
@@ -91,8 +91,7 @@ on_both_backends!(
 on_both_backends!(
     every_partner_is_listed_for_the_operator,
     |app: TestApp| async move {
-        let op = app.operator_key().await;
-        let globex = create_globex(&app, &op).await;
+        let (op, globex) = operator_and_globex(&app).await;
         create_partner(&app, &op, json!({"name": "Initech", "id": "initech"})).await;
         let listed = get_ok(&app, &op, "/v1/admin/partners").await;
         let ids = ids_of(&listed);
@@ -105,8 +104,7 @@ on_both_backends!(
 on_both_backends!(
     a_key_issued_for_a_partner_works_on_that_partners_routes_only,
     |app: TestApp| async move {
-        let op = app.operator_key().await;
-        let globex = create_globex(&app, &op).await;
+        let (op, globex) = operator_and_globex(&app).await;
         let issued = issue_key(&app, &op, &globex).await;
         assert_eq!(issued["role"], "partner");
         assert_eq!(issued["partner_id"], globex.as_str());
@@ -146,8 +144,7 @@ on_both_backends!(
 on_both_backends!(
     a_revoked_key_is_refused_on_the_next_request_and_cannot_be_revoked_twice,
     |app: TestApp| async move {
-        let op = app.operator_key().await;
-        let globex = create_globex(&app, &op).await;
+        let (op, globex) = operator_and_globex(&app).await;
         let issued = issue_key(&app, &op, &globex).await;
         let (globex_key, key_id) = (text(&issued, "key"), text(&issued, "id"));
         let works = app.request("GET", "/v1/endpoints", &globex_key, None).await;

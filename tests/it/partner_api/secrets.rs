@@ -42,6 +42,7 @@ struct Rotated {
     new: Secret,
 }
 
+/// Makes a `Rotated` endpoint.
 async fn rotated_a_second_later(app: &TestApp) -> Rotated {
     let key = app.partner_key().await;
     let (receiver, endpoint, old) = endpoint_at_receiver(app, &key).await;

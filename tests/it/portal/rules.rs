@@ -50,6 +50,7 @@ struct EndpointPage {
     page: TextAnswer,
 }
 
+/// Makes an `EndpointPage`: signs in and loads the new endpoint's page.
 async fn endpoint_page(app: &TestApp) -> EndpointPage {
     let key = app.partner_key().await;
     let (id, _) = app.endpoint("http://127.0.0.1:9/x").await;
