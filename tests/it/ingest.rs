@@ -3,7 +3,11 @@
 
 use serde_json::json;
 
-use crate::harness::{Backend, spawn_app};
+use crate::harness::{
+    Backend, TestApp,
+    rows::{rows_where, stored_events},
+    spawn_app,
+};
 use crate::on_both_backends;
 
 const ID: &str = "evt_01JAAAAAAAAAAAAAAAAAAAAAAA";
@@ -27,7 +31,7 @@ on_both_backends!(
             body["data"]["final_cost"], "1.274800",
             "money stays a decimal string"
         );
-        assert_eq!(app.count("SELECT COUNT(*) AS n FROM outbox_event").await, 1);
+        assert_eq!(stored_events(&app).await, 1);
     }
 );
 
@@ -60,11 +64,7 @@ on_both_backends!(
             "the repeat answers 200 with the stored event"
         );
         assert_eq!(body["event_id"], ID);
-        assert_eq!(
-            app.count("SELECT COUNT(*) AS n FROM outbox_event").await,
-            1,
-            "stored once"
-        );
+        assert_eq!(stored_events(&app).await, 1, "stored once");
     }
 );
 
@@ -91,7 +91,7 @@ on_both_backends!(a_batch_is_all_or_nothing, |app: TestApp| async move {
         "the problem names the offending field: {body}"
     );
     assert_eq!(
-        app.count("SELECT COUNT(*) AS n FROM outbox_event").await,
+        stored_events(&app).await,
         0,
         "nothing of a refused batch is written"
     );
@@ -172,11 +172,7 @@ on_both_backends!(
                 assert_eq!(problem["field"], field, "{shown} → {problem}");
             }
         }
-        assert_eq!(
-            app.count("SELECT COUNT(*) AS n FROM outbox_event").await,
-            0,
-            "no bad input is written"
-        );
+        assert_eq!(stored_events(&app).await, 0, "no bad input is written");
     }
 );
 
@@ -192,10 +188,7 @@ on_both_backends!(
             .post_events(&serde_json::Value::Array(vec![event; 500]))
             .await;
         assert_eq!(status, 201, "a batch of 500 is accepted: {body}");
-        assert_eq!(
-            app.count("SELECT COUNT(*) AS n FROM outbox_event").await,
-            500
-        );
+        assert_eq!(stored_events(&app).await, 500);
     }
 );
 
@@ -231,43 +224,38 @@ on_both_backends!(
     }
 );
 
+/// Opens a transaction and enqueues in it, with the library call a host
+/// makes, a `balance.updated` of `balance` for the test partner; returns the
+/// open transaction and the event's id.
+async fn enqueued_in_a_transaction(
+    app: &TestApp,
+    balance: &str,
+) -> (sea_orm::DatabaseTransaction, String) {
+    use sea_orm::TransactionTrait;
+    let txn = app.db().begin().await.expect("a transaction");
+    let id = hookd::outbox::enqueue(
+        &txn,
+        hookd::outbox::Event::new(
+            "balance.updated",
+            &app.partner_id,
+            json!({"customer_id": "cus_204", "currency": "USD", "balance": balance}),
+        ),
+    )
+    .await
+    .expect("enqueued");
+    (txn, id.to_string())
+}
+
 on_both_backends!(
     an_outbox_row_written_in_a_rolled_back_transaction_never_exists,
-    |backend: Backend| async move {
-        use sea_orm::TransactionTrait;
-        let app = spawn_app(backend).await;
-        let txn = app.db().begin().await.expect("a transaction");
-        hookd::outbox::enqueue(
-            &txn,
-            hookd::outbox::Event::new(
-                "balance.updated",
-                &app.partner_id,
-                json!({"customer_id": "cus_204", "currency": "USD", "balance": "1.00"}),
-            ),
-        )
-        .await
-        .expect("enqueued");
+    |app: TestApp| async move {
+        let (txn, _) = enqueued_in_a_transaction(&app, "1.00").await;
         txn.rollback().await.expect("rolled back");
-        assert_eq!(app.count("SELECT COUNT(*) AS n FROM outbox_event").await, 0);
+        assert_eq!(stored_events(&app).await, 0);
 
-        let txn = app.db().begin().await.expect("a transaction");
-        let id = hookd::outbox::enqueue(
-            &txn,
-            hookd::outbox::Event::new(
-                "balance.updated",
-                &app.partner_id,
-                json!({"customer_id": "cus_204", "currency": "USD", "balance": "2.00"}),
-            ),
-        )
-        .await
-        .expect("enqueued");
+        let (txn, id) = enqueued_in_a_transaction(&app, "2.00").await;
         txn.commit().await.expect("committed");
-        assert_eq!(
-            app.count(&format!(
-                "SELECT COUNT(*) AS n FROM outbox_event WHERE event_id = '{id}'"
-            ))
-            .await,
-            1
-        );
+        let stored = rows_where(&app, "outbox_event", &format!("event_id = '{id}'")).await;
+        assert_eq!(stored, 1, "the committed event is stored");
     }
 );

@@ -8,7 +8,7 @@ use hookd::{
 };
 use serde_json::{Value, json};
 
-use crate::harness::{TestApp, WAIT, read_text, receiver::Receiver};
+use crate::harness::{TestApp, WAIT, payloads::usage_finalized, read_text, receiver::Receiver};
 use crate::on_both_backends;
 
 /// `method path` (a method as the OpenAPI document spells it) with `key`
@@ -75,8 +75,7 @@ on_both_backends!(
         let event = app
             .publish(
                 "usage.finalized",
-                json!({"final_cost": "1.00", "currency": "USD", "customer_id": "cus_204",
-                    "usage_id": "usage_1", "model": "gpt-4o-mini", "input_tokens": 1, "output_tokens": 1}),
+                usage_finalized("1.00", "usage_1", (1, 1)),
             )
             .await;
         receiver.wait_for(1, WAIT).await.expect("delivered");
@@ -103,6 +102,25 @@ on_both_backends!(
             &key_to_revoke.id,
         ];
 
+        // Which of A's objects the `{id}` of a route names, by the route's start.
+        #[rustfmt::skip]
+        let ids_by_route: [(&str, &String); 8] = [
+            ("/v1/endpoints",        &endpoint),
+            ("/v1/deliveries",       &delivery),
+            ("/v1/events",           &event),
+            ("/v1/admin/endpoints",  &endpoint),
+            ("/v1/admin/deliveries", &delivery),
+            ("/v1/admin/events",     &event),
+            ("/v1/admin/partners",   &app.partner_id),
+            ("/v1/admin/keys",       &key_to_revoke.id),
+        ];
+        let id_named_by = |path: &str| {
+            ids_by_route
+                .iter()
+                .find(|(route, _)| path.starts_with(route))
+                .map(|(_, id)| *id)
+        };
+
         let (_, doc) = call(&app, "get", "/v1/openapi.json", &key_b, None).await;
         let doc: Value = serde_json::from_str(&doc).expect("the OpenAPI document");
         let mut walked = 0;
@@ -126,26 +144,12 @@ on_both_backends!(
                 };
                 let id = if !path.contains("{id}") {
                     path
-                } else if path.starts_with("/v1/endpoints") {
-                    &endpoint
-                } else if path.starts_with("/v1/deliveries") {
-                    &delivery
-                } else if path.starts_with("/v1/events") {
-                    &event
-                } else if path.starts_with("/v1/admin/endpoints") {
-                    &endpoint
-                } else if path.starts_with("/v1/admin/deliveries") {
-                    &delivery
-                } else if path.starts_with("/v1/admin/events") {
-                    &event
-                } else if path.starts_with("/v1/admin/partners") {
-                    &app.partner_id
-                } else if path.starts_with("/v1/admin/keys") {
-                    &key_to_revoke.id
                 } else {
-                    panic!(
-                        "{method} {path}: the walk does not know which object its id names; extend it"
-                    )
+                    id_named_by(path).unwrap_or_else(|| {
+                        panic!(
+                            "{method} {path}: the walk does not know which object its id names; extend it"
+                        )
+                    })
                 };
                 let concrete = path.replace("{id}", id.as_str());
                 let body = match (method.as_str(), path.as_str()) {
@@ -204,8 +208,7 @@ on_both_backends!(
         assert_eq!(status, 200, "B could not revoke A's key");
         app.publish(
             "usage.finalized",
-            json!({"final_cost": "2.00", "currency": "USD", "customer_id": "cus_204",
-                "usage_id": "usage_2", "model": "gpt-4o-mini", "input_tokens": 1, "output_tokens": 1}),
+            usage_finalized("2.00", "usage_2", (1, 1)),
         )
         .await;
         receiver

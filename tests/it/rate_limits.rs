@@ -12,7 +12,8 @@ use std::{future::Future, time::Duration};
 use serde_json::json;
 
 use crate::harness::{
-    ApiAnswer, Backend, Limited, TestApp, answer::header, rate_limit, read_answer, spawn_app_with,
+    ApiAnswer, Backend, Limited, TestApp, answer::header, rate_limit, read_answer,
+    rows::stored_events, spawn_app_with,
 };
 use crate::on_both_backends;
 
@@ -78,6 +79,22 @@ fn assert_limited(answer: &ApiAnswer, seconds: &str) {
     );
 }
 
+/// For each step (milliseconds, count, why): moves the clock that far, then
+/// `count` must get exactly `count` through before a 429 (`why`), and the
+/// 429 is the rate limit's, saying the next token is at most a second away.
+async fn expect_refills<F, Fut>(app: &TestApp, steps: &[(u64, usize, &str)], mut count: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = (usize, ApiAnswer)>,
+{
+    for (ms, expected, why) in steps {
+        app.advance(Duration::from_millis(*ms));
+        let (n, refusal) = count().await;
+        assert_eq!(n, *expected, "{why}");
+        assert_limited(&refusal, "1");
+    }
+}
+
 // ----- partner and operator keys -----
 
 on_both_backends!(
@@ -99,20 +116,15 @@ on_both_backends!(
     |backend: Backend| async move {
         let app = spawn_app_with(backend, &rate_limit(Limited::Keys, "2", "2")).await;
         let key = app.partner_key().await;
-        assert_eq!(served(&app, PARTNER_ROUTE, &key).await.0, 2, "the burst");
-        app.advance(Duration::from_millis(250));
-        let (n, refusal) = served(&app, PARTNER_ROUTE, &key).await;
-        assert_eq!(n, 0, "half a token after a quarter second at 2/s");
-        assert_limited(&refusal, "1");
-        app.advance(Duration::from_millis(250));
-        let (n, _) = served(&app, PARTNER_ROUTE, &key).await;
-        assert_eq!(n, 1, "one token after half a second at 2/s");
-        app.advance(Duration::from_secs(1));
-        let (n, _) = served(&app, PARTNER_ROUTE, &key).await;
-        assert_eq!(n, 2, "two tokens after a second at 2/s");
-        app.advance(Duration::from_secs(60));
-        let (n, _) = served(&app, PARTNER_ROUTE, &key).await;
-        assert_eq!(n, 2, "an idle minute refills the burst of 2, no more");
+        #[rustfmt::skip]
+        let steps = [
+            (0,      2, "the burst"),
+            (250,    0, "half a token after a quarter second at 2/s"),
+            (250,    1, "one token after half a second at 2/s"),
+            (1_000,  2, "two tokens after a second at 2/s"),
+            (60_000, 2, "an idle minute refills the burst of 2, no more"),
+        ];
+        expect_refills(&app, &steps, || served(&app, PARTNER_ROUTE, &key)).await;
     }
 );
 
@@ -146,7 +158,7 @@ on_both_backends!(
         assert_eq!(n, 1, "the burst of 1 is published");
         assert_limited(&refusal, "1");
         assert_eq!(
-            app.count("SELECT COUNT(*) AS n FROM outbox_event").await,
+            stored_events(&app).await,
             1,
             "a refused request writes no event"
         );
@@ -157,15 +169,18 @@ on_both_backends!(
     a_producer_publishes_again_one_event_per_refill,
     |backend: Backend| async move {
         let app = spawn_app_with(backend, &rate_limit(Limited::Service, "1", "1")).await;
-        assert_eq!(published(&app, &app.service_key).await.0, 1, "the burst");
-        app.advance(Duration::from_millis(500));
-        let (n, refusal) = published(&app, &app.service_key).await;
-        assert_eq!(n, 0, "half a token after half a second at 1/s");
-        assert_limited(&refusal, "1");
-        app.advance(Duration::from_millis(500));
-        let (n, _) = published(&app, &app.service_key).await;
-        assert_eq!(n, 1, "one event a second after the burst");
-        assert_eq!(app.count("SELECT COUNT(*) AS n FROM outbox_event").await, 2);
+        #[rustfmt::skip]
+        let steps = [
+            (0,   1, "the burst"),
+            (500, 0, "half a token after half a second at 1/s"),
+            (500, 1, "one event a second after the burst"),
+        ];
+        expect_refills(&app, &steps, || published(&app, &app.service_key)).await;
+        assert_eq!(
+            stored_events(&app).await,
+            2,
+            "the two events served are stored"
+        );
     }
 );
 

@@ -4,12 +4,17 @@
 
 pub mod answer;
 pub mod browser;
+pub mod browser_app;
 pub mod dns;
 pub mod limits;
+pub mod payloads;
 pub mod pg;
 pub mod process;
 pub mod python;
 pub mod receiver;
+pub mod rows;
+pub mod schedule;
+pub mod signatures;
 pub mod skip;
 pub mod smtp;
 pub mod tls;

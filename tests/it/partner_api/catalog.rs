@@ -3,17 +3,14 @@
 
 use serde_json::json;
 
-use super::{Body::*, Caller::*, Callers, Case, expect_problems, expect_status};
+use super::{Body::*, Caller::*, Callers, Case, expect_problems, get_ok};
 use crate::on_both_backends;
 
 on_both_backends!(
     the_catalog_lists_each_event_type_with_a_description_and_a_schema,
     |app: TestApp| async move {
         let key = app.partner_key().await;
-        let types = expect_status(
-            &app.request("GET", "/v1/event-types", &key, None).await,
-            200,
-        );
+        let types = get_ok(&app, &key, "/v1/event-types").await;
         let types = types["data"].as_array().expect("a data array");
         assert!(!types.is_empty(), "the catalog lists event types");
         for t in types {
@@ -33,7 +30,7 @@ on_both_backends!(
 
 on_both_backends!(the_limits_are_published, |app: TestApp| async move {
     let key = app.partner_key().await;
-    let limits = expect_status(&app.request("GET", "/v1/limits", &key, None).await, 200);
+    let limits = get_ok(&app, &key, "/v1/limits").await;
     assert_eq!(limits["retention"]["events_days"], 30, "{limits}");
     assert_eq!(limits["retention"]["deliveries_days"], 30, "{limits}");
     assert_eq!(limits["replay_window_seconds"], 30 * 86_400, "{limits}");

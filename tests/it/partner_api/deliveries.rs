@@ -6,17 +6,19 @@ use std::time::Duration;
 use hookd::domain::{clock::Clock as _, event::format_time};
 use serde_json::json;
 
-use super::{create_endpoint, delivery_id, expect_status};
+use super::{create_endpoint, delivery_id, get_ok};
 use crate::harness::{
     TestApp, WAIT,
+    payloads::usage_finalized,
     receiver::{Receiver, Reply},
 };
 use crate::on_both_backends;
 
-/// Two endpoints and two events, a second apart: `usage` delivered to `ok`
-/// and failing at `failing` (which takes only `usage.*`), then `balance`
-/// delivered to `ok`.
+/// Two endpoints of the test partner, made with its `key`, and two events,
+/// a second apart: `usage` delivered to `ok` and failing at `failing` (which
+/// takes only `usage.*`), then `balance` delivered to `ok`.
 struct Traffic {
+    key: String,
     ok: String,
     failing: String,
     usage: String,
@@ -25,21 +27,17 @@ struct Traffic {
     _receivers: [Receiver; 2],
 }
 
-async fn traffic(app: &TestApp, key: &str) -> Traffic {
+async fn traffic(app: &TestApp) -> Traffic {
+    let key = app.partner_key().await;
     let ok = Receiver::start().await;
     let failing = Receiver::start().await;
     failing.set_default(Reply::status(500));
-    let (ok_ep, _) = create_endpoint(app, key, json!({"url": ok.url()})).await;
+    let (ok_ep, _) = create_endpoint(app, &key, json!({"url": ok.url()})).await;
     let failing_body = json!({"url": failing.url(), "event_types": ["usage.*"]});
-    let (failing_ep, _) = create_endpoint(app, key, failing_body).await;
+    let (failing_ep, _) = create_endpoint(app, &key, failing_body).await;
     let started_ms = app.clock.now_ms();
-    let usage = app
-        .publish(
-            "usage.finalized",
-            json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
-                "usage_id": "usage_9182", "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013}),
-        )
-        .await;
+    let usage_data = usage_finalized("1.274800", "usage_9182", (41200, 7013));
+    let usage = app.publish("usage.finalized", usage_data).await;
     app.wait_for_state(&usage, &ok_ep, "delivered", WAIT).await;
     app.wait_for_state(&usage, &failing_ep, "failed", WAIT)
         .await;
@@ -53,6 +51,7 @@ async fn traffic(app: &TestApp, key: &str) -> Traffic {
     app.wait_for_state(&balance, &ok_ep, "delivered", WAIT)
         .await;
     Traffic {
+        key,
         ok: ok_ep,
         failing: failing_ep,
         usage,
@@ -64,11 +63,7 @@ async fn traffic(app: &TestApp, key: &str) -> Traffic {
 
 /// The (event, endpoint) pairs `GET /v1/deliveries?{query}` finds, sorted.
 async fn find(app: &TestApp, key: &str, query: &str) -> Vec<(String, String)> {
-    let page = expect_status(
-        &app.request("GET", &format!("/v1/deliveries?{query}"), key, None)
-            .await,
-        200,
-    );
+    let page = get_ok(app, key, &format!("/v1/deliveries?{query}")).await;
     let mut found: Vec<(String, String)> = page["data"]
         .as_array()
         .expect("data")
@@ -90,8 +85,8 @@ async fn find(app: &TestApp, key: &str, query: &str) -> Vec<(String, String)> {
 on_both_backends!(
     deliveries_are_found_by_endpoint_event_type_state_and_time,
     |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let t = traffic(&app, &key).await;
+        let t = traffic(&app).await;
+        let key = &t.key;
         let pairs = |list: &[(&String, &String)]| {
             let mut v: Vec<(String, String)> = list
                 .iter()
@@ -128,7 +123,7 @@ on_both_backends!(
         ];
         for (query, expected) in cases {
             assert_eq!(
-                find(&app, &key, &query).await,
+                find(&app, key, &query).await,
                 expected,
                 "GET /v1/deliveries?{query}"
             );
@@ -139,14 +134,10 @@ on_both_backends!(
 on_both_backends!(
     a_failed_delivery_shows_its_last_status_and_when_it_is_retried,
     |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let t = traffic(&app, &key).await;
-        let id = delivery_id(&app, &key, &t.usage, &t.failing).await;
-        let detail = expect_status(
-            &app.request("GET", &format!("/v1/deliveries/{id}"), &key, None)
-                .await,
-            200,
-        );
+        let t = traffic(&app).await;
+        let key = &t.key;
+        let id = delivery_id(&app, key, &t.usage, &t.failing).await;
+        let detail = get_ok(&app, key, &format!("/v1/deliveries/{id}")).await;
         assert_eq!(detail["state"], "failed");
         assert_eq!(detail["last_status"], 500);
         assert!(
@@ -159,10 +150,10 @@ on_both_backends!(
 on_both_backends!(
     another_partner_finds_none_of_the_deliveries,
     |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let t = traffic(&app, &key).await;
+        let t = traffic(&app).await;
+        let key = &t.key;
         assert_eq!(
-            find(&app, &key, "").await.len(),
+            find(&app, key, "").await.len(),
             3,
             "the partner finds its three deliveries"
         );

@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 
 use super::{
     Body::*, Caller::*, Callers, Case, create_endpoint, endpoint_count, expect_problems,
-    expect_status, ids_of,
+    expect_problems_writing_nothing, expect_status, get_ok, ids_of,
 };
-use crate::harness::{TestApp, WAIT, receiver::Receiver};
+use crate::harness::{TestApp, WAIT, receiver::Receiver, rows::rows_where};
 use crate::on_both_backends;
 
 /// Creates an endpoint with every setting given; returns the 201's body.
@@ -85,14 +85,10 @@ on_both_backends!(
         app.advance(Duration::from_secs(1));
         let second = id(&paused(&app, &key, &receiver).await);
 
-        let one = expect_status(
-            &app.request("GET", &format!("/v1/endpoints/{first}"), &key, None)
-                .await,
-            200,
-        );
+        let one = get_ok(&app, &key, &format!("/v1/endpoints/{first}")).await;
         assert_eq!(one["id"], first.as_str());
         assert_eq!(one["description"], "billing");
-        let list = expect_status(&app.request("GET", "/v1/endpoints", &key, None).await, 200);
+        let list = get_ok(&app, &key, "/v1/endpoints").await;
         assert_eq!(
             ids_of(&list),
             vec![first, second],
@@ -126,11 +122,7 @@ on_both_backends!(
             "what the patch leaves out stays"
         );
         assert_eq!(body["rate_limit"], 20, "what the patch leaves out stays");
-        let again = expect_status(
-            &app.request("GET", &format!("/v1/endpoints/{endpoint}"), &key, None)
-                .await,
-            200,
-        );
+        let again = get_ok(&app, &key, &format!("/v1/endpoints/{endpoint}")).await;
         assert_eq!(
             again["description"], "billing v2",
             "the change is stored: {again}"
@@ -138,28 +130,28 @@ on_both_backends!(
     }
 );
 
+/// `POST /v1/endpoints/{endpoint}/{action}` (`disable`, `enable`): the
+/// answer shows the endpoint in `status`, and so does reading it again.
+async fn expect_action_sets_status(
+    app: &TestApp,
+    key: &str,
+    endpoint: &str,
+    action: &str,
+    status: &str,
+) {
+    let path = format!("/v1/endpoints/{endpoint}/{action}");
+    let answered = expect_status(&app.request("POST", &path, key, None).await, 200);
+    assert_eq!(answered["status"], status, "{action} answers: {answered}");
+    let again = get_ok(app, key, &format!("/v1/endpoints/{endpoint}")).await;
+    assert_eq!(again["status"], status, "the change is stored: {again}");
+}
+
 on_both_backends!(
     a_disabled_endpoint_reads_as_disabled,
     |app: TestApp| async move {
         let key = app.partner_key().await;
         let endpoint = id(&billing(&app, &key, &Receiver::start().await).await);
-        let disabled = app
-            .request(
-                "POST",
-                &format!("/v1/endpoints/{endpoint}/disable"),
-                &key,
-                None,
-            )
-            .await;
-        assert_eq!(expect_status(&disabled, 200)["status"], "disabled");
-        let again = app
-            .request("GET", &format!("/v1/endpoints/{endpoint}"), &key, None)
-            .await;
-        assert_eq!(
-            expect_status(&again, 200)["status"],
-            "disabled",
-            "the change is stored"
-        );
+        expect_action_sets_status(&app, &key, &endpoint, "disable", "disabled").await;
     }
 );
 
@@ -168,23 +160,7 @@ on_both_backends!(
     |app: TestApp| async move {
         let key = app.partner_key().await;
         let endpoint = id(&paused(&app, &key, &Receiver::start().await).await);
-        let enabled = app
-            .request(
-                "POST",
-                &format!("/v1/endpoints/{endpoint}/enable"),
-                &key,
-                None,
-            )
-            .await;
-        assert_eq!(expect_status(&enabled, 200)["status"], "active");
-        let again = app
-            .request("GET", &format!("/v1/endpoints/{endpoint}"), &key, None)
-            .await;
-        assert_eq!(
-            expect_status(&again, 200)["status"],
-            "active",
-            "the change is stored"
-        );
+        expect_action_sets_status(&app, &key, &endpoint, "enable", "active").await;
     }
 );
 
@@ -249,7 +225,7 @@ on_both_backends!(
             ("DELETE", path.as_str(), Partner, Empty, 404, "not-found", None),
         ];
         expect_problems(&app, &callers, &cases).await;
-        let list = expect_status(&app.request("GET", "/v1/endpoints", key, None).await, 200);
+        let list = get_ok(&app, key, "/v1/endpoints").await;
         assert_eq!(ids_of(&list), vec![kept]);
     }
 );
@@ -270,11 +246,7 @@ on_both_backends!(
             "deleting an endpoint with deliveries works: {}",
             deleted.1
         );
-        let left = app
-            .count(&format!(
-                "SELECT COUNT(*) AS n FROM delivery WHERE endpoint_id = '{id}'"
-            ))
-            .await;
+        let left = rows_where(&app, "delivery", &format!("endpoint_id = '{id}'")).await;
         assert_eq!(left, 0, "its deliveries go with it");
     }
 );
@@ -291,7 +263,7 @@ on_both_backends!(
             ("POST", e, Partner, Json(json!({"url": "http://169.254.169.254/latest"})),  422, "invalid-url", Some("url")),
             ("POST", e, Partner, Json(json!({"url": "not a url"})),                      422, "invalid-url", Some("url")),
         ];
-        expect_problems(&app, &callers, &cases).await;
-        assert_eq!(endpoint_count(&app).await, 0, "no endpoint was written");
+        expect_problems_writing_nothing(&app, &callers, &cases, "endpoint", "endpoint").await;
+        assert_eq!(endpoint_count(&app).await, 0, "no endpoint at all");
     }
 );

@@ -4,9 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{
-    Body::*, Caller::*, Callers, Case, endpoint_at_receiver, expect_problems, expect_status,
-};
+use super::{Callers, endpoint_at_receiver, expect_hidden_from_strangers, get_ok};
 use crate::harness::{TestApp, WAIT, wait_until};
 use crate::on_both_backends;
 
@@ -20,11 +18,7 @@ const TYPES: [&str; 5] = [
 
 /// One page of the feed: (events, next cursor).
 async fn feed_page(app: &TestApp, key: &str, query: &str) -> (Vec<Value>, String) {
-    let page = expect_status(
-        &app.request("GET", &format!("/v1/events?{query}"), key, None)
-            .await,
-        200,
-    );
+    let page = get_ok(app, key, &format!("/v1/events?{query}")).await;
     let cursor = page["next_cursor"]
         .as_str()
         .unwrap_or_else(|| panic!("the feed always gives a next_cursor: {page}"))
@@ -183,11 +177,7 @@ on_both_backends!(
             .await;
         app.wait_for_state(&event, &endpoint, "delivered", WAIT)
             .await;
-        let one = expect_status(
-            &app.request("GET", &format!("/v1/events/{event}"), &key, None)
-                .await,
-            200,
-        );
+        let one = get_ok(&app, &key, &format!("/v1/events/{event}")).await;
         assert_eq!(one["event"]["event_id"], event.as_str());
         assert_eq!(one["event"]["type"], "balance.updated");
         let deliveries = one["deliveries"].as_array().expect("deliveries");
@@ -205,12 +195,8 @@ on_both_backends!(
             .publish("balance.updated", data(1, "balance.updated"))
             .await;
         let path = format!("/v1/events/{event}");
-        #[rustfmt::skip]
-        let cases: Vec<Case> = vec![
-            ("GET", path.as_str(),                              Stranger, Empty, 404, "not-found", None),
-            ("GET", "/v1/events/evt_01JAAAAAAAAAAAAAAAAAAAAAAA", Partner,  Empty, 404, "not-found", None),
-        ];
-        expect_problems(&app, &callers, &cases).await;
+        let unknown = "/v1/events/evt_01JAAAAAAAAAAAAAAAAAAAAAAA";
+        expect_hidden_from_strangers(&app, &callers, "GET", &path, unknown).await;
         let own = app.request("GET", &path, &callers.partner, None).await;
         assert_eq!(own.0, 200, "its own partner finds it: {}", own.1);
     }

@@ -5,7 +5,7 @@ use std::cell::{Cell, RefCell};
 
 use serde_json::json;
 
-use super::{assert_each_once, expect_status};
+use super::{assert_each_once, get_ok};
 use crate::harness::{
     Backend, SLOW, UNLIMITED, another_instance, call_raw, spawn_app_with, wait_until,
 };
@@ -74,11 +74,7 @@ on_both_backends!(
             } else {
                 format!("limit=10&after={after}")
             };
-            let page = expect_status(
-                &app.request("GET", &format!("/v1/events?{query}"), key, None)
-                    .await,
-                200,
-            );
+            let page = get_ok(app, key, &format!("/v1/events?{query}")).await;
             let events = page["data"].as_array().expect("data");
             let next = page["next_cursor"]
                 .as_str()

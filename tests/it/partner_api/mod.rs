@@ -24,15 +24,12 @@ use std::collections::HashMap;
 use hookd::{
     domain::clock::Clock as _,
     secret::Secret,
-    signing,
     store::keys::{self, Role},
 };
 use serde_json::Value;
 
 use crate::harness::{
-    ApiAnswer, TestApp, WAIT, answer,
-    receiver::{Received, Receiver},
-    wait_until,
+    ApiAnswer, TestApp, WAIT, answer, receiver::Receiver, rows::rows, wait_until,
 };
 
 #[track_caller]
@@ -43,6 +40,11 @@ fn expect_status(answer: &ApiAnswer, status: u16) -> Value {
         answer.0, answer.1
     );
     answer.1.clone()
+}
+
+/// `GET path` with `key`, which must answer 200; returns the body.
+async fn get_ok(app: &TestApp, key: &str, path: &str) -> Value {
+    expect_status(&app.request("GET", path, key, None).await, 200)
 }
 
 /// Creates an endpoint over the API: (id, secret).
@@ -65,18 +67,20 @@ async fn endpoint_at_receiver(app: &TestApp, key: &str) -> (Receiver, String, Se
     (receiver, id, secret)
 }
 
+/// The number of endpoints, of every partner.
 async fn endpoint_count(app: &TestApp) -> i64 {
-    app.count("SELECT COUNT(*) AS n FROM endpoint").await
+    rows(app, "endpoint").await
 }
 
+/// The number of deliveries, of every partner.
 async fn delivery_count(app: &TestApp) -> i64 {
-    app.count("SELECT COUNT(*) AS n FROM delivery").await
+    rows(app, "delivery").await
 }
 
 /// The id of the one delivery of `event` (to `endpoint`), found over the API.
 async fn delivery_id(app: &TestApp, key: &str, event: &str, endpoint: &str) -> String {
     let path = format!("/v1/deliveries?event_id={event}&endpoint_id={endpoint}");
-    let page = expect_status(&app.request("GET", &path, key, None).await, 200);
+    let page = get_ok(app, key, &path).await;
     let data = page["data"].as_array().expect("a data array");
     assert_eq!(
         data.len(),
@@ -103,36 +107,6 @@ async fn delivery_with_attempts(app: &TestApp, key: &str, id: &str, n: usize) ->
     })
     .await
     .unwrap_or_else(|| panic!("delivery {id} did not show {n} attempt(s) within {WAIT:?}"))
-}
-
-fn signature_entries(r: &Received) -> Vec<String> {
-    r.header("webhook-signature")
-        .unwrap_or("")
-        .split_ascii_whitespace()
-        .map(str::to_string)
-        .collect()
-}
-
-/// Whether a receiver holding only `secret` accepts the request at `now_ms`.
-fn verifies(secret: &Secret, r: &Received, now_ms: i64) -> bool {
-    signing::verify(
-        secret,
-        r.header("webhook-id").unwrap_or(""),
-        r.header("webhook-timestamp").unwrap_or(""),
-        r.header("webhook-signature").unwrap_or(""),
-        &r.body,
-        now_ms / 1000,
-        300,
-    )
-    .is_ok()
-}
-
-/// The `webhook-timestamp` of a request, in seconds.
-fn timestamp(r: &Received) -> i64 {
-    r.header("webhook-timestamp")
-        .expect("a webhook-timestamp")
-        .parse()
-        .expect("a webhook-timestamp in seconds")
 }
 
 fn ids_of(page: &Value) -> Vec<String> {
@@ -166,6 +140,25 @@ fn assert_each_once(seen: &[String], existing: &[String], what: &str) {
 }
 
 // ----- problem tables -----
+
+/// `method ours` (an object of the test partner) with another partner's
+/// key, and `method unknown` (an id that names nothing) with the partner's
+/// own: both must be a 404 `not-found` problem, so that a stranger cannot
+/// tell another partner's object from none at all.
+async fn expect_hidden_from_strangers(
+    app: &TestApp,
+    callers: &Callers,
+    method: &str,
+    ours: &str,
+    unknown: &str,
+) {
+    #[rustfmt::skip]
+    let cases: Vec<Case> = vec![
+        (method, ours,    Caller::Stranger, Body::Empty, 404, "not-found", None),
+        (method, unknown, Caller::Partner,  Body::Empty, 404, "not-found", None),
+    ];
+    expect_problems(app, callers, &cases).await;
+}
 
 /// Who sends a row of a problem table.
 #[derive(Debug, Clone, Copy)]
@@ -276,6 +269,21 @@ async fn expect_problems(app: &TestApp, callers: &Callers, cases: &[Case<'_>]) -
         cases.len(),
         wrong.join("\n")
     );
+    answers
+}
+
+/// Like `expect_problems`, and checks that none of the rows wrote a row of
+/// `table` (what `what` names).
+async fn expect_problems_writing_nothing(
+    app: &TestApp,
+    callers: &Callers,
+    cases: &[Case<'_>],
+    table: &str,
+    what: &str,
+) -> Vec<ApiAnswer> {
+    let before = rows(app, table).await;
+    let answers = expect_problems(app, callers, cases).await;
+    assert_eq!(rows(app, table).await, before, "no {what} was written");
     answers
 }
 

@@ -5,7 +5,8 @@
 use serde_json::{Value, json};
 
 use super::{
-    Body::*, Caller::*, Callers, Case, create_endpoint, expect_problems, expect_status, ids_of,
+    Body::*, Caller::*, Callers, Case, create_endpoint, expect_problems,
+    expect_problems_writing_nothing, expect_status, get_ok, ids_of,
 };
 use crate::harness::{TestApp, receiver::Receiver};
 use crate::on_both_backends;
@@ -25,6 +26,15 @@ async fn issue_key(app: &TestApp, operator: &str, partner: &str) -> Value {
     expect_status(&app.request("POST", &path, operator, None).await, 201)
 }
 
+/// An operator key and, created with it, the partner "Globex": (key, Globex's id).
+async fn operator_and_globex(app: &TestApp) -> (String, String) {
+    let op = app.operator_key().await;
+    let globex = create_partner(app, &op, json!({"name": "Globex"})).await;
+    let id = text(&globex, "id");
+    (op, id)
+}
+
+/// The text field `name` of `v`, which must be there.
 fn text(v: &Value, name: &str) -> String {
     v[name]
         .as_str()
@@ -69,34 +79,21 @@ on_both_backends!(
     a_partner_without_a_name_or_with_an_unknown_field_is_refused,
     |app: TestApp| async move {
         let callers = Callers::of(&app).await;
-        let before = app.count("SELECT COUNT(*) AS n FROM partner").await;
         #[rustfmt::skip]
         let cases: Vec<Case> = vec![
             ("POST", "/v1/admin/partners", Operator, Json(json!({"name": ""})),               422, "out-of-range",  Some("name")),
             ("POST", "/v1/admin/partners", Operator, Json(json!({"name": "X", "colour": 1})), 422, "unknown-field", Some("colour")),
         ];
-        expect_problems(&app, &callers, &cases).await;
-        assert_eq!(
-            app.count("SELECT COUNT(*) AS n FROM partner").await,
-            before,
-            "no partner was written"
-        );
+        expect_problems_writing_nothing(&app, &callers, &cases, "partner", "partner").await;
     }
 );
 
 on_both_backends!(
     every_partner_is_listed_for_the_operator,
     |app: TestApp| async move {
-        let op = app.operator_key().await;
-        let globex = text(
-            &create_partner(&app, &op, json!({"name": "Globex"})).await,
-            "id",
-        );
+        let (op, globex) = operator_and_globex(&app).await;
         create_partner(&app, &op, json!({"name": "Initech", "id": "initech"})).await;
-        let listed = expect_status(
-            &app.request("GET", "/v1/admin/partners", &op, None).await,
-            200,
-        );
+        let listed = get_ok(&app, &op, "/v1/admin/partners").await;
         let ids = ids_of(&listed);
         for id in [app.partner_id.as_str(), globex.as_str(), "initech"] {
             assert!(ids.iter().any(|i| i == id), "{id} is listed: {listed}");
@@ -107,11 +104,7 @@ on_both_backends!(
 on_both_backends!(
     a_key_issued_for_a_partner_works_on_that_partners_routes_only,
     |app: TestApp| async move {
-        let op = app.operator_key().await;
-        let globex = text(
-            &create_partner(&app, &op, json!({"name": "Globex"})).await,
-            "id",
-        );
+        let (op, globex) = operator_and_globex(&app).await;
         let issued = issue_key(&app, &op, &globex).await;
         assert_eq!(issued["role"], "partner");
         assert_eq!(issued["partner_id"], globex.as_str());
@@ -120,17 +113,14 @@ on_both_backends!(
         let receiver = Receiver::start().await;
         let (endpoint, _) =
             create_endpoint(&app, &globex_key, json!({"url": receiver.url()})).await;
-        let theirs = expect_status(
-            &app.request("GET", "/v1/endpoints", &globex_key, None).await,
-            200,
-        );
+        let theirs = get_ok(&app, &globex_key, "/v1/endpoints").await;
         assert_eq!(
             ids_of(&theirs),
             vec![endpoint],
             "the new key works on partner routes"
         );
         let acme = app.partner_key().await;
-        let ours = expect_status(&app.request("GET", "/v1/endpoints", &acme, None).await, 200);
+        let ours = get_ok(&app, &acme, "/v1/endpoints").await;
         assert_eq!(
             ids_of(&ours),
             Vec::<String>::new(),
@@ -143,28 +133,18 @@ on_both_backends!(
     no_key_is_issued_for_a_partner_that_does_not_exist,
     |app: TestApp| async move {
         let callers = Callers::of(&app).await;
-        let before = app.count("SELECT COUNT(*) AS n FROM api_key").await;
         #[rustfmt::skip]
         let cases: Vec<Case> = vec![
             ("POST", "/v1/admin/partners/ptn_nope/keys", Operator, Empty, 404, "not-found", None),
         ];
-        expect_problems(&app, &callers, &cases).await;
-        assert_eq!(
-            app.count("SELECT COUNT(*) AS n FROM api_key").await,
-            before,
-            "no key was written"
-        );
+        expect_problems_writing_nothing(&app, &callers, &cases, "api_key", "key").await;
     }
 );
 
 on_both_backends!(
     a_revoked_key_is_refused_on_the_next_request_and_cannot_be_revoked_twice,
     |app: TestApp| async move {
-        let op = app.operator_key().await;
-        let globex = text(
-            &create_partner(&app, &op, json!({"name": "Globex"})).await,
-            "id",
-        );
+        let (op, globex) = operator_and_globex(&app).await;
         let issued = issue_key(&app, &op, &globex).await;
         let (globex_key, key_id) = (text(&issued, "key"), text(&issued, "id"));
         let works = app.request("GET", "/v1/endpoints", &globex_key, None).await;

@@ -5,9 +5,7 @@ use std::{cell::Cell, time::Duration};
 
 use serde_json::{Value, json};
 
-use super::{
-    assert_each_once, create_endpoint, delivery_count, endpoint_count, expect_status, ids_of,
-};
+use super::{assert_each_once, create_endpoint, delivery_count, endpoint_count, get_ok, ids_of};
 use crate::harness::{
     Backend, TestApp, UNLIMITED, WAIT, receiver::Receiver, spawn_app_with, wait_until,
 };
@@ -34,7 +32,7 @@ where
             Some(c) => format!("{list}?limit=7&after={c}"),
             None => format!("{list}?limit=7"),
         };
-        let page = expect_status(&app.request("GET", &path, key, None).await, 200);
+        let page = get_ok(app, key, &path).await;
         let ids = ids_of(&page);
         assert!(ids.len() <= 7, "a page holds at most `limit` rows: {page}");
         seen.extend(ids);
@@ -70,11 +68,7 @@ on_both_backends!(
         })
         .await
         .expect("30 deliveries");
-        let existing = ids_of(&expect_status(
-            &app.request("GET", "/v1/deliveries?limit=500", &key, None)
-                .await,
-            200,
-        ));
+        let existing = ids_of(&get_ok(&app, &key, "/v1/deliveries?limit=500").await);
         assert_eq!(existing.len(), 30);
 
         let stop = Cell::new(false);
@@ -108,11 +102,7 @@ on_both_backends!(
         for _ in 0..20 {
             create_endpoint(&app, &key, json!({"url": receiver.url()})).await;
         }
-        let existing = ids_of(&expect_status(
-            &app.request("GET", "/v1/endpoints?limit=500", &key, None)
-                .await,
-            200,
-        ));
+        let existing = ids_of(&get_ok(&app, &key, "/v1/endpoints?limit=500").await);
         assert_eq!(existing.len(), 20);
 
         // Appended rows sort after the cursor, so the producer adds one per

@@ -14,6 +14,7 @@ use super::{
 use crate::harness::{
     Backend, WAIT,
     receiver::{Receiver, Reply},
+    schedule::exact_schedule,
     spawn_app_with,
 };
 use crate::on_both_backends;
@@ -21,14 +22,7 @@ use crate::on_both_backends;
 on_both_backends!(
     recover_replays_every_failed_or_dead_delivery_of_the_endpoint_in_the_window,
     |backend: Backend| async move {
-        let app = spawn_app_with(
-            backend,
-            &[
-                ("HOOKD_DELIVERY__SCHEDULE", r#"["0s", "1h"]"#),
-                ("HOOKD_DELIVERY__JITTER", "0"),
-            ],
-        )
-        .await;
+        let app = spawn_app_with(backend, &exact_schedule(r#"["0s", "1h"]"#)).await;
         let key = app.partner_key().await;
         let receiver = Receiver::start().await;
         let other = Receiver::start().await;

@@ -8,10 +8,16 @@ use hookd::domain::{clock::Clock as _, event::format_time};
 use serde_json::json;
 
 use super::{
-    Body::*, Caller::*, Callers, Case, delivery_id, delivery_with_attempts, endpoint_at_receiver,
-    expect_problems, expect_status, timestamp, verifies,
+    Callers, delivery_id, delivery_with_attempts, endpoint_at_receiver,
+    expect_hidden_from_strangers, expect_status,
 };
-use crate::harness::{Backend, TestApp, WAIT, receiver::Reply, spawn_app_with};
+use crate::harness::{
+    Backend, TestApp, WAIT,
+    receiver::{Receiver, Reply},
+    schedule::exact_schedule,
+    signatures::{timestamp, verifies},
+    spawn_app_with,
+};
 use crate::on_both_backends;
 
 /// One attempt and no retries: a failing delivery is dead at once.
@@ -81,33 +87,48 @@ on_both_backends!(
     }
 );
 
+/// A delivery that died on a 500 (its one attempt), replayed a minute later
+/// with the receiver answering `status`. Checks what every such replay
+/// does: it arrives with the original `webhook-id`, stamped with the time it
+/// is sent and signed afresh with the endpoint's secret, and is recorded as
+/// the delivery's second attempt, `manual`, with `status`; after it the
+/// delivery is in `state`, which is `why`. Returns the app and the receiver.
+async fn replay_a_dead_delivery(
+    backend: Backend,
+    status: u16,
+    state: &str,
+    why: &str,
+) -> (TestApp, Receiver) {
+    let app = spawn_app_with(backend, &ONE_ATTEMPT).await;
+    let key = app.partner_key().await;
+    let (receiver, endpoint, secret) = endpoint_at_receiver(&app, &key).await;
+    receiver.set_default(Reply::status(500));
+    let event = app.publish("dead.x", json!({"status": status})).await;
+    assert_eq!(app.wait_for_state(&event, &endpoint, "dead", WAIT).await, 1);
+    receiver.set_default(Reply::status(status));
+    app.advance(Duration::from_secs(60));
+
+    let id = delivery_id(&app, &key, &event, &endpoint).await;
+    replay(&app, &key, &id).await;
+    let got = receiver
+        .wait_for(2, WAIT)
+        .await
+        .expect("the replay of a dead delivery arrives");
+    assert_eq!(got[1].header("webhook-id"), Some(event.as_str()));
+    assert_eq!(timestamp(&got[1]), timestamp(&got[0]) + 60);
+    assert!(verifies(&secret, &got[1], app.clock.now_ms()));
+    let detail = delivery_with_attempts(&app, &key, &id, 2).await;
+    assert_eq!(detail["attempts"][1]["trigger"], "manual");
+    assert_eq!(detail["attempts"][1]["status_code"], status);
+    assert_eq!(detail["state"], state, "{why}: {detail}");
+    (app, receiver)
+}
+
 on_both_backends!(
     a_failed_replay_leaves_a_dead_delivery_dead,
     |backend: Backend| async move {
-        let app = spawn_app_with(backend, &ONE_ATTEMPT).await;
-        let key = app.partner_key().await;
-        let (receiver, endpoint, secret) = endpoint_at_receiver(&app, &key).await;
-        receiver.set_default(Reply::status(500));
-        let event = app.publish("dead.x", json!({"n": 2})).await;
-        assert_eq!(app.wait_for_state(&event, &endpoint, "dead", WAIT).await, 1);
-        app.advance(Duration::from_secs(60));
-
-        let id = delivery_id(&app, &key, &event, &endpoint).await;
-        replay(&app, &key, &id).await;
-        let got = receiver
-            .wait_for(2, WAIT)
-            .await
-            .expect("the replay of a dead delivery arrives");
-        assert_eq!(got[1].header("webhook-id"), Some(event.as_str()));
-        assert_eq!(timestamp(&got[1]), timestamp(&got[0]) + 60);
-        assert!(verifies(&secret, &got[1], app.clock.now_ms()));
-        let detail = delivery_with_attempts(&app, &key, &id, 2).await;
-        assert_eq!(detail["attempts"][1]["trigger"], "manual");
-        assert_eq!(detail["attempts"][1]["status_code"], 500);
-        assert_eq!(
-            detail["state"], "dead",
-            "a failed manual attempt leaves a dead delivery dead: {detail}"
-        );
+        let why = "a failed manual attempt leaves a dead delivery dead";
+        let (_app, receiver) = replay_a_dead_delivery(backend, 500, "dead", why).await;
         receiver.stays_at(2).await;
     }
 );
@@ -115,30 +136,8 @@ on_both_backends!(
 on_both_backends!(
     a_dead_delivery_replayed_once_its_receiver_is_back_is_delivered,
     |backend: Backend| async move {
-        let app = spawn_app_with(backend, &ONE_ATTEMPT).await;
-        let key = app.partner_key().await;
-        let (receiver, endpoint, secret) = endpoint_at_receiver(&app, &key).await;
-        receiver.set_default(Reply::status(500));
-        let event = app.publish("dead.x", json!({"n": 3})).await;
-        app.wait_for_state(&event, &endpoint, "dead", WAIT).await;
-        receiver.set_default(Reply::status(200));
-        app.advance(Duration::from_secs(60));
-
-        let id = delivery_id(&app, &key, &event, &endpoint).await;
-        replay(&app, &key, &id).await;
-        let got = receiver
-            .wait_for(2, WAIT)
-            .await
-            .expect("the replay arrives");
-        assert_eq!(got[1].header("webhook-id"), Some(event.as_str()));
-        assert!(verifies(&secret, &got[1], app.clock.now_ms()));
-        let detail = delivery_with_attempts(&app, &key, &id, 2).await;
-        assert_eq!(detail["attempts"][1]["trigger"], "manual");
-        assert_eq!(detail["attempts"][1]["status_code"], 200);
-        assert_eq!(
-            detail["state"], "delivered",
-            "a good manual attempt delivers a dead delivery: {detail}"
-        );
+        let why = "a good manual attempt delivers a dead delivery";
+        replay_a_dead_delivery(backend, 200, "delivered", why).await;
     }
 );
 
@@ -153,13 +152,8 @@ on_both_backends!(
         app.wait_for_state(&event, &endpoint, "dead", WAIT).await;
         let id = delivery_id(&app, &callers.partner, &event, &endpoint).await;
         let path = format!("/v1/deliveries/{id}/replay");
-
-        #[rustfmt::skip]
-        let cases: Vec<Case> = vec![
-            ("POST", path.as_str(),                     Stranger, Empty, 404, "not-found", None),
-            ("POST", "/v1/deliveries/dlv_nope/replay",  Partner,  Empty, 404, "not-found", None),
-        ];
-        expect_problems(&app, &callers, &cases).await;
+        let unknown = "/v1/deliveries/dlv_nope/replay";
+        expect_hidden_from_strangers(&app, &callers, "POST", &path, unknown).await;
         receiver.stays_at(1).await;
     }
 );
@@ -167,14 +161,7 @@ on_both_backends!(
 on_both_backends!(
     a_failed_replay_of_a_retrying_delivery_costs_it_none_of_its_scheduled_attempts,
     |backend: Backend| async move {
-        let app = spawn_app_with(
-            backend,
-            &[
-                ("HOOKD_DELIVERY__SCHEDULE", r#"["0s", "5s", "5m"]"#),
-                ("HOOKD_DELIVERY__JITTER", "0"),
-            ],
-        )
-        .await;
+        let app = spawn_app_with(backend, &exact_schedule(r#"["0s", "5s", "5m"]"#)).await;
         let key = app.partner_key().await;
         let (receiver, endpoint, _) = endpoint_at_receiver(&app, &key).await;
         receiver.set_default(Reply::status(500));

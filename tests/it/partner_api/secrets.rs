@@ -13,9 +13,13 @@ use serde_json::{Value, json};
 
 use super::{
     Body::*, Caller::*, Callers, Case, endpoint_at_receiver, expect_problems, expect_status,
-    signature_entries, timestamp, verifies,
 };
-use crate::harness::{TestApp, WAIT};
+use crate::harness::{
+    TestApp, WAIT,
+    receiver::{Received, Receiver},
+    rows::rows_where,
+    signatures::{signature_entries, timestamp, verifies},
+};
 use crate::on_both_backends;
 
 /// Rotates `endpoint`'s secret (with `body`, if any); returns the 200's body and the new secret.
@@ -25,6 +29,53 @@ async fn rotate(app: &TestApp, key: &str, endpoint: &str, body: Option<&Value>) 
     let secret = Secret::parse(rotated["secret"].as_str().expect("the new secret"))
         .expect("a whsec_ secret");
     (rotated, secret)
+}
+
+/// An endpoint of the test partner at a receiver, its secret rotated (the
+/// default overlap) a second after it was made: secrets are ordered by
+/// creation time.
+struct Rotated {
+    key: String,
+    receiver: Receiver,
+    endpoint: String,
+    old: Secret,
+    new: Secret,
+}
+
+/// Makes a `Rotated` endpoint.
+async fn rotated_a_second_later(app: &TestApp) -> Rotated {
+    let key = app.partner_key().await;
+    let (receiver, endpoint, old) = endpoint_at_receiver(app, &key).await;
+    app.advance(Duration::from_secs(1));
+    let (_, new) = rotate(app, &key, &endpoint, None).await;
+    Rotated {
+        key,
+        receiver,
+        endpoint,
+        old,
+        new,
+    }
+}
+
+/// Publishes the `n`th event (`a.b`) and returns the request `receiver` got
+/// for it, checked to be that event's: (event id, request).
+async fn publish_and_receive(app: &TestApp, receiver: &Receiver, n: usize) -> (String, Received) {
+    let event = app.publish("a.b", json!({"n": n})).await;
+    let got = receiver.wait_for(n, WAIT).await;
+    let r = got.unwrap_or_else(|e| panic!("event {n} did not arrive: {e}"))[n - 1].clone();
+    assert_eq!(r.header("webhook-id"), Some(event.as_str()));
+    (event, r)
+}
+
+/// At `now_ms`, `r` verifies with the `new` secret and no longer with the
+/// `old` one, which `when` (the overlap has ended).
+fn assert_overlap_ended(old: &Secret, new: &Secret, r: &Received, now_ms: i64, when: &str) {
+    assert!(verifies(new, r, now_ms), "the new secret verifies");
+    assert!(
+        !verifies(old, r, now_ms),
+        "{when} the old secret must no longer verify: {:?}",
+        signature_entries(r)
+    );
 }
 
 on_both_backends!(
@@ -45,15 +96,10 @@ on_both_backends!(
 on_both_backends!(
     during_the_overlap_a_receiver_with_either_secret_verifies_and_the_newest_signs_first,
     |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let (receiver, endpoint, old) = endpoint_at_receiver(&app, &key).await;
-        // Secrets are ordered by creation time: rotate a while after creating.
-        app.advance(Duration::from_secs(1));
-        let (_, new) = rotate(&app, &key, &endpoint, None).await;
-
-        let event = app.publish("a.b", json!({"n": 1})).await;
-        let r = receiver.wait_for(1, WAIT).await.expect("the event arrives")[0].clone();
-        assert_eq!(r.header("webhook-id"), Some(event.as_str()));
+        let Rotated {
+            receiver, old, new, ..
+        } = rotated_a_second_later(&app).await;
+        let (event, r) = publish_and_receive(&app, &receiver, 1).await;
         let entries = signature_entries(&r);
         assert_eq!(
             entries.len(),
@@ -81,10 +127,13 @@ on_both_backends!(
 on_both_backends!(
     after_expire_previous_the_old_secret_no_longer_verifies,
     |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let (receiver, endpoint, old) = endpoint_at_receiver(&app, &key).await;
-        app.advance(Duration::from_secs(1));
-        let (_, new) = rotate(&app, &key, &endpoint, None).await;
+        let Rotated {
+            key,
+            receiver,
+            endpoint,
+            old,
+            new,
+        } = rotated_a_second_later(&app).await;
         let path = format!("/v1/endpoints/{endpoint}/secret/expire-previous");
         let expired = expect_status(&app.request("POST", &path, &key, None).await, 200);
         assert_eq!(
@@ -92,16 +141,9 @@ on_both_backends!(
             "one previous secret ended: {expired}"
         );
 
-        let event = app.publish("a.b", json!({"n": 2})).await;
-        let r = receiver.wait_for(1, WAIT).await.expect("the event arrives")[0].clone();
-        assert_eq!(r.header("webhook-id"), Some(event.as_str()));
+        let (_, r) = publish_and_receive(&app, &receiver, 1).await;
         let now = app.clock.now_ms();
-        assert!(verifies(&new, &r, now), "the new secret still verifies");
-        assert!(
-            !verifies(&old, &r, now),
-            "after expire-previous the old secret must no longer verify: {:?}",
-            signature_entries(&r)
-        );
+        assert_overlap_ended(&old, &new, &r, now, "after expire-previous");
         assert_eq!(signature_entries(&r).len(), 1);
     }
 );
@@ -118,8 +160,7 @@ on_both_backends!(
             format_time(app.clock.now_ms() + 60_000)
         );
 
-        app.publish("a.b", json!({"n": 1})).await;
-        let r = receiver.wait_for(1, WAIT).await.expect("the first event")[0].clone();
+        let (_, r) = publish_and_receive(&app, &receiver, 1).await;
         let now = app.clock.now_ms();
         assert!(
             verifies(&old, &r, now) && verifies(&new, &r, now),
@@ -127,15 +168,9 @@ on_both_backends!(
         );
 
         app.advance(Duration::from_secs(120));
-        app.publish("a.b", json!({"n": 2})).await;
-        let r = receiver.wait_for(2, WAIT).await.expect("the second event")[1].clone();
+        let (_, r) = publish_and_receive(&app, &receiver, 2).await;
         let now = app.clock.now_ms();
-        assert!(verifies(&new, &r, now), "the new secret verifies");
-        assert!(
-            !verifies(&old, &r, now),
-            "60 s after a 60 s overlap the old secret must not verify: {:?}",
-            signature_entries(&r)
-        );
+        assert_overlap_ended(&old, &new, &r, now, "60 s after a 60 s overlap");
     }
 );
 
@@ -154,11 +189,8 @@ on_both_backends!(
             ("POST", "/v1/endpoints/ep_nope/secret/rotate", Partner, Empty,         404, "not-found",     None),
         ];
         expect_problems(&app, &callers, &cases).await;
-        let secrets = app
-            .count(&format!(
-                "SELECT COUNT(*) AS n FROM endpoint_secret WHERE endpoint_id = '{endpoint}'"
-            ))
-            .await;
+        let of_endpoint = format!("endpoint_id = '{endpoint}'");
+        let secrets = rows_where(&app, "endpoint_secret", &of_endpoint).await;
         assert_eq!(secrets, 1, "a refused rotation makes no secret");
     }
 );

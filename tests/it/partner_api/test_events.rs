@@ -4,11 +4,8 @@
 use hookd::domain::clock::Clock as _;
 use serde_json::Value;
 
-use super::{
-    Body::*, Caller::*, Callers, Case, endpoint_at_receiver, expect_problems, expect_status,
-    verifies,
-};
-use crate::harness::WAIT;
+use super::{Callers, endpoint_at_receiver, expect_hidden_from_strangers, expect_status};
+use crate::harness::{WAIT, signatures::verifies};
 use crate::on_both_backends;
 
 on_both_backends!(
@@ -62,12 +59,8 @@ on_both_backends!(
         let callers = Callers::of(&app).await;
         let (target, id, _) = endpoint_at_receiver(&app, &callers.partner).await;
         let path = format!("/v1/endpoints/{id}/test");
-        #[rustfmt::skip]
-        let cases: Vec<Case> = vec![
-            ("POST", path.as_str(),                Stranger, Empty, 404, "not-found", None),
-            ("POST", "/v1/endpoints/ep_nope/test", Partner,  Empty, 404, "not-found", None),
-        ];
-        expect_problems(&app, &callers, &cases).await;
+        let unknown = "/v1/endpoints/ep_nope/test";
+        expect_hidden_from_strangers(&app, &callers, "POST", &path, unknown).await;
         target.stays_at(0).await;
     }
 );

@@ -12,8 +12,9 @@ mod sign_in;
 use serde_json::json;
 
 use crate::harness::{
-    TestApp,
+    Backend, TestApp,
     browser::{Browser, Page},
+    browser_app::app_and_browser,
 };
 
 fn sign_in_with(key: &str) -> String {
@@ -63,6 +64,28 @@ pub async fn signed_in_page(app: &TestApp, browser: &Browser, key: &str) -> Page
     page.navigate_by(&sign_in_with(key)).await;
     assert_eq!(page.path().await, "/portal", "the partner key signs in");
     page
+}
+
+/// hookd on the defaults, a partner key, and a browser tab signed in with
+/// it to the portal.
+pub struct SignedIn {
+    pub app: TestApp,
+    pub key: String,
+    pub browser: Browser,
+    pub page: Page,
+}
+
+/// A `SignedIn` portal tab; `None` when browser tests are skipped.
+pub async fn signed_in_portal(backend: Backend) -> Option<SignedIn> {
+    let (app, browser) = app_and_browser(backend).await?;
+    let key = app.partner_key().await;
+    let page = signed_in_page(&app, &browser, &key).await;
+    Some(SignedIn {
+        app,
+        key,
+        browser,
+        page,
+    })
 }
 
 /// Opens `path` of the portal.

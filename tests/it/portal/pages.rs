@@ -2,32 +2,32 @@
 //! creating one and seeing its secret, a test event signed with it,
 //! rotating it, and the notification channel.
 
-use hookd::{domain::clock::Clock as _, secret::Secret, signing};
+use hookd::{domain::clock::Clock as _, secret::Secret};
 use serde_json::json;
 
-use super::{open, signed_in_page, submit, text};
+use super::{SignedIn, open, signed_in_page, signed_in_portal, submit, text};
 use crate::harness::{
     Backend, TestApp, WAIT,
-    browser::{Browser, Page, docs_screenshot, skip_browser},
+    browser::{Browser, Page, docs_screenshot},
+    browser_app::app_and_browser,
     receiver::Receiver,
-    spawn_app, wait_until,
+    signatures::check_signature,
+    wait_until,
 };
 use crate::on_both_backends;
 
 on_both_backends!(
     a_partner_sees_only_its_own_endpoints_and_another_partners_id_is_a_404_page,
     |backend: Backend| async move {
-        if skip_browser() {
+        let Some((app, browser)) = app_and_browser(backend).await else {
             return;
-        }
-        let app = spawn_app(backend).await;
+        };
         let key = app.partner_key().await;
         let (mine, _) = app.endpoint("http://127.0.0.1:9/mine").await;
         let (other_partner, _) = app.another_partner("Globex").await;
         let (theirs, _) = app
             .endpoint_for(&other_partner, "http://127.0.0.1:9/theirs", &[], 8)
             .await;
-        let browser = Browser::launch().await;
         let mut page = signed_in_page(&app, &browser, &key).await;
         let listed = page
             .eval("[...document.querySelectorAll('#endpoints tr[data-endpoint]')].map(r => r.dataset.endpoint)")
@@ -78,14 +78,13 @@ struct Created {
 }
 
 async fn created_in_the_portal(backend: Backend) -> Option<Created> {
-    if skip_browser() {
-        return None;
-    }
-    let app = spawn_app(backend).await;
-    let key = app.partner_key().await;
+    let SignedIn {
+        app,
+        key,
+        browser,
+        mut page,
+    } = signed_in_portal(backend).await?;
     let receiver = Receiver::start().await;
-    let browser = Browser::launch().await;
-    let mut page = signed_in_page(&app, &browser, &key).await;
     page.navigate_by(&submit(
         "form[action='/portal/endpoints']",
         &[
@@ -118,6 +117,24 @@ impl Created {
             .expect("the endpoint exists")
             .to_string()
     }
+
+    /// Opens the endpoint's page in the tab; returns the endpoint's id.
+    async fn open_endpoint_page(&mut self) -> String {
+        let id = self.id().await;
+        open(
+            &mut self.page,
+            &self.app,
+            &format!("/portal/endpoints/{id}"),
+        )
+        .await;
+        id
+    }
+
+    /// Submits the form of the endpoint's page whose action ends in `/action`.
+    async fn submit_endpoint_form(&mut self, action: &str) {
+        let js = format!("document.querySelector(\"form[action$='/{action}']\").submit()");
+        self.page.navigate_by(&js).await;
+    }
 }
 
 on_both_backends!(
@@ -145,11 +162,8 @@ on_both_backends!(
         let Some(mut c) = created_in_the_portal(backend).await else {
             return;
         };
-        let id = c.id().await;
-        open(&mut c.page, &c.app, &format!("/portal/endpoints/{id}")).await;
-        c.page
-            .navigate_by("document.querySelector(\"form[action$='/test']\").submit()")
-            .await;
+        c.open_endpoint_page().await;
+        c.submit_endpoint_form("test").await;
         assert!(
             text(&mut c.page, "[role=status]")
                 .await
@@ -161,15 +175,7 @@ on_both_backends!(
             .await
             .expect("the test event arrives");
         let r = &got[0];
-        let verified = signing::verify(
-            &c.secret,
-            r.header("webhook-id").unwrap_or(""),
-            r.header("webhook-timestamp").unwrap_or(""),
-            r.header("webhook-signature").unwrap_or(""),
-            &r.body,
-            c.app.clock.now_ms(),
-            i64::MAX / 2,
-        );
+        let verified = check_signature(&c.secret, r, c.app.clock.now_ms());
         assert!(
             verified.is_ok(),
             "signed with the secret the portal showed: {verified:?}"
@@ -181,7 +187,7 @@ on_both_backends!(
         })
         .await
         .expect("the test delivery is recorded");
-        open(&mut c.page, &c.app, &format!("/portal/endpoints/{id}")).await;
+        c.open_endpoint_page().await;
         docs_screenshot(&mut c.page, backend, "portal-endpoint").await;
     }
 );
@@ -192,18 +198,15 @@ on_both_backends!(
         let Some(mut c) = created_in_the_portal(backend).await else {
             return;
         };
-        let id = c.id().await;
-        open(&mut c.page, &c.app, &format!("/portal/endpoints/{id}")).await;
+        c.open_endpoint_page().await;
         assert_eq!(text(&mut c.page, "#secret").await, "", "no secret before");
-        c.page
-            .navigate_by("document.querySelector(\"form[action$='/rotate']\").submit()")
-            .await;
+        c.submit_endpoint_form("rotate").await;
         let rotated = text(&mut c.page, "#secret").await;
         assert!(
             rotated.starts_with("whsec_") && rotated != c.secret.expose(),
             "a new secret is shown once"
         );
-        open(&mut c.page, &c.app, &format!("/portal/endpoints/{id}")).await;
+        c.open_endpoint_page().await;
         assert_eq!(text(&mut c.page, "#secret").await, "", "and not again");
     }
 );
@@ -214,14 +217,13 @@ on_both_backends!(
 async fn channel_set_in_the_portal(
     backend: Backend,
 ) -> Option<(TestApp, String, Receiver, Browser, Page)> {
-    if skip_browser() {
-        return None;
-    }
-    let app = spawn_app(backend).await;
-    let key = app.partner_key().await;
+    let SignedIn {
+        app,
+        key,
+        browser,
+        mut page,
+    } = signed_in_portal(backend).await?;
     let receiver = Receiver::start().await;
-    let browser = Browser::launch().await;
-    let mut page = signed_in_page(&app, &browser, &key).await;
     open(&mut page, &app, "/portal/settings").await;
     page.navigate_by(&submit(
         "form[action='/portal/settings']",

@@ -41,6 +41,30 @@ async fn page(app: &TestApp, cookie: &Cookie<'_>, path: &str) -> TextAnswer {
     read_text(sent.expect("the page loads")).await
 }
 
+/// The partner signed in to the portal with `key`, and the page of a new
+/// endpoint of its, `id`, as that session loaded it.
+struct EndpointPage {
+    key: String,
+    id: String,
+    cookie: Cookie<'static>,
+    page: TextAnswer,
+}
+
+/// Makes an `EndpointPage`: signs in and loads the new endpoint's page.
+async fn endpoint_page(app: &TestApp) -> EndpointPage {
+    let key = app.partner_key().await;
+    let (id, _) = app.endpoint("http://127.0.0.1:9/x").await;
+    let cookie = session(app, &key).await;
+    let page = page(app, &cookie, &format!("/portal/endpoints/{id}")).await;
+    EndpointPage {
+        key,
+        id,
+        cookie,
+        page,
+    }
+}
+
+/// POSTs the form `body` to `path` with the session `cookie` (and `origin`, if any): the status.
 async fn post(
     app: &TestApp,
     cookie: &Cookie<'_>,
@@ -77,10 +101,7 @@ on_both_backends!(
 on_both_backends!(
     a_portal_page_loads_nothing_from_elsewhere_and_cannot_be_framed,
     |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let (id, _) = app.endpoint("http://127.0.0.1:9/x").await;
-        let cookie = session(&app, &key).await;
-        let (status, _, headers) = page(&app, &cookie, &format!("/portal/endpoints/{id}")).await;
+        let (status, _, headers) = endpoint_page(&app).await.page;
         assert_eq!(status, 200);
         let csp = header(&headers, "content-security-policy").unwrap_or("");
         assert!(
@@ -93,10 +114,12 @@ on_both_backends!(
 on_both_backends!(
     a_form_without_this_sessions_token_or_from_another_site_changes_nothing,
     |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let (id, _) = app.endpoint("http://127.0.0.1:9/x").await;
-        let cookie = session(&app, &key).await;
-        let (_, html, _) = page(&app, &cookie, &format!("/portal/endpoints/{id}")).await;
+        let EndpointPage {
+            key,
+            id,
+            cookie,
+            page: (_, html, _),
+        } = endpoint_page(&app).await;
         let token = html
             .split("name=\"csrf\" value=\"")
             .nth(1)

@@ -4,11 +4,7 @@
 use std::time::Duration;
 
 use super::text;
-use crate::harness::{
-    Backend,
-    browser::{Browser, skip_browser},
-    spawn_app,
-};
+use crate::harness::{Backend, browser_app::app_and_browser, rows::rows_where};
 use crate::on_both_backends;
 
 on_both_backends!(
@@ -17,9 +13,7 @@ on_both_backends!(
         let partner_key = app.partner_key().await;
         let path = format!("/v1/admin/partners/{}/portal-links", app.partner_id);
         assert_eq!(app.request("POST", &path, &partner_key, None).await.0, 403);
-        let links = app
-            .count("SELECT COUNT(*) AS n FROM audit WHERE action = 'portal_link.create'")
-            .await;
+        let links = rows_where(&app, "audit", "action = 'portal_link.create'").await;
         assert_eq!(links, 0, "no link was made");
     }
 );
@@ -27,10 +21,9 @@ on_both_backends!(
 on_both_backends!(
     a_one_time_link_opens_the_portal_once_and_only_within_ten_minutes,
     |backend: Backend| async move {
-        if skip_browser() {
+        let Some((app, browser)) = app_and_browser(backend).await else {
             return;
-        }
-        let app = spawn_app(backend).await;
+        };
         let operator = app.operator_key().await;
         let path = format!("/v1/admin/partners/{}/portal-links", app.partner_id);
         let (status, link, _) = app.request("POST", &path, &operator, None).await;
@@ -41,7 +34,6 @@ on_both_backends!(
             "{url}"
         );
 
-        let browser = Browser::launch().await;
         let mut page = browser.page().await;
         page.goto(&url).await;
         assert!(

@@ -1,0 +1,23 @@
+//! How many rows one of hookd's tables holds: the check that a request
+//! wrote what it should, or that a refused one wrote nothing.
+
+use super::TestApp;
+
+/// The number of rows in `table`.
+pub async fn rows(app: &TestApp, table: &str) -> i64 {
+    app.count(&format!("SELECT COUNT(*) AS n FROM {table}"))
+        .await
+}
+
+/// The number of rows in `table` that match `condition` (SQL, as after `WHERE`).
+pub async fn rows_where(app: &TestApp, table: &str, condition: &str) -> i64 {
+    app.count(&format!(
+        "SELECT COUNT(*) AS n FROM {table} WHERE {condition}"
+    ))
+    .await
+}
+
+/// The number of events stored (the outbox), published or not.
+pub async fn stored_events(app: &TestApp) -> i64 {
+    rows(app, "outbox_event").await
+}
