@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use super::usage;
 use crate::harness::{
     Backend, WAIT, quiesce,
     receiver::{Receiver, Reply},
@@ -110,7 +111,7 @@ on_both_backends!(
             .await
             .expect("a partner");
         let url = receiver.url();
-        let (usage, _) = app
+        let (usage_subscriber, _) = app
             .endpoint_for(&app.partner_id, &url, &["usage.*"], 8)
             .await;
         let (balance, _) = app
@@ -121,17 +122,11 @@ on_both_backends!(
         hookd::store::endpoints::disable(app.db(), &paused, "paused for the test", 0)
             .await
             .expect("paused");
-        let event = app
-            .publish(
-                "usage.finalized",
-                json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
-                    "usage_id": "usage_9182", "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013}),
-            )
-            .await;
+        let event = app.publish("usage.finalized", usage(9182)).await;
         receiver.wait_for(1, WAIT).await.expect("one delivery");
         receiver.stays_at(1).await;
         assert!(
-            app.delivery(&event, &usage).await.is_some(),
+            app.delivery(&event, &usage_subscriber).await.is_some(),
             "the usage.* subscriber gets it"
         );
         for (name, id) in [

@@ -16,7 +16,7 @@
 
 use serde_json::json;
 
-use crate::harness::TestApp;
+use crate::harness::{Backend, TestApp, receiver::Receiver, spawn_app_with};
 
 mod bodies;
 mod circuit;
@@ -33,6 +33,26 @@ mod signing;
 fn usage(n: u32) -> serde_json::Value {
     json!({"n": n, "customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
         "usage_id": format!("usage_{n}"), "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013})
+}
+
+/// hookd configured with `env`, and an endpoint (all types) at a new
+/// receiver: (app, receiver, endpoint).
+async fn endpoint_on(backend: Backend, env: &[(&str, &str)]) -> (TestApp, Receiver, String) {
+    let app = spawn_app_with(backend, env).await;
+    let receiver = Receiver::start().await;
+    let (endpoint, _) = app.endpoint(&receiver.url()).await;
+    (app, receiver, endpoint)
+}
+
+/// Like `endpoint_on`, with jitter off (and `extra`): retries go exactly on
+/// the schedule.
+async fn jitterless_endpoint(
+    backend: Backend,
+    extra: &[(&str, &str)],
+) -> (TestApp, Receiver, String) {
+    let mut env = vec![("HOOKD_DELIVERY__JITTER", "0")];
+    env.extend_from_slice(extra);
+    endpoint_on(backend, &env).await
 }
 
 /// The id of the delivery of `event` to `endpoint`.

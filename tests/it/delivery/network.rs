@@ -6,21 +6,16 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::harness::{
-    Backend, WAIT,
-    receiver::{Receiver, Reply},
-    spawn_app, spawn_app_with,
-};
+use super::endpoint_on;
+use crate::harness::{Backend, WAIT, receiver::Reply};
 use crate::on_both_backends;
 
 /// Sends one event to a receiver answering `reply` and checks the attempt
 /// fails as `category`, cut off by the test's 2 s request timeout (not the
 /// receiver's 8 s stall), with the delivery left to be retried.
 async fn fails_as(backend: Backend, reply: Reply, category: &str) {
-    let app = spawn_app(backend).await;
-    let receiver = Receiver::start().await;
+    let (app, receiver, endpoint) = endpoint_on(backend, &[]).await;
     receiver.set_default(reply.clone());
-    let (endpoint, _) = app.endpoint(&receiver.url()).await;
     let event = app.publish("a.b", json!({})).await;
     let a = app.attempts_when(&event, &endpoint, 1).await;
     assert_eq!(
@@ -66,9 +61,8 @@ on_both_backends!(
 on_both_backends!(
     a_loopback_destination_is_blocked_unless_allowed,
     |backend: Backend| async move {
-        let app = spawn_app_with(backend, &[("HOOKD_EGRESS__ALLOW_CIDRS", "[]")]).await;
-        let receiver = Receiver::start().await;
-        let (endpoint, _) = app.endpoint(&receiver.url()).await;
+        let (app, receiver, endpoint) =
+            endpoint_on(backend, &[("HOOKD_EGRESS__ALLOW_CIDRS", "[]")]).await;
         let event = app.publish("a.b", json!({})).await;
         let a = app.attempts_when(&event, &endpoint, 1).await;
         assert_eq!(a[0].error_category.as_deref(), Some("blocked"));

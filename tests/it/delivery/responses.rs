@@ -9,6 +9,7 @@ use serde_json::json;
 
 use crate::harness::{
     Backend, TestApp, WAIT,
+    outcome::assert_state_after,
     receiver::{Receiver, Reply},
     spawn_app,
 };
@@ -27,12 +28,15 @@ on_both_backends!(
         assert_eq!(attempts[0].error_category.as_deref(), Some("http_status"));
         // A second later than the first retry's 5 s and its 20 % jitter.
         app.advance(Duration::from_secs(7));
-        assert_eq!(
-            app.wait_for_state(&event, &endpoint, "delivered", WAIT)
-                .await,
+        assert_state_after(
+            &app,
+            &event,
+            &endpoint,
+            "delivered",
             2,
-            "delivered by the retry"
-        );
+            "delivered by the retry",
+        )
+        .await;
     }
 );
 

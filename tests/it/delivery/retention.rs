@@ -148,43 +148,40 @@ async fn past_retention(backend: Backend) -> PastRetention {
     }
 }
 
+/// Waits until the sweep has deleted `delivery`, and checks that its
+/// attempts went with it.
+async fn swept_with_its_attempts(app: &TestApp, delivery: &str) {
+    swept(app, "delivery", "id", delivery).await;
+    assert_eq!(
+        rows(app, "attempt", "delivery_id", delivery).await,
+        0,
+        "the attempts of {delivery} go with it"
+    );
+}
+
 on_both_backends!(
     a_delivered_delivery_past_retention_is_swept_with_its_attempts,
     |backend: Backend| async move {
-        let PastRetention { app, delivered, .. } = past_retention(backend).await;
-        swept(&app, "delivery", "id", &delivered.1).await;
-        assert_eq!(
-            rows(&app, "attempt", "delivery_id", &delivered.1).await,
-            0,
-            "its attempts go with it"
-        );
+        let past = past_retention(backend).await;
+        swept_with_its_attempts(&past.app, &past.delivered.1).await;
     }
 );
 
 on_both_backends!(
     a_dead_delivery_past_retention_is_swept_with_its_attempts,
     |backend: Backend| async move {
-        let PastRetention { app, dead, .. } = past_retention(backend).await;
-        swept(&app, "delivery", "id", &dead.1).await;
-        assert_eq!(
-            rows(&app, "attempt", "delivery_id", &dead.1).await,
-            0,
-            "its attempts go with it"
-        );
+        let past = past_retention(backend).await;
+        swept_with_its_attempts(&past.app, &past.dead.1).await;
     }
 );
 
 on_both_backends!(
     a_waiting_replay_goes_with_its_swept_delivery,
     |backend: Backend| async move {
-        let PastRetention {
-            app,
-            delivered,
-            dead,
-        } = past_retention(backend).await;
-        for (_, delivery) in [&delivered, &dead] {
-            swept(&app, "delivery", "id", delivery).await;
-            assert_eq!(rows(&app, "replay", "delivery_id", delivery).await, 0);
+        let past = past_retention(backend).await;
+        for (_, delivery) in [&past.delivered, &past.dead] {
+            swept(&past.app, "delivery", "id", delivery).await;
+            assert_eq!(rows(&past.app, "replay", "delivery_id", delivery).await, 0);
         }
     }
 );
@@ -192,13 +189,9 @@ on_both_backends!(
 on_both_backends!(
     an_event_past_retention_is_swept_once_its_deliveries_are,
     |backend: Backend| async move {
-        let PastRetention {
-            app,
-            delivered,
-            dead,
-        } = past_retention(backend).await;
-        for (event, _) in [&delivered, &dead] {
-            swept(&app, "outbox_event", "event_id", event).await;
+        let past = past_retention(backend).await;
+        for (event, _) in [&past.delivered, &past.dead] {
+            swept(&past.app, "outbox_event", "event_id", event).await;
         }
     }
 );

@@ -6,6 +6,7 @@ pub mod answer;
 pub mod browser;
 pub mod dns;
 pub mod limits;
+pub mod outcome;
 pub mod pg;
 pub mod process;
 pub mod python;
