@@ -8,8 +8,9 @@ use std::{process::ExitStatus, time::Duration};
 use crate::{
     harness::{
         self, Backend,
-        process::{Hookd, free_port, prepare_store},
+        process::{Hookd, prepare_store},
         receiver::{Receiver, Reply},
+        serve::serve_env,
     },
     on_both_backends,
 };
@@ -41,8 +42,7 @@ on_both_backends!(
         let work = tempfile::tempdir().expect("a working folder");
         let http = awc::Client::default();
         for signal_name in ["TERM", "INT"] {
-            let listen = format!("127.0.0.1:{}", free_port());
-            let env = harness::test_env(&url, &[("HOOKD_HTTP__LISTEN", &listen)]);
+            let (listen, env) = serve_env(&url, &[]);
             let mut hookd = Hookd::start(&["serve"], &env, work.path(), signal_name);
             hookd
                 .wait_healthy(&http, &format!("http://{listen}"), Duration::from_secs(30))
@@ -107,12 +107,10 @@ on_both_backends!(
         ));
         let (partner, key) = prepare_store(&url, &receiver.url(), IN_FLIGHT as u32).await;
         let work = tempfile::tempdir().expect("a working folder");
-        let listen = format!("127.0.0.1:{}", free_port());
         // A long lease: anything cut off would come back only long after the test.
-        let env = harness::test_env(
+        let (listen, env) = serve_env(
             &url,
             &[
-                ("HOOKD_HTTP__LISTEN", &listen),
                 ("HOOKD_DELIVERY__LEASE", "60s"),
                 ("HOOKD_DELIVERY__REQUEST_TIMEOUT", "10s"),
             ],
@@ -204,8 +202,7 @@ async fn a_second_serve_on_one_sqlite_file_is_refused_and_says_why() {
     let (url, _db) = harness::database(Backend::Sqlite).await;
     let work = tempfile::tempdir().expect("a working folder");
     let http = awc::Client::default();
-    let first_listen = format!("127.0.0.1:{}", free_port());
-    let env = harness::test_env(&url, &[("HOOKD_HTTP__LISTEN", &first_listen)]);
+    let (first_listen, env) = serve_env(&url, &[]);
     let mut first = Hookd::start(&["serve"], &env, work.path(), "first");
     first
         .wait_healthy(
@@ -215,8 +212,7 @@ async fn a_second_serve_on_one_sqlite_file_is_refused_and_says_why() {
         )
         .await;
 
-    let second_listen = format!("127.0.0.1:{}", free_port());
-    let env2 = harness::test_env(&url, &[("HOOKD_HTTP__LISTEN", &second_listen)]);
+    let (_, env2) = serve_env(&url, &[]);
     let mut second = Hookd::start(&["serve"], &env2, work.path(), "second");
     let status = second
         .exited(Duration::from_secs(20))

@@ -16,7 +16,13 @@
 
 use serde_json::json;
 
-use crate::harness::{Backend, TestApp, receiver::Receiver, spawn_app_with};
+use hookd::store::entity::attempt;
+
+use crate::harness::{
+    Backend, TestApp,
+    receiver::{Receiver, Reply},
+    spawn_app_with,
+};
 
 mod bodies;
 mod circuit;
@@ -53,6 +59,21 @@ async fn jitterless_endpoint(
     let mut env = vec![("HOOKD_DELIVERY__JITTER", "0")];
     env.extend_from_slice(extra);
     endpoint_on(backend, &env).await
+}
+
+/// One event sent to a new endpoint whose receiver always answers `reply`,
+/// and the first attempt of that delivery once it is recorded: (receiver,
+/// endpoint, event, attempt).
+async fn first_attempt_against(
+    app: &TestApp,
+    reply: Reply,
+) -> (Receiver, String, String, attempt::Model) {
+    let receiver = Receiver::start().await;
+    receiver.set_default(reply);
+    let (endpoint, _) = app.endpoint(&receiver.url()).await;
+    let event = app.publish("a.b", json!({})).await;
+    let mut attempts = app.attempts_when(&event, &endpoint, 1).await;
+    (receiver, endpoint, event, attempts.swap_remove(0))
 }
 
 /// The id of the delivery of `event` to `endpoint`.

@@ -6,28 +6,26 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::endpoint_on;
-use crate::harness::{Backend, WAIT, receiver::Reply};
+use super::{endpoint_on, first_attempt_against};
+use crate::harness::{Backend, WAIT, receiver::Reply, spawn_app};
 use crate::on_both_backends;
 
 /// Sends one event to a receiver answering `reply` and checks the attempt
 /// fails as `category`, cut off by the test's 2 s request timeout (not the
 /// receiver's 8 s stall), with the delivery left to be retried.
 async fn fails_as(backend: Backend, reply: Reply, category: &str) {
-    let (app, receiver, endpoint) = endpoint_on(backend, &[]).await;
-    receiver.set_default(reply.clone());
-    let event = app.publish("a.b", json!({})).await;
-    let a = app.attempts_when(&event, &endpoint, 1).await;
+    let app = spawn_app(backend).await;
+    let (_receiver, endpoint, event, a) = first_attempt_against(&app, reply.clone()).await;
     assert_eq!(
-        a[0].error_category.as_deref(),
+        a.error_category.as_deref(),
         Some(category),
         "{reply:?}: {:?}",
-        a[0].error_detail
+        a.error_detail
     );
     assert!(
-        a[0].latency_ms.unwrap_or(i32::MAX) < 4000,
+        a.latency_ms.unwrap_or(i32::MAX) < 4000,
         "{reply:?} is cut off by the 2 s request timeout, took {:?} ms",
-        a[0].latency_ms
+        a.latency_ms
     );
     app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
 }

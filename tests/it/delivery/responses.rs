@@ -7,6 +7,7 @@ use std::time::Duration;
 use hookd::store::endpoints::{self, EndpointStatus};
 use serde_json::json;
 
+use super::first_attempt_against;
 use crate::harness::{
     Backend, TestApp, WAIT,
     outcome::assert_state_after,
@@ -42,23 +43,20 @@ on_both_backends!(
 
 on_both_backends!(redirects_are_never_followed, |app: TestApp| async move {
     let target = Receiver::start().await;
-    let redirecting = Receiver::start().await;
-    redirecting.set_default(Reply::Status {
+    let redirect = Reply::Status {
         code: 302,
         headers: vec![("location".into(), target.url())],
         body: vec![],
-    });
-    let (endpoint, _) = app.endpoint(&redirecting.url()).await;
-    let event = app.publish("a.b", json!({})).await;
-    let attempts = app.attempts_when(&event, &endpoint, 1).await;
-    assert_eq!(attempts[0].error_category.as_deref(), Some("redirect"));
+    };
+    let (_redirecting, _, _, attempt) = first_attempt_against(&app, redirect).await;
+    assert_eq!(attempt.error_category.as_deref(), Some("redirect"));
     assert!(
-        attempts[0]
+        attempt
             .error_detail
             .as_deref()
             .is_some_and(|d| d.contains(&target.url())),
         "the Location is shown: {:?}",
-        attempts[0].error_detail
+        attempt.error_detail
     );
     target.stays_at(0).await;
 });

@@ -58,6 +58,16 @@ async fn swept(app: &TestApp, table: &str, column: &str, id: &str) {
     assert!(gone.is_some(), "the sweep did not delete {table} {id}");
 }
 
+/// Publishes an `a.b` event and waits until it is delivered to `endpoint`:
+/// (event, delivery).
+async fn delivered_event(app: &TestApp, endpoint: &str) -> (String, String) {
+    let event = app.publish("a.b", json!({})).await;
+    app.wait_for_state(&event, endpoint, "delivered", WAIT)
+        .await;
+    let delivery = delivery_id(app, &event, endpoint).await;
+    (event, delivery)
+}
+
 /// Publishes an event no endpoint takes (so it has no deliveries) and waits
 /// until it is published: once past `retention.events` it is swept, which
 /// tells a test that a sweep has run at the clock's now.
@@ -80,10 +90,7 @@ on_both_backends!(
         let (app, _receiver, endpoint) = sweeping(backend, "1d", "1d", &[]).await;
         let old = sentinel(&app).await;
         app.advance(2 * HOUR);
-        let young = app.publish("a.b", json!({})).await;
-        app.wait_for_state(&young, &endpoint, "delivered", WAIT)
-            .await;
-        let delivery = delivery_id(&app, &young, &endpoint).await;
+        let (young, delivery) = delivered_event(&app, &endpoint).await;
 
         app.advance(23 * HOUR);
         swept(&app, "outbox_event", "event_id", &old).await;
@@ -200,10 +207,7 @@ on_both_backends!(
     an_event_outlives_its_swept_deliveries_until_its_own_retention,
     |backend: Backend| async move {
         let (app, _receiver, endpoint) = sweeping(backend, "1d", "3d", &[]).await;
-        let event = app.publish("a.b", json!({})).await;
-        app.wait_for_state(&event, &endpoint, "delivered", WAIT)
-            .await;
-        let delivery = delivery_id(&app, &event, &endpoint).await;
+        let (event, delivery) = delivered_event(&app, &endpoint).await;
 
         app.advance(2 * DAY);
         swept(&app, "delivery", "id", &delivery).await;
@@ -223,10 +227,7 @@ on_both_backends!(
     |backend: Backend| async move {
         let (app, _receiver, endpoint) = sweeping(backend, "3d", "1d", &[]).await;
         let old = sentinel(&app).await;
-        let event = app.publish("a.b", json!({})).await;
-        app.wait_for_state(&event, &endpoint, "delivered", WAIT)
-            .await;
-        let delivery = delivery_id(&app, &event, &endpoint).await;
+        let (event, delivery) = delivered_event(&app, &endpoint).await;
 
         app.advance(2 * DAY);
         swept(&app, "outbox_event", "event_id", &old).await;

@@ -11,6 +11,7 @@ pub mod pg;
 pub mod process;
 pub mod python;
 pub mod receiver;
+pub mod serve;
 pub mod skip;
 pub mod smtp;
 pub mod tls;

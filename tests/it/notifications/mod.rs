@@ -95,17 +95,20 @@ pub async fn hears(receiver: &Receiver, event_type: &str) -> (Received, Value) {
     .unwrap_or_else(|| panic!("no `{event_type}` arrived within {WAIT:?}"))
 }
 
-pub fn signed_with(r: &Received, secret: &Secret, now_ms: i64) -> bool {
-    signing::verify(
-        secret,
-        r.header("webhook-id").unwrap_or(""),
-        r.header("webhook-timestamp").unwrap_or(""),
-        r.header("webhook-signature").unwrap_or(""),
-        &r.body,
-        now_ms,
-        i64::MAX / 2,
-    )
-    .is_ok()
+/// Whether one of the request's `webhook-signature` entries is the one
+/// `secret` makes over its id, timestamp and body (whenever it was sent).
+pub fn signed_with(r: &Received, secret: &Secret) -> bool {
+    let header = |name| r.header(name).unwrap_or_default();
+    let Ok(timestamp) = header("webhook-timestamp").parse() else {
+        return false;
+    };
+    if header("webhook-id").is_empty() {
+        return false;
+    }
+    let expected = signing::sign(secret, header("webhook-id"), timestamp, &r.body);
+    header("webhook-signature")
+        .split_ascii_whitespace()
+        .any(|entry| entry == expected)
 }
 
 pub fn mails_to<'a>(mails: &'a [Mail], to: &str) -> Vec<&'a Mail> {
