@@ -8,7 +8,9 @@ use serde_json::json;
 
 use super::usage;
 use crate::harness::{
-    Backend, WAIT, quiesce,
+    Backend, WAIT,
+    bulk::publish_many,
+    quiesce,
     receiver::{Receiver, Reply},
     spawn_app, spawn_app_with,
 };
@@ -24,11 +26,7 @@ on_both_backends!(
         ));
         app.endpoint_for(&app.partner_id, &receiver.url(), &[], 2)
             .await;
-        let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
-        let (status, _) = app
-            .post_events(&serde_json::Value::Array(vec![event; 8]))
-            .await;
-        assert_eq!(status, 201);
+        publish_many(&app, 8).await;
         receiver.wait_for(8, WAIT).await.expect("all arrive");
         assert_eq!(
             receiver.max_in_flight_per_path(),
@@ -47,9 +45,7 @@ on_both_backends!(
         app.endpoint_for(&app.partner_id, &stalled.url(), &[], 2)
             .await;
         app.endpoint_for(&app.partner_id, &fast.url(), &[], 2).await;
-        let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
-        app.post_events(&serde_json::Value::Array(vec![event; 20]))
-            .await;
+        publish_many(&app, 20).await;
         fast.wait_for(20, Duration::from_secs(2))
             .await
             .expect("the fast endpoint gets everything while the other stalls");
@@ -87,9 +83,7 @@ on_both_backends!(
             ))
             .await
             .expect("rate limited");
-        let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
-        app.post_events(&serde_json::Value::Array(vec![event; 10]))
-            .await;
+        publish_many(&app, 10).await;
         receiver.wait_for(4, WAIT).await.expect("a burst of four");
         receiver.stays_at(4).await;
         app.advance(Duration::from_secs(1));

@@ -76,6 +76,16 @@ async fn first_attempt_against(
     (receiver, endpoint, event, attempts.swap_remove(0))
 }
 
+/// Asserts that the attempt ended within `ms` milliseconds; `what` says
+/// what ended it then, and what would have made it last longer.
+fn assert_ended_within(attempt: &attempt::Model, ms: i32, what: &str) {
+    assert!(
+        attempt.latency_ms.unwrap_or(i32::MAX) < ms,
+        "{what}: the attempt took {:?} ms, not under {ms}",
+        attempt.latency_ms
+    );
+}
+
 /// The id of the delivery of `event` to `endpoint`.
 async fn delivery_id(app: &TestApp, event: &str, endpoint: &str) -> String {
     app.delivery_row(event, endpoint).await.id

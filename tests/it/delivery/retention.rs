@@ -58,6 +58,19 @@ async fn swept(app: &TestApp, table: &str, column: &str, id: &str) {
     assert!(gone.is_some(), "the sweep did not delete {table} {id}");
 }
 
+/// Moves the clock `by` and waits until a sweep has run at the new now:
+/// the one that deletes the `sentinel` event.
+async fn swept_after(app: &TestApp, by: Duration, sentinel: &str) {
+    app.advance(by);
+    swept(app, "outbox_event", "event_id", sentinel).await;
+}
+
+/// Asserts that the row of `table` with `column = id` is still there; `why`
+/// it should be.
+async fn kept(app: &TestApp, table: &str, column: &str, id: &str, why: &str) {
+    assert_eq!(rows(app, table, column, id).await, 1, "{table} {id}: {why}");
+}
+
 /// Publishes an `a.b` event and waits until it is delivered to `endpoint`:
 /// (event, delivery).
 async fn delivered_event(app: &TestApp, endpoint: &str) -> (String, String) {
@@ -92,23 +105,24 @@ on_both_backends!(
         app.advance(2 * HOUR);
         let (young, delivery) = delivered_event(&app, &endpoint).await;
 
-        app.advance(23 * HOUR);
-        swept(&app, "outbox_event", "event_id", &old).await;
-        assert_eq!(
-            rows(&app, "delivery", "id", &delivery).await,
-            1,
-            "a delivery finished 23 h ago is kept under a 1 d retention"
-        );
-        assert_eq!(
-            rows(&app, "attempt", "delivery_id", &delivery).await,
-            1,
-            "so is its attempt"
-        );
-        assert_eq!(
-            rows(&app, "outbox_event", "event_id", &young).await,
-            1,
-            "and its event"
-        );
+        swept_after(&app, 23 * HOUR, &old).await;
+        kept(
+            &app,
+            "delivery",
+            "id",
+            &delivery,
+            "a delivery finished 23 h ago is kept under a 1 d retention",
+        )
+        .await;
+        kept(
+            &app,
+            "attempt",
+            "delivery_id",
+            &delivery,
+            "so is its attempt",
+        )
+        .await;
+        kept(&app, "outbox_event", "event_id", &young, "and its event").await;
     }
 );
 
@@ -229,13 +243,15 @@ on_both_backends!(
         let old = sentinel(&app).await;
         let (event, delivery) = delivered_event(&app, &endpoint).await;
 
-        app.advance(2 * DAY);
-        swept(&app, "outbox_event", "event_id", &old).await;
-        assert_eq!(
-            rows(&app, "outbox_event", "event_id", &event).await,
-            1,
-            "a 2-day-old event is kept (1 d retention) while its delivery is (3 d)"
-        );
+        swept_after(&app, 2 * DAY, &old).await;
+        kept(
+            &app,
+            "outbox_event",
+            "event_id",
+            &event,
+            "a 2-day-old event is kept (1 d retention) while its delivery is (3 d)",
+        )
+        .await;
 
         app.advance(DAY + HOUR);
         swept(&app, "delivery", "id", &delivery).await;
@@ -257,8 +273,7 @@ async fn unfinished_past_retention(backend: Backend) -> (TestApp, String, String
     let event = app.publish("a.b", json!({})).await;
     app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
     let delivery = delivery_id(&app, &event, &endpoint).await;
-    app.advance(2 * DAY);
-    swept(&app, "outbox_event", "event_id", &old).await;
+    swept_after(&app, 2 * DAY, &old).await;
     (app, event, delivery)
 }
 
@@ -274,11 +289,14 @@ on_both_backends!(
             1,
             "a failed delivery still retrying is kept however old"
         );
-        assert_eq!(
-            rows(&app, "attempt", "delivery_id", &delivery).await,
-            1,
-            "with its attempt"
-        );
+        kept(
+            &app,
+            "attempt",
+            "delivery_id",
+            &delivery,
+            "with its attempt",
+        )
+        .await;
     }
 );
 
@@ -286,10 +304,13 @@ on_both_backends!(
     an_event_with_an_unfinished_delivery_is_kept,
     |backend: Backend| async move {
         let (app, event, _) = unfinished_past_retention(backend).await;
-        assert_eq!(
-            rows(&app, "outbox_event", "event_id", &event).await,
-            1,
-            "its event stays while the delivery is unfinished"
-        );
+        kept(
+            &app,
+            "outbox_event",
+            "event_id",
+            &event,
+            "its event stays while the delivery is unfinished",
+        )
+        .await;
     }
 );

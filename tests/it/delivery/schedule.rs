@@ -83,19 +83,33 @@ on_both_backends!(
     }
 );
 
+/// hookd with the production lease (60 s, far longer than the first retry
+/// delay), and an endpoint whose receiver answers `replies`, then 200:
+/// (app, receiver, endpoint).
+async fn with_the_production_lease(
+    backend: Backend,
+    replies: impl IntoIterator<Item = Reply>,
+) -> (TestApp, Receiver, String) {
+    let (app, receiver, endpoint) = endpoint_on(backend, &[("HOOKD_DELIVERY__LEASE", "60s")]).await;
+    receiver.script(replies);
+    (app, receiver, endpoint)
+}
+
 on_both_backends!(
     a_retry_goes_when_it_is_due_not_when_the_claims_lease_ends,
     |backend: Backend| async move {
         // The production lease (60 s) is far longer than the first retry delay
         // (5 s, ±20 % jitter): the retry must not wait for the lease.
-        let (app, receiver, endpoint) =
-            endpoint_on(backend, &[("HOOKD_DELIVERY__LEASE", "60s")]).await;
         // A slow delivery is still in flight when a second claim, a second
         // later, takes the next event; that one is refused.
-        receiver.script([
-            Reply::Delay(Duration::from_millis(1_500), Box::new(Reply::status(200))),
-            Reply::status(503),
-        ]);
+        let (app, receiver, endpoint) = with_the_production_lease(
+            backend,
+            [
+                Reply::Delay(Duration::from_millis(1_500), Box::new(Reply::status(200))),
+                Reply::status(503),
+            ],
+        )
+        .await;
         let slow = app.publish("usage.finalized", usage(1)).await;
         receiver
             .wait_for(1, WAIT)
@@ -130,13 +144,7 @@ on_both_backends!(
     a_retry_is_not_held_back_by_another_deliverys_later_retry,
     |backend: Backend| async move {
         let (app, receiver, endpoint) =
-            endpoint_on(backend, &[("HOOKD_DELIVERY__LEASE", "60s")]).await;
-        receiver.script([
-            Reply::status(503),
-            Reply::status(503),
-            Reply::status(503),
-            Reply::status(200),
-        ]);
+            with_the_production_lease(backend, vec![Reply::status(503); 3]).await;
         // One delivery backs off to its third attempt, about 5 min away.
         let later = app.publish("usage.finalized", usage(1)).await;
         app.attempts_when(&later, &endpoint, 1).await;

@@ -4,6 +4,7 @@
 
 pub mod answer;
 pub mod browser;
+pub mod bulk;
 pub mod dns;
 pub mod limits;
 pub mod outcome;

@@ -1,4 +1,6 @@
-//! The check that a delivery reached a state after so many attempts.
+//! Checks on what a delivery or an endpoint came to: the state a delivery
+//! reached after so many attempts, and the text (an error detail, a reason
+//! for disabling) that says why.
 
 use super::{TestApp, WAIT};
 
@@ -15,4 +17,13 @@ pub async fn assert_state_after(
 ) {
     let made = app.wait_for_state(event, endpoint, state, WAIT).await;
     assert_eq!(made, attempts, "{state} after {made} attempts: {why}");
+}
+
+/// Asserts that `text` is there and mentions `part`; `what` says what the
+/// text is and why it should.
+pub fn assert_mentions(text: Option<&str>, part: &str, what: &str) {
+    assert!(
+        text.is_some_and(|t| t.contains(part)),
+        "{what}: {part:?} is not in {text:?}"
+    );
 }

@@ -39,13 +39,16 @@ async fn read_partner(scene: &Scene) -> Value {
     read
 }
 
-/// The id of the partner's notification endpoint, as `GET /v1/partner`
-/// shows it.
-async fn notification_endpoint_id(scene: &Scene) -> String {
-    let read = read_partner(scene).await;
+/// The scene with a channel set (as `with_a_channel`), and the id of the
+/// partner's notification endpoint, as `GET /v1/partner` shows it.
+async fn with_a_notification_endpoint(backend: Backend) -> (Scene, String) {
+    let (scene, _, _, _) = with_a_channel(backend).await;
+    let read = read_partner(&scene).await;
     let id = read["notification_endpoint_id"].as_str();
-    id.unwrap_or_else(|| panic!("no notification endpoint: {read}"))
-        .to_string()
+    let id = id
+        .unwrap_or_else(|| panic!("no notification endpoint: {read}"))
+        .to_string();
+    (scene, id)
 }
 
 on_both_backends!(
@@ -79,8 +82,7 @@ on_both_backends!(
 on_both_backends!(
     the_notification_endpoint_cannot_be_changed_as_an_endpoint,
     |backend: Backend| async move {
-        let (scene, _, _, _) = with_a_channel(backend).await;
-        let endpoint_id = notification_endpoint_id(&scene).await;
+        let (scene, endpoint_id) = with_a_notification_endpoint(backend).await;
         let (app, key) = (&scene.app, &scene.partner_key);
         let path = format!("/v1/endpoints/{endpoint_id}");
         let (status, answer) = patch(app, &path, key, json!({"description": "x"})).await;
@@ -107,8 +109,7 @@ on_both_backends!(
 on_both_backends!(
     removing_the_notification_channel_deletes_its_endpoint,
     |backend: Backend| async move {
-        let (scene, _, _, _) = with_a_channel(backend).await;
-        let endpoint_id = notification_endpoint_id(&scene).await;
+        let (scene, endpoint_id) = with_a_notification_endpoint(backend).await;
         let (app, key) = (&scene.app, &scene.partner_key);
         let count = format!("SELECT COUNT(*) AS n FROM endpoint WHERE id = '{endpoint_id}'");
         assert_eq!(app.count(&count).await, 1, "its endpoint exists");

@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{
-    HOUR, Scene, attempts_made, endpoint_answering, events_of, hears, hookd_with_every_channel,
-    mails_to, set_channel,
+    HOUR, Scene, endpoint_answering, events_of, hears, hookd_with_every_channel, mails_to,
+    set_channel,
 };
 use crate::harness::{
     Backend, QUIET, WAIT, receiver::Receiver, receiver::Reply, stays_quiet, wait_until,
@@ -32,7 +32,7 @@ on_both_backends!(
         smtp.refuse_next(2);
         let (_broken, id) = endpoint_answering(&app, 500).await;
         let event = app.publish("a.b", json!({})).await;
-        attempts_made(&app, &event, &id, 1).await;
+        app.attempts_when(&event, &id, 1).await;
         app.advance(Duration::from_secs(HOUR + 1));
         wait_until(WAIT, || async {
             (app.count(
@@ -83,7 +83,7 @@ on_both_backends!(
             .to_string();
         let (_broken, id) = endpoint_answering(&app, 410).await;
         let event = app.publish("a.b", json!({})).await;
-        attempts_made(&app, &event, &id, 1).await;
+        app.attempts_when(&event, &id, 1).await;
         hears(&operator, "endpoint.disabled").await;
         gone.wait_for(1, WAIT)
             .await

@@ -114,11 +114,3 @@ pub fn signed_with(r: &Received, secret: &Secret) -> bool {
 pub fn mails_to<'a>(mails: &'a [Mail], to: &str) -> Vec<&'a Mail> {
     mails.iter().filter(|m| m.to == [to]).collect()
 }
-
-pub async fn attempts_made(app: &TestApp, event: &str, endpoint: &str, n: usize) {
-    wait_until(WAIT, || async {
-        (app.attempts(event, endpoint).await.len() >= n).then_some(())
-    })
-    .await
-    .unwrap_or_else(|| panic!("{n} attempts were not recorded"));
-}

@@ -9,8 +9,8 @@ use hookd::secret::Secret;
 use serde_json::json;
 
 use super::{
-    HOUR, OPERATOR_SECRET, Scene, attempts_made, endpoint_answering, events_of, hears,
-    hookd_with_every_channel, mails_to, set_channel, signed_with,
+    HOUR, OPERATOR_SECRET, Scene, endpoint_answering, events_of, hears, hookd_with_every_channel,
+    mails_to, set_channel, signed_with,
 };
 use crate::harness::{
     Backend, QUIET, WAIT,
@@ -49,9 +49,9 @@ async fn failing_for_an_hour(backend: Backend) -> Failing {
     .expect("a whsec_ secret");
     let (broken, id) = endpoint_answering(app, 503).await;
     let event = app.publish("a.b", json!({})).await;
-    attempts_made(app, &event, &id, 1).await;
+    app.attempts_when(&event, &id, 1).await;
     app.advance(Duration::from_secs(HOUR - 1));
-    attempts_made(app, &event, &id, 2).await;
+    app.attempts_when(&event, &id, 2).await;
     assert!(
         events_of(&url_receiver, "endpoint.failing").is_empty(),
         "not failing yet, an hour less a second in"
