@@ -59,6 +59,14 @@ pub async fn hookd_with_every_channel(backend: Backend) -> Scene {
     }
 }
 
+/// `hookd_with_every_channel`, with the partner's channel set to `channel`
+/// by the partner: the scene and the answer's body.
+pub async fn with_partner_channel(backend: Backend, channel: Value) -> (Scene, Value) {
+    let scene = hookd_with_every_channel(backend).await;
+    let set = set_channel(&scene.app, &scene.partner_key, channel).await;
+    (scene, set)
+}
+
 /// Sets the partner's channel; returns the answer's body.
 pub async fn set_channel(app: &TestApp, key: &str, body: Value) -> Value {
     let (status, answer, _) = app.request("PATCH", "/v1/partner", key, Some(&body)).await;

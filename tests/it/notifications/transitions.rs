@@ -9,8 +9,8 @@ use hookd::secret::Secret;
 use serde_json::json;
 
 use super::{
-    HOUR, OPERATOR_SECRET, Scene, endpoint_answering, events_of, hears, hookd_with_every_channel,
-    mails_to, set_channel, signed_with,
+    HOUR, OPERATOR_SECRET, Scene, endpoint_answering, events_of, hears, mails_to, signed_with,
+    with_partner_channel,
 };
 use crate::harness::{
     Backend, QUIET, WAIT,
@@ -32,15 +32,13 @@ struct Failing {
 }
 
 async fn failing_for_an_hour(backend: Backend) -> Failing {
-    let scene = hookd_with_every_channel(backend).await;
-    let app = &scene.app;
     let url_receiver = Receiver::start().await;
-    let set = set_channel(
-        app,
-        &scene.partner_key,
+    let (scene, set) = with_partner_channel(
+        backend,
         json!({"notification_email": "ops@acme.example", "notification_url": url_receiver.url()}),
     )
     .await;
+    let app = &scene.app;
     let secret = Secret::parse(
         set["notification_secret"]
             .as_str()
