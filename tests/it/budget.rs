@@ -5,10 +5,9 @@
 
 use std::{collections::BTreeMap, time::Duration};
 
-use serde_json::{Value, json};
-
 use crate::harness::{
     Backend, SLOW, TestApp, WAIT,
+    bulk::{all_delivered, publish_many},
     receiver::{Receiver, Reply},
     spawn_app_with, wait_until,
 };
@@ -23,27 +22,6 @@ async fn scene(backend: Backend, env: &[(&str, &str)]) -> (TestApp, String, Rece
     let app = spawn_app_with(backend, env).await;
     let operator = app.operator_key().await;
     (app, operator, Receiver::start().await)
-}
-
-/// Publishes `n` events of one type, for every endpoint of the test partner.
-async fn publish_many(app: &TestApp, n: usize) {
-    let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
-    let (status, body) = app.post_events(&Value::Array(vec![event; n])).await;
-    assert_eq!(status, 201, "publishing should be accepted: {body}");
-}
-
-/// Waits until `n` deliveries are recorded as delivered.
-async fn all_delivered(app: &TestApp, n: usize) {
-    let sql = "SELECT COUNT(*) AS n FROM delivery WHERE state = 'delivered'";
-    let done = wait_until(SLOW, || async {
-        (app.count(sql).await == n as i64).then_some(())
-    })
-    .await;
-    assert!(
-        done.is_some(),
-        "{n} deliveries were not recorded as delivered within {SLOW:?} (only {})",
-        app.count(sql).await
-    );
 }
 
 /// Twelve endpoints on one receiver answering after 100 ms, five events

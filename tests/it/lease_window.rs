@@ -6,10 +6,9 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
 use crate::harness::{
-    Backend,
+    Backend, WAIT,
+    bulk::{all_delivered, publish_many},
     receiver::{Receiver, Reply},
     spawn_app_with, wait_until,
 };
@@ -33,33 +32,20 @@ on_both_backends!(
         let (endpoint, _) = app
             .endpoint_for(&app.partner_id, &receiver.url(), &[], 1)
             .await;
-        let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
         for _ in 0..REQUESTS {
-            let (status, body) = app
-                .post_events(&Value::Array(vec![event.clone(); BATCH]))
-                .await;
-            assert_eq!(status, 201, "publishing should be accepted: {body}");
+            publish_many(&app, BATCH).await;
         }
         let total = BATCH * REQUESTS;
-        let started = wait_until(Duration::from_secs(10), || async {
+        let started = wait_until(WAIT, || async {
             (receiver.distinct_deliveries() >= 1).then_some(())
         })
         .await;
-        assert!(started.is_some(), "nothing arrived within 10 s");
+        assert!(started.is_some(), "nothing arrived within {WAIT:?}");
         // Three and a half seconds on the engine's clock: every claim still
         // queued now ends within 1.5 s, too soon for an attempt.
         app.advance(Duration::from_millis(3_500));
 
-        let delivered = "SELECT COUNT(*) AS n FROM delivery WHERE state = 'delivered'";
-        let done = wait_until(Duration::from_secs(30), || async {
-            (app.count(delivered).await == total as i64).then_some(())
-        })
-        .await;
-        assert!(
-            done.is_some(),
-            "{total} deliveries were not delivered within 30 s (only {})",
-            app.count(delivered).await
-        );
+        all_delivered(&app, total).await;
         let counts = receiver.deliveries();
         assert_eq!(counts.len(), total, "every delivery arrives: {counts:?}");
         assert!(

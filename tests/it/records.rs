@@ -9,6 +9,7 @@ use serde_json::json;
 
 use crate::harness::{
     Backend, TestApp, WAIT,
+    outcome::assert_state_after,
     receiver::{Receiver, Reply},
     spawn_app,
 };
@@ -92,12 +93,15 @@ on_both_backends!(
         app.advance(Duration::from_secs(7));
         app.attempts_when(&event, &endpoint, 2).await;
         app.advance(Duration::from_secs(400));
-        assert_eq!(
-            app.wait_for_state(&event, &endpoint, "delivered", WAIT)
-                .await,
+        assert_state_after(
+            &app,
+            &event,
+            &endpoint,
+            "delivered",
             3,
-            "an oversized head is retried on the schedule like a 5xx"
-        );
+            "an oversized head is retried on the schedule like a 5xx",
+        )
+        .await;
     }
 );
 

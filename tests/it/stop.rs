@@ -8,8 +8,9 @@ use std::{process::ExitStatus, time::Duration};
 use crate::{
     harness::{
         self, Backend,
-        process::{Hookd, free_port, prepare_store},
+        process::{Hookd, prepare_store},
         receiver::{Receiver, Reply},
+        serve::serve_env,
     },
     on_both_backends,
 };
@@ -34,6 +35,22 @@ fn assert_clean_exit(hookd: &mut Hookd, status: Option<ExitStatus>, what: &str) 
     );
 }
 
+/// Waits for `hookd` to give up starting, on `what`, and checks that it
+/// exits with status 2 and no panic: its log.
+async fn gives_up_with_status_two(hookd: &mut Hookd, what: &str) -> String {
+    let status = hookd
+        .exited(Duration::from_secs(20))
+        .await
+        .unwrap_or_else(|| panic!("hookd does not give up on {what}"));
+    let log = hookd.stderr();
+    assert!(
+        !log.contains("panicked"),
+        "hookd panicked on {what}:\n{log}"
+    );
+    assert_eq!(status.code(), Some(2), "{what}: {log}");
+    log
+}
+
 on_both_backends!(
     a_signal_stops_serve_with_exit_status_zero_and_no_panic,
     |backend: Backend| async move {
@@ -41,8 +58,7 @@ on_both_backends!(
         let work = tempfile::tempdir().expect("a working folder");
         let http = awc::Client::default();
         for signal_name in ["TERM", "INT"] {
-            let listen = format!("127.0.0.1:{}", free_port());
-            let env = harness::test_env(&url, &[("HOOKD_HTTP__LISTEN", &listen)]);
+            let (listen, env) = serve_env(&url, &[]);
             let mut hookd = Hookd::start(&["serve"], &env, work.path(), signal_name);
             hookd
                 .wait_healthy(&http, &format!("http://{listen}"), Duration::from_secs(30))
@@ -63,13 +79,7 @@ on_both_backends!(
         let listen = taken.local_addr().expect("its address").to_string();
         let env = harness::test_env(&url, &[("HOOKD_HTTP__LISTEN", &listen)]);
         let mut hookd = Hookd::start(&["serve"], &env, work.path(), "taken");
-        let status = hookd
-            .exited(Duration::from_secs(20))
-            .await
-            .expect("hookd gives up on a taken port");
-        let log = hookd.stderr();
-        assert!(!log.contains("panicked"), "hookd panicked:\n{log}");
-        assert_eq!(status.code(), Some(2), "{log}");
+        let log = gives_up_with_status_two(&mut hookd, "a taken port").await;
         assert!(
             log.contains("cannot listen on") && log.contains("http.listen"),
             "the error names the address and the setting:\n{log}"
@@ -107,12 +117,10 @@ on_both_backends!(
         ));
         let (partner, key) = prepare_store(&url, &receiver.url(), IN_FLIGHT as u32).await;
         let work = tempfile::tempdir().expect("a working folder");
-        let listen = format!("127.0.0.1:{}", free_port());
         // A long lease: anything cut off would come back only long after the test.
-        let env = harness::test_env(
+        let (listen, env) = serve_env(
             &url,
             &[
-                ("HOOKD_HTTP__LISTEN", &listen),
                 ("HOOKD_DELIVERY__LEASE", "60s"),
                 ("HOOKD_DELIVERY__REQUEST_TIMEOUT", "10s"),
             ],
@@ -204,8 +212,7 @@ async fn a_second_serve_on_one_sqlite_file_is_refused_and_says_why() {
     let (url, _db) = harness::database(Backend::Sqlite).await;
     let work = tempfile::tempdir().expect("a working folder");
     let http = awc::Client::default();
-    let first_listen = format!("127.0.0.1:{}", free_port());
-    let env = harness::test_env(&url, &[("HOOKD_HTTP__LISTEN", &first_listen)]);
+    let (first_listen, env) = serve_env(&url, &[]);
     let mut first = Hookd::start(&["serve"], &env, work.path(), "first");
     first
         .wait_healthy(
@@ -215,16 +222,9 @@ async fn a_second_serve_on_one_sqlite_file_is_refused_and_says_why() {
         )
         .await;
 
-    let second_listen = format!("127.0.0.1:{}", free_port());
-    let env2 = harness::test_env(&url, &[("HOOKD_HTTP__LISTEN", &second_listen)]);
+    let (_, env2) = serve_env(&url, &[]);
     let mut second = Hookd::start(&["serve"], &env2, work.path(), "second");
-    let status = second
-        .exited(Duration::from_secs(20))
-        .await
-        .expect("the second serve gives up");
-    let log = second.stderr();
-    assert_eq!(status.code(), Some(2), "{log}");
-    assert!(!log.contains("panicked"), "{log}");
+    let log = gives_up_with_status_two(&mut second, "a second serve").await;
     assert!(
         log.contains("already running on this SQLite database") && log.contains("PostgreSQL"),
         "the refusal says why and what to do:\n{log}"

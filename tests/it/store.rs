@@ -123,25 +123,28 @@ on_both_backends!(
     }
 );
 
+/// The text in `column` of the one row that `sql` gives on `conn`.
+async fn text_of(conn: &impl sea_orm::ConnectionTrait, sql: &str, column: &str) -> String {
+    let statement = sea_orm::Statement::from_string(conn.get_database_backend(), sql);
+    let row = conn
+        .query_one_raw(statement)
+        .await
+        .unwrap_or_else(|e| panic!("`{sql}` runs: {e}"))
+        .unwrap_or_else(|| panic!("`{sql}` gives a row"));
+    row.try_get("", column)
+        .unwrap_or_else(|e| panic!("`{sql}` gives a text `{column}`: {e}"))
+}
+
 #[actix_rt::test]
 async fn every_postgresql_session_asks_the_server_to_end_a_transaction_left_idle_for_ten_seconds() {
-    use sea_orm::{ConnectionTrait, TransactionTrait};
+    use sea_orm::TransactionTrait;
     if crate::harness::skip_postgres() {
         return;
     }
     let app = spawn_app(Backend::Postgres).await;
     let db = app.db();
-    let setting = db
-        .query_one_raw(sea_orm::Statement::from_string(
-            db.get_database_backend(),
-            "SHOW idle_in_transaction_session_timeout",
-        ))
-        .await
-        .expect("the setting can be read")
-        .expect("a row");
-    let value: String = setting
-        .try_get("", "idle_in_transaction_session_timeout")
-        .expect("the setting's value");
+    let show = "SHOW idle_in_transaction_session_timeout";
+    let value = text_of(db, show, "idle_in_transaction_session_timeout").await;
     assert_eq!(
         value, "10s",
         "every hookd session asks PostgreSQL to end a transaction left idle for 10 s, \
@@ -149,15 +152,12 @@ async fn every_postgresql_session_asks_the_server_to_end_a_transaction_left_idle
     );
     // And it is every session's, not only the first one's.
     let txn = db.begin().await.expect("a transaction");
-    let inside = txn
-        .query_one_raw(sea_orm::Statement::from_string(
-            db.get_database_backend(),
-            "SELECT current_setting('idle_in_transaction_session_timeout') AS v",
-        ))
-        .await
-        .expect("read inside a transaction")
-        .expect("a row");
-    assert_eq!(inside.try_get::<String>("", "v").expect("a value"), "10s");
+    let current = "SELECT current_setting('idle_in_transaction_session_timeout') AS v";
+    assert_eq!(
+        text_of(&txn, current, "v").await,
+        "10s",
+        "inside a transaction"
+    );
     txn.rollback().await.expect("rollback");
     drop(app);
     crate::harness::quiesce().await;

@@ -17,8 +17,9 @@ use super::received_ids;
 use crate::{
     harness::{
         self, SLOW,
-        process::{Hookd, event_batch, free_port, healthy, post_events, prepare_endpoints},
+        process::{Hookd, event_batch, healthy, post_events, prepare_endpoints},
         receiver::{Receiver, Reply},
+        serve::serve_env,
     },
     on_both_backends,
 };
@@ -33,12 +34,9 @@ const KILL_AFTER: usize = 300;
 /// ...and at most this many, if no committed but unanswered batch is seen first.
 const KILL_LATEST: usize = 500;
 
-/// The last part of a long log, for assertion messages.
+/// The last 3000 characters of a long log, for assertion messages.
 fn tail(text: &str) -> &str {
-    let start = text.len().saturating_sub(3000);
-    let start = (start..text.len())
-        .find(|&i| text.is_char_boundary(i))
-        .unwrap_or(text.len());
+    let start = text.char_indices().rev().nth(2999).map_or(0, |(i, _)| i);
     &text[start..]
 }
 
@@ -130,11 +128,9 @@ on_both_backends!(
     |backend| async move {
         let (url, _db_dir) = harness::database(backend).await;
         let work = tempfile::tempdir().expect("a working folder for hookd");
-        let listen = format!("127.0.0.1:{}", free_port());
-        let env = harness::test_env(
+        let (listen, env) = serve_env(
             &url,
             &[
-                ("HOOKD_HTTP__LISTEN", &listen),
                 ("HOOKD_DELIVERY__LEASE", "3s"),
                 ("HOOKD_DELIVERY__REQUEST_TIMEOUT", "2s"),
                 ("HOOKD_LOG__FILTER", "warn"),

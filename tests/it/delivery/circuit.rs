@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::harness::{
     Backend, TestApp, WAIT,
+    bulk::publish_many,
     receiver::{Receiver, Reply},
     spawn_app_with,
 };
@@ -25,9 +26,7 @@ async fn five_behind_an_open_circuit(backend: Backend) -> (TestApp, Receiver, St
     let (endpoint, _) = app
         .endpoint_for(&app.partner_id, &receiver.url(), &[], 1)
         .await;
-    let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
-    app.post_events(&serde_json::Value::Array(vec![event; 5]))
-        .await;
+    publish_many(&app, 5).await;
     receiver
         .wait_for(2, WAIT)
         .await

@@ -6,8 +6,11 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use super::usage;
 use crate::harness::{
-    Backend, WAIT, quiesce,
+    Backend, WAIT,
+    bulk::publish_many,
+    quiesce,
     receiver::{Receiver, Reply},
     spawn_app, spawn_app_with,
 };
@@ -23,11 +26,7 @@ on_both_backends!(
         ));
         app.endpoint_for(&app.partner_id, &receiver.url(), &[], 2)
             .await;
-        let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
-        let (status, _) = app
-            .post_events(&serde_json::Value::Array(vec![event; 8]))
-            .await;
-        assert_eq!(status, 201);
+        publish_many(&app, 8).await;
         receiver.wait_for(8, WAIT).await.expect("all arrive");
         assert_eq!(
             receiver.max_in_flight_per_path(),
@@ -46,9 +45,7 @@ on_both_backends!(
         app.endpoint_for(&app.partner_id, &stalled.url(), &[], 2)
             .await;
         app.endpoint_for(&app.partner_id, &fast.url(), &[], 2).await;
-        let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
-        app.post_events(&serde_json::Value::Array(vec![event; 20]))
-            .await;
+        publish_many(&app, 20).await;
         fast.wait_for(20, Duration::from_secs(2))
             .await
             .expect("the fast endpoint gets everything while the other stalls");
@@ -86,9 +83,7 @@ on_both_backends!(
             ))
             .await
             .expect("rate limited");
-        let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
-        app.post_events(&serde_json::Value::Array(vec![event; 10]))
-            .await;
+        publish_many(&app, 10).await;
         receiver.wait_for(4, WAIT).await.expect("a burst of four");
         receiver.stays_at(4).await;
         app.advance(Duration::from_secs(1));
@@ -110,7 +105,7 @@ on_both_backends!(
             .await
             .expect("a partner");
         let url = receiver.url();
-        let (usage, _) = app
+        let (usage_subscriber, _) = app
             .endpoint_for(&app.partner_id, &url, &["usage.*"], 8)
             .await;
         let (balance, _) = app
@@ -121,17 +116,11 @@ on_both_backends!(
         hookd::store::endpoints::disable(app.db(), &paused, "paused for the test", 0)
             .await
             .expect("paused");
-        let event = app
-            .publish(
-                "usage.finalized",
-                json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
-                    "usage_id": "usage_9182", "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013}),
-            )
-            .await;
+        let event = app.publish("usage.finalized", usage(9182)).await;
         receiver.wait_for(1, WAIT).await.expect("one delivery");
         receiver.stays_at(1).await;
         assert!(
-            app.delivery(&event, &usage).await.is_some(),
+            app.delivery(&event, &usage_subscriber).await.is_some(),
             "the usage.* subscriber gets it"
         );
         for (name, id) in [

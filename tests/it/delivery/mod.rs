@@ -16,7 +16,13 @@
 
 use serde_json::json;
 
-use crate::harness::TestApp;
+use hookd::store::entity::attempt;
+
+use crate::harness::{
+    Backend, TestApp,
+    receiver::{Receiver, Reply},
+    spawn_app_with,
+};
 
 mod bodies;
 mod circuit;
@@ -33,6 +39,51 @@ mod signing;
 fn usage(n: u32) -> serde_json::Value {
     json!({"n": n, "customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
         "usage_id": format!("usage_{n}"), "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013})
+}
+
+/// hookd configured with `env`, and an endpoint (all types) at a new
+/// receiver: (app, receiver, endpoint).
+async fn endpoint_on(backend: Backend, env: &[(&str, &str)]) -> (TestApp, Receiver, String) {
+    let app = spawn_app_with(backend, env).await;
+    let receiver = Receiver::start().await;
+    let (endpoint, _) = app.endpoint(&receiver.url()).await;
+    (app, receiver, endpoint)
+}
+
+/// Like `endpoint_on`, with jitter off (and `extra`): retries go exactly on
+/// the schedule.
+async fn jitterless_endpoint(
+    backend: Backend,
+    extra: &[(&str, &str)],
+) -> (TestApp, Receiver, String) {
+    let mut env = vec![("HOOKD_DELIVERY__JITTER", "0")];
+    env.extend_from_slice(extra);
+    endpoint_on(backend, &env).await
+}
+
+/// One event sent to a new endpoint whose receiver always answers `reply`,
+/// and the first attempt of that delivery once it is recorded: (receiver,
+/// endpoint, event, attempt).
+async fn first_attempt_against(
+    app: &TestApp,
+    reply: Reply,
+) -> (Receiver, String, String, attempt::Model) {
+    let receiver = Receiver::start().await;
+    receiver.set_default(reply);
+    let (endpoint, _) = app.endpoint(&receiver.url()).await;
+    let event = app.publish("a.b", json!({})).await;
+    let mut attempts = app.attempts_when(&event, &endpoint, 1).await;
+    (receiver, endpoint, event, attempts.swap_remove(0))
+}
+
+/// Asserts that the attempt ended within `ms` milliseconds; `what` says
+/// what ended it then, and what would have made it last longer.
+fn assert_ended_within(attempt: &attempt::Model, ms: i32, what: &str) {
+    assert!(
+        attempt.latency_ms.unwrap_or(i32::MAX) < ms,
+        "{what}: the attempt took {:?} ms, not under {ms}",
+        attempt.latency_ms
+    );
 }
 
 /// The id of the delivery of `event` to `endpoint`.

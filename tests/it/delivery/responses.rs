@@ -7,8 +7,10 @@ use std::time::Duration;
 use hookd::store::endpoints::{self, EndpointStatus};
 use serde_json::json;
 
+use super::first_attempt_against;
 use crate::harness::{
     Backend, TestApp, WAIT,
+    outcome::{assert_mentions, assert_state_after},
     receiver::{Receiver, Reply},
     spawn_app,
 };
@@ -27,34 +29,31 @@ on_both_backends!(
         assert_eq!(attempts[0].error_category.as_deref(), Some("http_status"));
         // A second later than the first retry's 5 s and its 20 % jitter.
         app.advance(Duration::from_secs(7));
-        assert_eq!(
-            app.wait_for_state(&event, &endpoint, "delivered", WAIT)
-                .await,
+        assert_state_after(
+            &app,
+            &event,
+            &endpoint,
+            "delivered",
             2,
-            "delivered by the retry"
-        );
+            "delivered by the retry",
+        )
+        .await;
     }
 );
 
 on_both_backends!(redirects_are_never_followed, |app: TestApp| async move {
     let target = Receiver::start().await;
-    let redirecting = Receiver::start().await;
-    redirecting.set_default(Reply::Status {
+    let redirect = Reply::Status {
         code: 302,
         headers: vec![("location".into(), target.url())],
         body: vec![],
-    });
-    let (endpoint, _) = app.endpoint(&redirecting.url()).await;
-    let event = app.publish("a.b", json!({})).await;
-    let attempts = app.attempts_when(&event, &endpoint, 1).await;
-    assert_eq!(attempts[0].error_category.as_deref(), Some("redirect"));
-    assert!(
-        attempts[0]
-            .error_detail
-            .as_deref()
-            .is_some_and(|d| d.contains(&target.url())),
-        "the Location is shown: {:?}",
-        attempts[0].error_detail
+    };
+    let (_redirecting, _, _, attempt) = first_attempt_against(&app, redirect).await;
+    assert_eq!(attempt.error_category.as_deref(), Some("redirect"));
+    assert_mentions(
+        attempt.error_detail.as_deref(),
+        &target.url(),
+        "the Location is shown",
     );
     target.stays_at(0).await;
 });
@@ -110,13 +109,10 @@ on_both_backends!(
         })
         .await
         .expect("the endpoint is disabled after 410");
-        assert!(
-            disabled
-                .disabled_reason
-                .as_deref()
-                .is_some_and(|r| r.contains("410")),
-            "{:?}",
-            disabled.disabled_reason
+        assert_mentions(
+            disabled.disabled_reason.as_deref(),
+            "410",
+            "the reason names the status",
         );
     }
 );

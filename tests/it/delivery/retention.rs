@@ -58,6 +58,29 @@ async fn swept(app: &TestApp, table: &str, column: &str, id: &str) {
     assert!(gone.is_some(), "the sweep did not delete {table} {id}");
 }
 
+/// Moves the clock `by` and waits until a sweep has run at the new now:
+/// the one that deletes the `sentinel` event.
+async fn swept_after(app: &TestApp, by: Duration, sentinel: &str) {
+    app.advance(by);
+    swept(app, "outbox_event", "event_id", sentinel).await;
+}
+
+/// Asserts that the row of `table` with `column = id` is still there; `why`
+/// it should be.
+async fn kept(app: &TestApp, table: &str, column: &str, id: &str, why: &str) {
+    assert_eq!(rows(app, table, column, id).await, 1, "{table} {id}: {why}");
+}
+
+/// Publishes an `a.b` event and waits until it is delivered to `endpoint`:
+/// (event, delivery).
+async fn delivered_event(app: &TestApp, endpoint: &str) -> (String, String) {
+    let event = app.publish("a.b", json!({})).await;
+    app.wait_for_state(&event, endpoint, "delivered", WAIT)
+        .await;
+    let delivery = delivery_id(app, &event, endpoint).await;
+    (event, delivery)
+}
+
 /// Publishes an event no endpoint takes (so it has no deliveries) and waits
 /// until it is published: once past `retention.events` it is swept, which
 /// tells a test that a sweep has run at the clock's now.
@@ -80,28 +103,26 @@ on_both_backends!(
         let (app, _receiver, endpoint) = sweeping(backend, "1d", "1d", &[]).await;
         let old = sentinel(&app).await;
         app.advance(2 * HOUR);
-        let young = app.publish("a.b", json!({})).await;
-        app.wait_for_state(&young, &endpoint, "delivered", WAIT)
-            .await;
-        let delivery = delivery_id(&app, &young, &endpoint).await;
+        let (young, delivery) = delivered_event(&app, &endpoint).await;
 
-        app.advance(23 * HOUR);
-        swept(&app, "outbox_event", "event_id", &old).await;
-        assert_eq!(
-            rows(&app, "delivery", "id", &delivery).await,
-            1,
-            "a delivery finished 23 h ago is kept under a 1 d retention"
-        );
-        assert_eq!(
-            rows(&app, "attempt", "delivery_id", &delivery).await,
-            1,
-            "so is its attempt"
-        );
-        assert_eq!(
-            rows(&app, "outbox_event", "event_id", &young).await,
-            1,
-            "and its event"
-        );
+        swept_after(&app, 23 * HOUR, &old).await;
+        kept(
+            &app,
+            "delivery",
+            "id",
+            &delivery,
+            "a delivery finished 23 h ago is kept under a 1 d retention",
+        )
+        .await;
+        kept(
+            &app,
+            "attempt",
+            "delivery_id",
+            &delivery,
+            "so is its attempt",
+        )
+        .await;
+        kept(&app, "outbox_event", "event_id", &young, "and its event").await;
     }
 );
 
@@ -148,43 +169,40 @@ async fn past_retention(backend: Backend) -> PastRetention {
     }
 }
 
+/// Waits until the sweep has deleted `delivery`, and checks that its
+/// attempts went with it.
+async fn swept_with_its_attempts(app: &TestApp, delivery: &str) {
+    swept(app, "delivery", "id", delivery).await;
+    assert_eq!(
+        rows(app, "attempt", "delivery_id", delivery).await,
+        0,
+        "the attempts of {delivery} go with it"
+    );
+}
+
 on_both_backends!(
     a_delivered_delivery_past_retention_is_swept_with_its_attempts,
     |backend: Backend| async move {
-        let PastRetention { app, delivered, .. } = past_retention(backend).await;
-        swept(&app, "delivery", "id", &delivered.1).await;
-        assert_eq!(
-            rows(&app, "attempt", "delivery_id", &delivered.1).await,
-            0,
-            "its attempts go with it"
-        );
+        let past = past_retention(backend).await;
+        swept_with_its_attempts(&past.app, &past.delivered.1).await;
     }
 );
 
 on_both_backends!(
     a_dead_delivery_past_retention_is_swept_with_its_attempts,
     |backend: Backend| async move {
-        let PastRetention { app, dead, .. } = past_retention(backend).await;
-        swept(&app, "delivery", "id", &dead.1).await;
-        assert_eq!(
-            rows(&app, "attempt", "delivery_id", &dead.1).await,
-            0,
-            "its attempts go with it"
-        );
+        let past = past_retention(backend).await;
+        swept_with_its_attempts(&past.app, &past.dead.1).await;
     }
 );
 
 on_both_backends!(
     a_waiting_replay_goes_with_its_swept_delivery,
     |backend: Backend| async move {
-        let PastRetention {
-            app,
-            delivered,
-            dead,
-        } = past_retention(backend).await;
-        for (_, delivery) in [&delivered, &dead] {
-            swept(&app, "delivery", "id", delivery).await;
-            assert_eq!(rows(&app, "replay", "delivery_id", delivery).await, 0);
+        let past = past_retention(backend).await;
+        for (_, delivery) in [&past.delivered, &past.dead] {
+            swept(&past.app, "delivery", "id", delivery).await;
+            assert_eq!(rows(&past.app, "replay", "delivery_id", delivery).await, 0);
         }
     }
 );
@@ -192,13 +210,9 @@ on_both_backends!(
 on_both_backends!(
     an_event_past_retention_is_swept_once_its_deliveries_are,
     |backend: Backend| async move {
-        let PastRetention {
-            app,
-            delivered,
-            dead,
-        } = past_retention(backend).await;
-        for (event, _) in [&delivered, &dead] {
-            swept(&app, "outbox_event", "event_id", event).await;
+        let past = past_retention(backend).await;
+        for (event, _) in [&past.delivered, &past.dead] {
+            swept(&past.app, "outbox_event", "event_id", event).await;
         }
     }
 );
@@ -207,10 +221,7 @@ on_both_backends!(
     an_event_outlives_its_swept_deliveries_until_its_own_retention,
     |backend: Backend| async move {
         let (app, _receiver, endpoint) = sweeping(backend, "1d", "3d", &[]).await;
-        let event = app.publish("a.b", json!({})).await;
-        app.wait_for_state(&event, &endpoint, "delivered", WAIT)
-            .await;
-        let delivery = delivery_id(&app, &event, &endpoint).await;
+        let (event, delivery) = delivered_event(&app, &endpoint).await;
 
         app.advance(2 * DAY);
         swept(&app, "delivery", "id", &delivery).await;
@@ -230,18 +241,17 @@ on_both_backends!(
     |backend: Backend| async move {
         let (app, _receiver, endpoint) = sweeping(backend, "3d", "1d", &[]).await;
         let old = sentinel(&app).await;
-        let event = app.publish("a.b", json!({})).await;
-        app.wait_for_state(&event, &endpoint, "delivered", WAIT)
-            .await;
-        let delivery = delivery_id(&app, &event, &endpoint).await;
+        let (event, delivery) = delivered_event(&app, &endpoint).await;
 
-        app.advance(2 * DAY);
-        swept(&app, "outbox_event", "event_id", &old).await;
-        assert_eq!(
-            rows(&app, "outbox_event", "event_id", &event).await,
-            1,
-            "a 2-day-old event is kept (1 d retention) while its delivery is (3 d)"
-        );
+        swept_after(&app, 2 * DAY, &old).await;
+        kept(
+            &app,
+            "outbox_event",
+            "event_id",
+            &event,
+            "a 2-day-old event is kept (1 d retention) while its delivery is (3 d)",
+        )
+        .await;
 
         app.advance(DAY + HOUR);
         swept(&app, "delivery", "id", &delivery).await;
@@ -263,8 +273,7 @@ async fn unfinished_past_retention(backend: Backend) -> (TestApp, String, String
     let event = app.publish("a.b", json!({})).await;
     app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
     let delivery = delivery_id(&app, &event, &endpoint).await;
-    app.advance(2 * DAY);
-    swept(&app, "outbox_event", "event_id", &old).await;
+    swept_after(&app, 2 * DAY, &old).await;
     (app, event, delivery)
 }
 
@@ -280,11 +289,14 @@ on_both_backends!(
             1,
             "a failed delivery still retrying is kept however old"
         );
-        assert_eq!(
-            rows(&app, "attempt", "delivery_id", &delivery).await,
-            1,
-            "with its attempt"
-        );
+        kept(
+            &app,
+            "attempt",
+            "delivery_id",
+            &delivery,
+            "with its attempt",
+        )
+        .await;
     }
 );
 
@@ -292,10 +304,13 @@ on_both_backends!(
     an_event_with_an_unfinished_delivery_is_kept,
     |backend: Backend| async move {
         let (app, event, _) = unfinished_past_retention(backend).await;
-        assert_eq!(
-            rows(&app, "outbox_event", "event_id", &event).await,
-            1,
-            "its event stays while the delivery is unfinished"
-        );
+        kept(
+            &app,
+            "outbox_event",
+            "event_id",
+            &event,
+            "its event stays while the delivery is unfinished",
+        )
+        .await;
     }
 );

@@ -7,6 +7,7 @@ use std::time::Duration;
 use hookd::domain::clock::{Clock as _, from_ms};
 use serde_json::json;
 
+use super::jitterless_endpoint;
 use crate::harness::{
     Backend, TestApp, WAIT,
     receiver::{Receiver, Reply},
@@ -22,12 +23,8 @@ async fn refused_once(
     extra: &[(&str, &str)],
     first: Reply,
 ) -> (TestApp, Receiver, String, String) {
-    let mut env = vec![("HOOKD_DELIVERY__JITTER", "0")];
-    env.extend_from_slice(extra);
-    let app = spawn_app_with(backend, &env).await;
-    let receiver = Receiver::start().await;
+    let (app, receiver, endpoint) = jitterless_endpoint(backend, extra).await;
     receiver.script([first]);
-    let (endpoint, _) = app.endpoint(&receiver.url()).await;
     let event = app.publish("a.b", json!({})).await;
     app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
     (app, receiver, endpoint, event)

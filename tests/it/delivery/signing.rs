@@ -7,8 +7,10 @@ use std::time::Duration;
 use hookd::{domain::clock::Clock as _, secret::Secret};
 use serde_json::json;
 
+use super::usage;
 use crate::harness::{
     Backend, TestApp, WAIT,
+    outcome::assert_state_after,
     receiver::{Received, Receiver, Reply},
     spawn_app,
 };
@@ -19,13 +21,7 @@ on_both_backends!(
     |app: TestApp| async move {
         let receiver = Receiver::start().await;
         let (_, secret) = app.endpoint(&format!("{}/hooks", receiver.url())).await;
-        let event = app
-            .publish(
-                "usage.finalized",
-                json!({"final_cost": "1.274800", "currency": "USD", "customer_id": "cus_204",
-                    "usage_id": "usage_9182", "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013}),
-            )
-            .await;
+        let event = app.publish("usage.finalized", usage(9182)).await;
 
         let got = receiver.wait_for(1, WAIT).await.expect("the event arrives");
         let r = &got[0];
@@ -52,11 +48,15 @@ on_both_backends!(
         let receiver = Receiver::start().await;
         let (endpoint, _) = app.endpoint(&receiver.url()).await;
         let event = app.publish("a.b", json!({})).await;
-        assert_eq!(
-            app.wait_for_state(&event, &endpoint, "delivered", WAIT)
-                .await,
-            1
-        );
+        assert_state_after(
+            &app,
+            &event,
+            &endpoint,
+            "delivered",
+            1,
+            "a 200 at the first attempt",
+        )
+        .await;
         let attempts = app.attempts(&event, &endpoint).await;
         assert_eq!(attempts.len(), 1);
         assert_eq!(attempts[0].status_code, Some(200));

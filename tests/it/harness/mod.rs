@@ -5,8 +5,10 @@
 pub mod answer;
 pub mod browser;
 pub mod browser_app;
+pub mod bulk;
 pub mod dns;
 pub mod limits;
+pub mod outcome;
 pub mod payloads;
 pub mod pg;
 pub mod process;
@@ -14,6 +16,7 @@ pub mod python;
 pub mod receiver;
 pub mod rows;
 pub mod schedule;
+pub mod serve;
 pub mod signatures;
 pub mod skip;
 pub mod smtp;

@@ -5,8 +5,11 @@
 mod refusals;
 mod slowloris;
 
+use crate::harness::answer;
+
 use std::{net::SocketAddr, time::Duration};
 
+use awc::http::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
@@ -17,16 +20,14 @@ use tokio::{
 #[derive(Debug)]
 pub struct RawAnswer {
     pub status: u16,
-    pub headers: Vec<(String, String)>,
+    pub headers: HeaderMap,
     pub body: Vec<u8>,
 }
 
 impl RawAnswer {
+    /// A header of the answer, as text.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        answer::header(&self.headers, name)
     }
 
     /// The problem+json body; panics (saying what came) if it is not one.
@@ -66,19 +67,17 @@ pub async fn read_answer(stream: &mut TcpStream, within: Duration) -> Option<Raw
             let mut headers = [httparse::EMPTY_HEADER; 64];
             let mut response = httparse::Response::new(&mut headers);
             if let Ok(httparse::Status::Complete(head_len)) = response.parse(&buf) {
-                let headers: Vec<(String, String)> = response
-                    .headers
-                    .iter()
-                    .map(|h| {
-                        let value = String::from_utf8_lossy(h.value).into_owned();
-                        (h.name.to_string(), value)
-                    })
-                    .collect();
+                let mut headers = HeaderMap::new();
+                for h in response.headers.iter() {
+                    let name = HeaderName::from_bytes(h.name.as_bytes());
+                    let value = HeaderValue::from_bytes(h.value);
+                    if let (Ok(name), Ok(value)) = (name, value) {
+                        headers.append(name, value);
+                    }
+                }
                 let status = response.code.unwrap_or(0);
-                let length: usize = headers
-                    .iter()
-                    .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-                    .and_then(|(_, v)| v.trim().parse().ok())
+                let length: usize = answer::header(&headers, "content-length")
+                    .and_then(|v| v.trim().parse().ok())
                     .unwrap_or(0);
                 while buf.len() < head_len + length {
                     let n = stream.read(&mut chunk).await.ok()?;

@@ -179,6 +179,21 @@ on_both_backends!(
     }
 );
 
+/// Sends `bytes`, a request that stops short, and checks that hookd answers
+/// it 408 `request-timeout` near its 1 s deadline; `what` names it.
+async fn cut_near_one_second(server: SocketAddr, bytes: &[u8], what: &str) {
+    let started = std::time::Instant::now();
+    let answer = exchange(server, bytes, Duration::from_secs(4))
+        .await
+        .unwrap_or_else(|| panic!("{what} is answered"));
+    assert_eq!(answer.status, 408, "{what}: {answer:?}");
+    assert_eq!(answer.problem_type(), "request-timeout", "{what}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{what}: cut near 1 s"
+    );
+}
+
 on_both_backends!(
     heads_and_bodies_that_stall_are_cut_at_their_deadlines,
     |backend: Backend| async move {
@@ -191,35 +206,16 @@ on_both_backends!(
         )
         .await;
         let server = addr(&app.base_url);
-        let started = std::time::Instant::now();
-        let answer = exchange(
-            server,
-            b"GET /healthz HTTP/1.1\r\nHost: h\r\n",
-            Duration::from_secs(4),
-        )
-        .await
-        .expect("a stalled head is answered");
-        assert_eq!(answer.status, 408, "{answer:?}");
-        assert_eq!(answer.problem_type(), "request-timeout");
-        assert!(started.elapsed() < Duration::from_secs(3), "cut near 1 s");
-
-        let started = std::time::Instant::now();
+        let head = b"GET /healthz HTTP/1.1\r\nHost: h\r\n";
+        cut_near_one_second(server, head, "a stalled head").await;
         let head = post_head(
             "/v1/events",
             Some(&app.service_key),
             "application/json",
             1000,
         );
-        let answer = exchange(
-            server,
-            format!("{head}[{{\"type\":").as_bytes(),
-            Duration::from_secs(4),
-        )
-        .await
-        .expect("a stalled body is answered");
-        assert_eq!(answer.status, 408, "{answer:?}");
-        assert_eq!(answer.problem_type(), "request-timeout");
-        assert!(started.elapsed() < Duration::from_secs(3), "cut near 1 s");
+        let body = format!("{head}[{{\"type\":");
+        cut_near_one_second(server, body.as_bytes(), "a stalled body").await;
         assert_eq!(app.count("SELECT COUNT(*) AS n FROM outbox_event").await, 0);
     }
 );

@@ -12,8 +12,9 @@ use tokio::{io::AsyncWriteExt, net::TcpStream};
 use super::{connect_from, exchange, read_answer};
 use crate::harness::{
     self, Backend,
-    process::{Hookd, free_port, prepare_store},
+    process::{Hookd, prepare_store},
     receiver::{Receiver, Reply},
+    serve::serve_env,
 };
 
 const FILE_LIMIT: u64 = 1024;
@@ -53,11 +54,9 @@ async fn stalled_crowds_never_starve_health_ingest_or_delivery() {
     receiver.set_default(Reply::status(204));
     let (partner, service_key) = prepare_store(&url, &receiver.url(), 4).await;
     let work = tempfile::tempdir().expect("a working folder");
-    let listen = format!("127.0.0.1:{}", free_port());
-    let env = harness::test_env(
+    let (listen, env) = serve_env(
         &url,
         &[
-            ("HOOKD_HTTP__LISTEN", &listen),
             // Deadlines far beyond the test: the caps must do the work.
             ("HOOKD_HTTP__HEADER_TIMEOUT", "60s"),
             ("HOOKD_HTTP__BODY_TIMEOUT", "60s"),

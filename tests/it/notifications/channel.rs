@@ -31,6 +31,26 @@ async fn patch(app: &TestApp, path: &str, key: &str, body: Value) -> (u16, Value
     (status, answer)
 }
 
+/// The partner as `GET /v1/partner` shows it to its own key.
+async fn read_partner(scene: &Scene) -> Value {
+    let (app, key) = (&scene.app, &scene.partner_key);
+    let (status, read, _) = app.request("GET", "/v1/partner", key, None).await;
+    assert_eq!(status, 200, "{read}");
+    read
+}
+
+/// The scene with a channel set (as `with_a_channel`), and the id of the
+/// partner's notification endpoint, as `GET /v1/partner` shows it.
+async fn with_a_notification_endpoint(backend: Backend) -> (Scene, String) {
+    let (scene, _, _, _) = with_a_channel(backend).await;
+    let read = read_partner(&scene).await;
+    let id = read["notification_endpoint_id"].as_str();
+    let id = id
+        .unwrap_or_else(|| panic!("no notification endpoint: {read}"))
+        .to_string();
+    (scene, id)
+}
+
 on_both_backends!(
     a_notification_urls_secret_is_shown_once,
     |backend: Backend| async move {
@@ -51,11 +71,10 @@ on_both_backends!(
     the_notification_channel_is_read_back_as_set,
     |backend: Backend| async move {
         let (scene, url, _, _) = with_a_channel(backend).await;
-        let (app, key) = (&scene.app, &scene.partner_key);
-        let (_, read, _) = app.request("GET", "/v1/partner", key, None).await;
+        let read = read_partner(&scene).await;
         assert_eq!(read["notification_email"], "a@b.example");
         assert_eq!(read["notification_url"], url.as_str());
-        assert_eq!(read["id"], app.partner_id.as_str());
+        assert_eq!(read["id"], scene.app.partner_id.as_str());
         assert!(read["notification_endpoint_id"].is_string(), "{read}");
     }
 );
@@ -63,10 +82,8 @@ on_both_backends!(
 on_both_backends!(
     the_notification_endpoint_cannot_be_changed_as_an_endpoint,
     |backend: Backend| async move {
-        let (scene, _, _, _) = with_a_channel(backend).await;
+        let (scene, endpoint_id) = with_a_notification_endpoint(backend).await;
         let (app, key) = (&scene.app, &scene.partner_key);
-        let (_, read, _) = app.request("GET", "/v1/partner", key, None).await;
-        let endpoint_id = read["notification_endpoint_id"].as_str().unwrap();
         let path = format!("/v1/endpoints/{endpoint_id}");
         let (status, answer) = patch(app, &path, key, json!({"description": "x"})).await;
         assert_eq!(status, 409, "{answer}");
@@ -92,13 +109,8 @@ on_both_backends!(
 on_both_backends!(
     removing_the_notification_channel_deletes_its_endpoint,
     |backend: Backend| async move {
-        let (scene, _, _, _) = with_a_channel(backend).await;
+        let (scene, endpoint_id) = with_a_notification_endpoint(backend).await;
         let (app, key) = (&scene.app, &scene.partner_key);
-        let (_, read, _) = app.request("GET", "/v1/partner", key, None).await;
-        let endpoint_id = read["notification_endpoint_id"]
-            .as_str()
-            .unwrap()
-            .to_string();
         let count = format!("SELECT COUNT(*) AS n FROM endpoint WHERE id = '{endpoint_id}'");
         assert_eq!(app.count(&count).await, 1, "its endpoint exists");
         let removed = set_channel(

@@ -5,10 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{
-    HOUR, Scene, attempts_made, endpoint_answering, events_of, hears, hookd_with_every_channel,
-    mails_to, set_channel,
-};
+use super::{HOUR, Scene, endpoint_answering, events_of, hears, mails_to, with_partner_channel};
 use crate::harness::{
     Backend, QUIET, WAIT, receiver::Receiver, receiver::Reply, stays_quiet, wait_until,
 };
@@ -17,22 +14,12 @@ use crate::on_both_backends;
 on_both_backends!(
     a_mail_the_server_refuses_for_now_is_sent_again_later_and_only_once,
     |backend: Backend| async move {
-        let Scene {
-            app,
-            smtp,
-            partner_key,
-            ..
-        } = hookd_with_every_channel(backend).await;
-        set_channel(
-            &app,
-            &partner_key,
-            json!({"notification_email": "ops@acme.example"}),
-        )
-        .await;
+        let email = json!({"notification_email": "ops@acme.example"});
+        let (Scene { app, smtp, .. }, _) = with_partner_channel(backend, email).await;
         smtp.refuse_next(2);
         let (_broken, id) = endpoint_answering(&app, 500).await;
         let event = app.publish("a.b", json!({})).await;
-        attempts_made(&app, &event, &id, 1).await;
+        app.attempts_when(&event, &id, 1).await;
         app.advance(Duration::from_secs(HOUR + 1));
         wait_until(WAIT, || async {
             (app.count(
@@ -68,22 +55,23 @@ on_both_backends!(
 on_both_backends!(
     a_notification_url_that_answers_410_is_never_disabled,
     |backend: Backend| async move {
+        let gone = Receiver::start().await;
+        gone.set_default(Reply::status(410));
+        let url = json!({"notification_url": gone.url()});
+        let (scene, set) = with_partner_channel(backend, url).await;
         let Scene {
             app,
             partner_key,
             operator,
             ..
-        } = hookd_with_every_channel(backend).await;
-        let gone = Receiver::start().await;
-        gone.set_default(Reply::status(410));
-        let set = set_channel(&app, &partner_key, json!({"notification_url": gone.url()})).await;
+        } = scene;
         let notification_id = set["notification_endpoint_id"]
             .as_str()
             .expect("its endpoint")
             .to_string();
         let (_broken, id) = endpoint_answering(&app, 410).await;
         let event = app.publish("a.b", json!({})).await;
-        attempts_made(&app, &event, &id, 1).await;
+        app.attempts_when(&event, &id, 1).await;
         hears(&operator, "endpoint.disabled").await;
         gone.wait_for(1, WAIT)
             .await

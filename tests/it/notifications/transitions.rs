@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
-use hookd::{domain::clock::Clock as _, secret::Secret};
+use hookd::secret::Secret;
 use serde_json::json;
 
 use super::{
-    HOUR, OPERATOR_SECRET, Scene, attempts_made, endpoint_answering, events_of, hears,
-    hookd_with_every_channel, mails_to, set_channel, signed_with,
+    HOUR, OPERATOR_SECRET, Scene, endpoint_answering, events_of, hears, mails_to, signed_with,
+    with_partner_channel,
 };
 use crate::harness::{
     Backend, QUIET, WAIT,
@@ -32,15 +32,13 @@ struct Failing {
 }
 
 async fn failing_for_an_hour(backend: Backend) -> Failing {
-    let scene = hookd_with_every_channel(backend).await;
-    let app = &scene.app;
     let url_receiver = Receiver::start().await;
-    let set = set_channel(
-        app,
-        &scene.partner_key,
+    let (scene, set) = with_partner_channel(
+        backend,
         json!({"notification_email": "ops@acme.example", "notification_url": url_receiver.url()}),
     )
     .await;
+    let app = &scene.app;
     let secret = Secret::parse(
         set["notification_secret"]
             .as_str()
@@ -49,9 +47,9 @@ async fn failing_for_an_hour(backend: Backend) -> Failing {
     .expect("a whsec_ secret");
     let (broken, id) = endpoint_answering(app, 503).await;
     let event = app.publish("a.b", json!({})).await;
-    attempts_made(app, &event, &id, 1).await;
+    app.attempts_when(&event, &id, 1).await;
     app.advance(Duration::from_secs(HOUR - 1));
-    attempts_made(app, &event, &id, 2).await;
+    app.attempts_when(&event, &id, 2).await;
     assert!(
         events_of(&url_receiver, "endpoint.failing").is_empty(),
         "not failing yet, an hour less a second in"
@@ -70,10 +68,9 @@ on_both_backends!(
     a_failing_endpoint_is_announced_at_the_partners_url_signed_with_its_own_secret,
     |backend: Backend| async move {
         let f = failing_for_an_hour(backend).await;
-        let app = &f.scene.app;
         let (request, notice) = hears(&f.url_receiver, "endpoint.failing").await;
         assert!(
-            signed_with(&request, &f.secret, app.clock.now_ms()),
+            signed_with(&request, &f.secret),
             "signed with the notification secret"
         );
         assert_eq!(notice["data"]["endpoint_id"], f.id.as_str());
@@ -93,7 +90,7 @@ on_both_backends!(
         let app = &f.scene.app;
         let (request, copy) = hears(&f.scene.operator, "endpoint.failing").await;
         let operator_secret = Secret::parse(OPERATOR_SECRET).expect("the operator secret");
-        assert!(signed_with(&request, &operator_secret, app.clock.now_ms()));
+        assert!(signed_with(&request, &operator_secret));
         assert_eq!(copy["data"]["partner_id"], app.partner_id.as_str());
         assert_eq!(copy["data"]["endpoint_id"], f.id.as_str());
     }
