@@ -3,13 +3,8 @@
 //! 403 page and does nothing; unknown ids are 404 pages; a signed-out
 //! browser is sent to sign in.
 
-use super::sign_in::{Answer, answer, client, sign_in};
-use crate::harness::{
-    Backend, TestApp,
-    answer::header,
-    browser::{Browser, skip_browser},
-    read_text, spawn_app_with,
-};
+use super::sign_in::{Answer, answer, client, open_at, sign_in};
+use crate::harness::{TestApp, answer::header, read_text};
 use crate::on_both_backends;
 
 /// What a dashboard request got, with its body.
@@ -97,8 +92,7 @@ struct Bed {
     disable: String,
 }
 
-async fn bed(backend: Backend) -> Bed {
-    let app = spawn_app_with(backend, &[]).await;
+async fn bed(app: TestApp) -> Bed {
     let operator = app.operator_key().await;
     let (ep, _) = app.endpoint("http://127.0.0.1:9/hook").await;
     let own = app.base_url.clone();
@@ -132,8 +126,8 @@ impl Bed {
 
 on_both_backends!(
     a_disable_without_its_sessions_own_token_or_from_another_site_is_refused_and_does_nothing,
-    |backend: Backend| async move {
-        let b = bed(backend).await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
         let (t_mine, t_other) = (b.token_of(&b.mine).await, b.token_of(&b.other).await);
         assert_ne!(t_mine, t_other, "each session has its own token");
         let own = b.own.as_str();
@@ -176,8 +170,8 @@ on_both_backends!(
 
 on_both_backends!(
     every_dashboard_action_refuses_a_post_without_the_token,
-    |backend: Backend| async move {
-        let b = bed(backend).await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
         for action in ["enable", "recover"] {
             let path = format!("/dashboard/endpoints/{}/{action}", b.ep);
             let got = b.post(&path, &b.own, "since=x").await;
@@ -193,8 +187,8 @@ on_both_backends!(
 
 on_both_backends!(
     a_signed_out_post_is_sent_to_sign_in_and_does_nothing,
-    |backend: Backend| async move {
-        let b = bed(backend).await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
         let form = format!("csrf={}&reason=x", b.token_of(&b.mine).await);
         let signed_out = send(&b.app, ("POST", &b.disable), "", &b.own, Some(&form)).await;
         assert_eq!(
@@ -211,8 +205,8 @@ on_both_backends!(
 
 on_both_backends!(
     a_post_with_its_sessions_token_from_hookds_own_origin_is_taken_and_audited,
-    |backend: Backend| async move {
-        let b = bed(backend).await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
         let form = format!("csrf={}&reason=x", b.token_of(&b.mine).await);
         let taken = b.post(&b.disable, &b.own, &form).await;
         assert_eq!(
@@ -233,8 +227,8 @@ on_both_backends!(
 
 on_both_backends!(
     an_unknown_page_or_id_is_a_404_page,
-    |backend: Backend| async move {
-        let b = bed(backend).await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
         for path in [
             "/dashboard/endpoints/ep_nope",
             "/dashboard/deliveries/dlv_nope",
@@ -250,8 +244,8 @@ on_both_backends!(
 
 on_both_backends!(
     an_action_on_an_unknown_id_is_a_404_and_audits_nothing,
-    |backend: Backend| async move {
-        let b = bed(backend).await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
         let form = format!("csrf={}", b.token_of(&b.mine).await);
         for path in [
             "/dashboard/deliveries/dlv_nope/replay",
@@ -277,8 +271,8 @@ fn pages(ep: &str) -> [String; 5] {
 
 on_both_backends!(
     every_page_sends_a_signed_out_request_to_sign_in,
-    |backend: Backend| async move {
-        let b = bed(backend).await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
         for path in &pages(&b.ep) {
             let got = send(&b.app, ("GET", path), "", "", None).await;
             assert_eq!(
@@ -290,17 +284,11 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     a_signed_out_browser_lands_on_the_sign_in_page,
-    |backend: Backend| async move {
-        if skip_browser() {
-            return;
-        }
-        let b = bed(backend).await;
-        let browser = Browser::launch().await;
-        let mut page = browser.page().await;
-        page.goto(&format!("{}{}", b.app.base_url, pages(&b.ep)[2]))
-            .await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
+        let (_browser, mut page) = open_at(&b.app, &pages(&b.ep)[2]).await;
         assert_eq!(
             page.path().await,
             "/dashboard/login",
