@@ -201,6 +201,15 @@ pub async fn audit_count(app: &TestApp) -> i64 {
     app.count("SELECT COUNT(*) AS n FROM audit").await
 }
 
+/// The status of the endpoint `id` (`active`, `disabled`…), from the store.
+pub async fn endpoint_status(app: &TestApp, id: &str) -> String {
+    let endpoint = hookd::store::admin::endpoint(app.db(), id)
+        .await
+        .expect("the endpoint reads")
+        .unwrap_or_else(|| panic!("no endpoint {id}"));
+    endpoint.status.as_str().to_string()
+}
+
 /// The ids named, as a set.
 pub fn set(items: &[&String]) -> HashSet<String> {
     items.iter().map(|s| s.to_string()).collect()

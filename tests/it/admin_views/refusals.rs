@@ -5,7 +5,7 @@
 use hookd::domain::{clock::Clock as _, event::format_time};
 use serde_json::json;
 
-use super::{audit_count, call, kind, refused_naming};
+use super::{audit_count, call, endpoint_status, kind, refused_naming};
 use crate::harness::TestApp;
 use crate::on_both_backends;
 
@@ -63,12 +63,8 @@ on_both_backends!(
 /// No audit entry, and `endpoint` still active.
 async fn assert_nothing_done(app: &TestApp, endpoint: &str) {
     assert_eq!(audit_count(app).await, 0, "nothing was done");
-    let status = app
-        .count(&format!(
-            "SELECT COUNT(*) AS n FROM endpoint WHERE id = '{endpoint}' AND status = 'active'"
-        ))
-        .await;
-    assert_eq!(status, 1, "the endpoint is still active");
+    let status = endpoint_status(app, endpoint).await;
+    assert_eq!(status, "active", "the endpoint is still active");
 }
 
 on_both_backends!(

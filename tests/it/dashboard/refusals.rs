@@ -4,6 +4,7 @@
 //! browser is sent to sign in.
 
 use super::sign_in::{Answer, answer, client, open_at, sign_in};
+use crate::admin_views::{audit_count, endpoint_status};
 use crate::harness::{TestApp, answer::header, read_text};
 use crate::on_both_backends;
 
@@ -70,13 +71,9 @@ async fn token(app: &TestApp, path: &str, session: &str) -> String {
     after.split('"').next().unwrap_or_default().to_string()
 }
 
+/// The endpoint's status and how many audit entries there are.
 async fn status_and_audit(app: &TestApp, ep: &str) -> (String, i64) {
-    let e = hookd::store::admin::endpoint(app.db(), ep)
-        .await
-        .expect("the endpoint reads")
-        .expect("the endpoint");
-    let audit = app.count("SELECT COUNT(*) AS n FROM audit").await;
-    (e.status.as_str().to_string(), audit)
+    (endpoint_status(app, ep).await, audit_count(app).await)
 }
 
 /// An operator's two sessions and an endpoint: what the refusals post to.
