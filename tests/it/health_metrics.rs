@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::harness::{
     Backend, TestApp, WAIT,
     receiver::{Receiver, Reply},
-    spawn_app_with, wait_until,
+    spawn_app_with,
 };
 use crate::on_both_backends;
 
@@ -32,13 +32,22 @@ async fn one_failing_endpoint(backend: Backend) -> (TestApp, String, String, Rec
     (app, operator, endpoint, broken)
 }
 
-/// Waits until the delivery of `event` to `endpoint` has `n` attempts recorded.
-async fn attempts_recorded(app: &TestApp, event: &str, endpoint: &str, n: usize) {
-    wait_until(WAIT, || async {
-        (app.attempts(event, endpoint).await.len() >= n).then_some(())
-    })
-    .await
-    .unwrap_or_else(|| panic!("{n} attempts of {event} were not recorded within {WAIT:?}"));
+/// An endpoint whose receiver answers 2xx (for `a.b` events): its id, and
+/// the receiver.
+async fn fine_endpoint(app: &TestApp) -> (String, Receiver) {
+    let fine = Receiver::start().await;
+    let (endpoint, _) = app
+        .endpoint_for(&app.partner_id, &fine.url(), &["a.b"], 8)
+        .await;
+    (endpoint, fine)
+}
+
+/// Publishes a `c.d` event, bound to fail at `broken`, and waits for its
+/// first attempt: its id.
+async fn doomed_event(app: &TestApp, broken: &str) -> String {
+    let doomed = app.publish("c.d", json!({})).await;
+    app.attempts_when(&doomed, broken, 1).await;
+    doomed
 }
 
 /// Moves the clock past each retry (a second apart) until the delivery has
@@ -47,7 +56,7 @@ async fn retried_until(app: &TestApp, event: &str, endpoint: &str, n: usize) {
     let made = app.attempts(event, endpoint).await.len();
     for done in made + 1..=n {
         app.advance(Duration::from_secs(2));
-        attempts_recorded(app, event, endpoint, done).await;
+        app.attempts_when(event, endpoint, done).await;
     }
 }
 
@@ -61,10 +70,7 @@ on_both_backends!(
     endpoints_are_scraped_by_status_a_failing_one_apart_from_the_active_ones,
     |backend: Backend| async move {
         let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
-        let fine = Receiver::start().await;
-        let (fine_ep, _) = app
-            .endpoint_for(&app.partner_id, &fine.url(), &["a.b"], 8)
-            .await;
+        let (fine_ep, _fine) = fine_endpoint(&app).await;
         let metric = |status: &'static str| endpoints_by(&app, &operator, status);
         assert_eq!(metric("active").await, 2, "neither has failed yet");
         assert_eq!(metric("failing").await, 0);
@@ -73,14 +79,14 @@ on_both_backends!(
         app.wait_for_state(&ok, &fine_ep, "delivered", WAIT).await;
         let doomed = app.publish("c.d", json!({"n": 2})).await;
         app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
-        assert_eq!(
-            metric("failing").await,
-            1,
-            "the endpoint whose attempt failed"
-        );
-        assert_eq!(metric("active").await, 1, "the one that succeeds");
-        assert_eq!(metric("paused").await, 0);
-        assert_eq!(metric("disabled").await, 0);
+        for (status, n, which) in [
+            ("failing", 1, "the endpoint whose attempt failed"),
+            ("active", 1, "the one that succeeds"),
+            ("paused", 0, "none"),
+            ("disabled", 0, "none"),
+        ] {
+            assert_eq!(metric(status).await, n, "{status}: {which}");
+        }
     }
 );
 
@@ -89,8 +95,7 @@ on_both_backends!(
     |backend: Backend| async move {
         let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
         let saturation = || app.metric(&operator, "hookd_retry_saturation");
-        let doomed = app.publish("c.d", json!({})).await;
-        attempts_recorded(&app, &doomed, &broken, 1).await;
+        let doomed = doomed_event(&app, &broken).await;
         app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
         assert_eq!(
             saturation().await,
@@ -115,8 +120,7 @@ on_both_backends!(
     |backend: Backend| async move {
         let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
         let metric = |name: &'static str| app.metric(&operator, name);
-        let doomed = app.publish("c.d", json!({})).await;
-        attempts_recorded(&app, &doomed, &broken, 1).await;
+        let doomed = doomed_event(&app, &broken).await;
         retried_until(&app, &doomed, &broken, 3).await;
         app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
         assert_eq!(
@@ -138,12 +142,8 @@ on_both_backends!(
     |backend: Backend| async move {
         let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
         let latency = || app.metric(&operator, "hookd_delivery_latency_seconds_count");
-        let fine = Receiver::start().await;
-        let (fine_ep, _) = app
-            .endpoint_for(&app.partner_id, &fine.url(), &["a.b"], 8)
-            .await;
-        let doomed = app.publish("c.d", json!({})).await;
-        attempts_recorded(&app, &doomed, &broken, 1).await;
+        let (fine_ep, _fine) = fine_endpoint(&app).await;
+        let doomed = doomed_event(&app, &broken).await;
         retried_until(&app, &doomed, &broken, 4).await;
         app.wait_for_state(&doomed, &broken, "dead", WAIT).await;
         assert_eq!(

@@ -78,6 +78,21 @@ async fn committed(
     fired
 }
 
+/// A change `(prior, new)`, what it fires and why.
+type Step = ((&'static str, &'static str), &'static [u32], &'static str);
+
+/// Commits each change of `steps` in turn with `t`, checking that it fires
+/// what the step names.
+async fn commit_each(app: &TestApp, t: &Tracker, steps: &[Step]) {
+    for (change, fired, why) in steps {
+        assert_eq!(
+            committed(app.db(), &app.partner_id, t, *change).await,
+            *fired,
+            "spending {change:?}: {why}"
+        );
+    }
+}
+
 /// The `data` of every event of `event_type` in the outbox.
 async fn outbox(app: &TestApp, event_type: &str) -> Vec<Value> {
     let db = app.db();
@@ -171,18 +186,13 @@ on_both_backends!(
 on_both_backends!(
     a_dip_within_the_band_does_not_rearm_80_percent,
     |app: TestApp| async move {
-        let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
-        assert_eq!(committed(db, partner, t, ("0", "85")).await, [80]);
-        assert_eq!(
-            committed(db, partner, t, ("85", "76")).await,
-            [0u32; 0],
-            "76 is within 5.00 of 80: still disarmed"
-        );
-        assert_eq!(
-            committed(db, partner, t, ("76", "84")).await,
-            [0u32; 0],
-            "back past 80 without a re-arm publishes nothing"
-        );
+        #[rustfmt::skip]
+        let steps: &[Step] = &[
+            (("0", "85"),  &[80], "past 80"),
+            (("85", "76"), &[],   "76 is within 5.00 of 80: still disarmed"),
+            (("76", "84"), &[],   "back past 80 without a re-arm publishes nothing"),
+        ];
+        commit_each(&app, &budget_tracker(band("5")), steps).await;
         assert_eq!(percents_in_outbox(&app).await, [80]);
     }
 );
@@ -220,34 +230,29 @@ on_both_backends!(
             [80],
             "it fired inside the transaction"
         );
-        assert_eq!(
-            app.count("SELECT COUNT(*) AS n FROM threshold_state").await,
-            0,
-            "no state survives a rollback"
-        );
-        assert_eq!(
-            app.count("SELECT COUNT(*) AS n FROM outbox_event").await,
-            0,
-            "no event either"
-        );
+        for (table, what) in [
+            ("threshold_state", "no state"),
+            ("outbox_event", "no event"),
+        ] {
+            let n = app
+                .count(&format!("SELECT COUNT(*) AS n FROM {table}"))
+                .await;
+            assert_eq!(n, 0, "{what} survives a rollback");
+        }
     }
 );
 
 on_both_backends!(
     a_change_retried_after_a_rollback_fires_once_and_its_duplicate_not_at_all,
     |app: TestApp| async move {
-        let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
+        let t = &budget_tracker(band("5"));
         rolled_back(&app, t, ("79", "85")).await;
-        assert_eq!(
-            committed(db, partner, t, ("79", "85")).await,
-            [80],
-            "the retry fires, once"
-        );
-        assert_eq!(
-            committed(db, partner, t, ("79", "85")).await,
-            [0u32; 0],
-            "a duplicate of the committed change does not"
-        );
+        #[rustfmt::skip]
+        let steps: &[Step] = &[
+            (("79", "85"), &[80], "the retry fires, once"),
+            (("79", "85"), &[],   "a duplicate of the committed change does not"),
+        ];
+        commit_each(&app, t, steps).await;
         assert_eq!(percents_in_outbox(&app).await, [80]);
     }
 );

@@ -12,11 +12,14 @@ use crate::harness::{Backend, WAIT, read_answer, receiver::Reply, wait_until};
 use crate::on_both_backends;
 
 /// The newest audit entry, read over the API, after checking there are
-/// `n` entries and that it says who acted, how and from where.
-async fn newest_entry(w: &World, n: i64, remote_addr: &str) -> Value {
+/// `n` entries and that it says it is `action` on `target`, who acted, how
+/// and from where.
+async fn newest_entry(w: &World, n: i64, remote_addr: &str, action: &str, target: &str) -> Value {
     assert_eq!(audit_count(&w.app).await, n, "{n} audit entries");
-    let page = get(&w.app, "/v1/admin/audit", &w.operator).await;
+    let page = w.get("/v1/admin/audit").await;
     let entry = page["data"][0].clone();
+    assert_eq!(entry["action"], action, "{entry}");
+    assert_eq!(entry["target"], target, "{entry}");
     assert_eq!(entry["key_id"], w.operator_id.as_str(), "{entry}");
     assert_eq!(entry["via"], "api", "{entry}");
     assert_eq!(entry["remote_addr"], remote_addr, "{entry}");
@@ -60,10 +63,9 @@ async fn enabled_through_a_proxy(w: &World) -> (u16, Value) {
 /// Trusting the test's own address as a proxy.
 const TRUSTED_PROXY: [(&str, &str); 1] = [("HOOKD_HTTP__TRUST_PROXY", r#"["127.0.0.0/8"]"#)];
 
-on_both_backends!(
+world_test!(
     an_operator_replay_reaches_the_receiver_and_writes_one_audit_entry,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         let path = format!("/v1/admin/deliveries/{}/replay", w.d_a);
         let queued = call(&w.app, ("POST", &path), &w.operator, None, 202).await;
         assert_eq!(queued["delivery_id"], w.d_a.as_str());
@@ -73,7 +75,7 @@ on_both_backends!(
 
         let detail = format!("/v1/admin/deliveries/{}", w.d_a);
         let d = wait_until(WAIT, || async {
-            let d = get(&w.app, &detail, &w.operator).await;
+            let d = w.get(&detail).await;
             (d["attempts"].as_array().map(Vec::len) == Some(2)).then_some(d)
         })
         .await
@@ -81,19 +83,16 @@ on_both_backends!(
         assert_eq!(d["attempts"][1]["trigger"], "manual", "{d}");
         assert_eq!(d["attempts"][1]["status_code"], 200, "{d}");
 
-        let entry = newest_entry(&w, 1, "127.0.0.1").await;
-        assert_eq!(entry["action"], "delivery.replay");
-        assert_eq!(entry["target"], w.d_a.as_str());
+        let entry = newest_entry(&w, 1, "127.0.0.1", "delivery.replay", &w.d_a).await;
         assert_eq!(entry["partner_id"], w.partner_a.as_str());
         assert_eq!(entry["detail"]["replay_id"], queued["replay_id"]);
         assert_eq!(entry["detail"]["event_id"], w.ev_a.as_str());
     }
 );
 
-on_both_backends!(
+world_test!(
     an_operator_disables_another_partners_endpoint_and_that_partner_sees_it_disabled,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         assert_eq!(status_partner_b_sees(&w).await, "active", "before");
         let off = operator_sets(&w, &w.ep_b, "disable", None).await;
         assert_eq!(off["status"], "disabled");
@@ -104,14 +103,11 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+world_test!(
     an_operators_disable_writes_one_audit_entry_with_the_status_it_ended,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         operator_sets(&w, &w.ep_b, "disable", None).await;
-        let entry = newest_entry(&w, 1, "127.0.0.1").await;
-        assert_eq!(entry["action"], "endpoint.disable");
-        assert_eq!(entry["target"], w.ep_b.as_str());
+        let entry = newest_entry(&w, 1, "127.0.0.1", "endpoint.disable", &w.ep_b).await;
         assert_eq!(entry["partner_id"], w.partner_b.as_str());
         assert_eq!(entry["detail"]["reason"], "disabled by the operator");
         assert_eq!(entry["detail"]["previous_status"], "active");
@@ -136,30 +132,26 @@ on_both_backends!(
     |backend: Backend| async move {
         let w = world(backend, &TRUSTED_PROXY).await;
         enabled_through_a_proxy(&w).await;
-        let entry = newest_entry(&w, 2, "203.0.113.9").await;
-        assert_eq!(entry["action"], "endpoint.enable");
-        assert_eq!(entry["target"], w.ep_b.as_str());
+        let entry = newest_entry(&w, 2, "203.0.113.9", "endpoint.enable", &w.ep_b).await;
         assert_eq!(entry["detail"]["reason"], "receiver fixed");
         assert_eq!(entry["detail"]["previous_status"], "disabled");
     }
 );
 
-on_both_backends!(
+world_test!(
     the_reason_an_operator_gives_for_a_disable_is_shown_and_audited,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         let why = json!({"reason": "abuse report 42"});
         let off = operator_sets(&w, &w.ep_drop, "disable", Some(why)).await;
         assert_eq!(off["disabled_reason"], "abuse report 42");
-        let entry = newest_entry(&w, 1, "127.0.0.1").await;
+        let entry = newest_entry(&w, 1, "127.0.0.1", "endpoint.disable", &w.ep_drop).await;
         assert_eq!(entry["detail"]["reason"], "abuse report 42");
     }
 );
 
-on_both_backends!(
+world_test!(
     a_disable_with_a_bad_reason_or_an_unknown_field_is_refused_and_not_audited,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         let path = format!("/v1/admin/endpoints/{}/disable", w.ep_drop);
         let long = "x".repeat(501);
         for (bad, field) in [
@@ -175,20 +167,14 @@ on_both_backends!(
             0,
             "a refused action is not audited"
         );
-        let ep = get(
-            &w.app,
-            &format!("/v1/admin/endpoints/{}", w.ep_drop),
-            &w.operator,
-        )
-        .await;
+        let ep = w.get(&format!("/v1/admin/endpoints/{}", w.ep_drop)).await;
         assert_eq!(ep["status"], "active", "a refused disable disables nothing");
     }
 );
 
-on_both_backends!(
+world_test!(
     an_operator_recover_without_a_range_inside_the_replay_window_is_refused_and_not_audited,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         let path = format!("/v1/admin/endpoints/{}/recover", w.ep_drop);
         let now = w.app.clock.now_ms();
         for bad in [
@@ -208,10 +194,9 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+world_test!(
     an_operator_recovers_any_partners_endpoint_and_writes_one_audit_entry,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         w.dropping.set_default(Reply::status(200));
         // Recover takes what was created before `until` (default now).
         w.app.advance(Duration::from_secs(1));
@@ -228,9 +213,7 @@ on_both_backends!(
             .expect("the replay arrives");
         assert_eq!(got[1].header("webhook-id"), Some(w.ev_b.as_str()));
 
-        let entry = newest_entry(&w, 1, "127.0.0.1").await;
-        assert_eq!(entry["action"], "endpoint.recover");
-        assert_eq!(entry["target"], w.ep_drop.as_str());
+        let entry = newest_entry(&w, 1, "127.0.0.1", "endpoint.recover", &w.ep_drop).await;
         assert_eq!(entry["partner_id"], w.partner_b.as_str());
         assert_eq!(entry["detail"]["since"], since.as_str());
         assert_eq!(entry["detail"]["until"], format_time(now).as_str());

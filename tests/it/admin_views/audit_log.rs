@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{World, call, each, get, world};
+use super::{World, call, each, world};
 use crate::harness::Backend;
 use crate::on_both_backends;
 
@@ -29,7 +29,7 @@ async fn four_actions(backend: Backend) -> World {
 
 /// The audit log's page for `query`.
 async fn log(w: &World, query: &str) -> Value {
-    get(&w.app, &format!("/v1/admin/audit?{query}"), &w.operator).await
+    w.get(&format!("/v1/admin/audit?{query}")).await
 }
 
 /// The targets of the entries the log lists for `query`, in order.
@@ -129,10 +129,9 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+world_test!(
     the_audit_log_refuses_a_parameter_it_does_not_know,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         let path = "/v1/admin/audit?colour=red";
         let p = call(&w.app, ("GET", path), &w.operator, None, 422).await;
         assert_eq!(p["field"], "colour", "{p}");

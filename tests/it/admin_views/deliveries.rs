@@ -6,26 +6,18 @@ use std::collections::HashSet;
 use hookd::domain::event::format_time;
 use serde_json::Value;
 
-use super::{World, each, every_page, get, kind, refused_naming, set, world};
-use crate::harness::Backend;
-use crate::on_both_backends;
+use super::{World, each, every_page, set};
 
 /// The ids a delivery search finds, as a set.
 async fn found(w: &World, query: &str) -> HashSet<String> {
-    let page = get(
-        &w.app,
-        &format!("/v1/admin/deliveries?{query}"),
-        &w.operator,
-    )
-    .await;
+    let page = w.get(&format!("/v1/admin/deliveries?{query}")).await;
     each(&page, "id").into_iter().collect()
 }
 
-on_both_backends!(
+world_test!(
     the_operator_lists_every_partners_deliveries_newest_first_each_naming_its_partner,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
-        let all = get(&w.app, "/v1/admin/deliveries", &w.operator).await;
+    |w: World| async move {
+        let all = w.get("/v1/admin/deliveries").await;
         let ids = each(&all, "id");
         assert_eq!(ids.len(), 3, "every partner's deliveries are found: {all}");
         assert_eq!(ids[2], w.d_a, "newest first: A's delivery is the oldest");
@@ -41,10 +33,9 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+world_test!(
     each_delivery_search_filter_finds_exactly_the_deliveries_it_names,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         let cases = [
             (format!("partner_id={}", w.partner_a), set(&[&w.d_a])),
             (
@@ -78,44 +69,21 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+world_test!(
     paging_the_delivery_search_finds_what_one_page_does_in_order,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
-        let all = get(&w.app, "/v1/admin/deliveries", &w.operator).await;
+    |w: World| async move {
+        let all = w.get("/v1/admin/deliveries").await;
         let ids = each(&all, "id");
         let seen = every_page(&w, "/v1/admin/deliveries?limit=1").await;
         assert_eq!(seen, ids, "paging finds what one page does, in order");
     }
 );
 
-on_both_backends!(
-    a_delivery_search_parameter_it_cannot_take_is_refused_naming_it,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
-        let cases = [
-            ("colour=red", "unknown-field"),
-            ("category=lost", "out-of-range"),
-            ("state=lost", "out-of-range"),
-            ("status_code=x", "invalid-type"),
-        ];
-        let named: Vec<(&str, &str)> = cases
-            .iter()
-            .map(|(bad, _)| (*bad, bad.split('=').next().unwrap_or_default()))
-            .collect();
-        let problems = refused_naming(&w, "/v1/admin/deliveries", &named).await;
-        for ((bad, wanted), p) in cases.iter().zip(problems) {
-            assert_eq!(kind(&p), *wanted, "?{bad}: {p}");
-        }
-    }
-);
-
-on_both_backends!(
+world_test!(
     the_operator_reads_any_partners_delivery_with_its_attempts,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         let path = format!("/v1/admin/deliveries/{}", w.d_b);
-        let d = get(&w.app, &path, &w.operator).await;
+        let d = w.get(&path).await;
         assert_eq!(d["id"], w.d_b.as_str());
         assert_eq!(d["partner_id"], w.partner_b.as_str());
         assert_eq!(d["event_id"], w.ev_b.as_str());
@@ -128,12 +96,7 @@ on_both_backends!(
         assert_eq!(attempts[0]["error_category"], "http_status");
         assert_eq!(attempts[0]["trigger"], "scheduled");
 
-        let d = get(
-            &w.app,
-            &format!("/v1/admin/deliveries/{}", w.d_drop),
-            &w.operator,
-        )
-        .await;
+        let d = w.get(&format!("/v1/admin/deliveries/{}", w.d_drop)).await;
         assert_eq!(d["attempts"][0]["error_category"], "connect", "{d}");
         assert_eq!(d["attempts"][0]["status_code"], Value::Null, "{d}");
     }

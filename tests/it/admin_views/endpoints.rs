@@ -5,13 +5,11 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::{World, call, each, every_page, get, refused_naming, set, world};
-use crate::harness::Backend;
-use crate::on_both_backends;
+use super::{World, call, each, every_page, set};
 
 /// The endpoint ids a search of the endpoint list finds, as a set.
 async fn endpoints(w: &World, query: &str) -> HashSet<String> {
-    let page = get(&w.app, &format!("/v1/admin/endpoints?{query}"), &w.operator).await;
+    let page = w.get(&format!("/v1/admin/endpoints?{query}")).await;
     assert!(
         !page.to_string().contains("whsec_") && page["data"][0].get("secret").is_none(),
         "no secret is ever shown: {page}"
@@ -30,10 +28,9 @@ async fn with_a_disabled_endpoint(w: &World) -> String {
     off
 }
 
-on_both_backends!(
+world_test!(
     the_endpoint_list_filters_by_partner_status_and_failing,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         let off = with_a_disabled_endpoint(&w).await;
         let every = set(&[&w.ep_a, &w.ep_b, &w.ep_drop, &off]);
         let cases = [
@@ -58,10 +55,9 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+world_test!(
     paging_the_endpoint_list_finds_each_endpoint_once,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         let off = with_a_disabled_endpoint(&w).await;
         let every = set(&[&w.ep_a, &w.ep_b, &w.ep_drop, &off]);
         let paged = every_page(&w, "/v1/admin/endpoints?limit=3").await;
@@ -71,16 +67,10 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+world_test!(
     the_operator_reads_any_partners_endpoint_with_its_backlog_and_no_secret,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
-        let one = get(
-            &w.app,
-            &format!("/v1/admin/endpoints/{}", w.ep_b),
-            &w.operator,
-        )
-        .await;
+    |w: World| async move {
+        let one = w.get(&format!("/v1/admin/endpoints/{}", w.ep_b)).await;
         assert_eq!(one["id"], w.ep_b.as_str());
         assert_eq!(one["partner_id"], w.partner_b.as_str());
         assert_eq!(one["kind"], "endpoint");
@@ -91,27 +81,9 @@ on_both_backends!(
             "its failed delivery waits: {one}"
         );
         assert!(one.get("secret").is_none() && !one.to_string().contains("whsec_"));
-        let one = get(
-            &w.app,
-            &format!("/v1/admin/endpoints/{}", w.ep_a),
-            &w.operator,
-        )
-        .await;
+        let one = w.get(&format!("/v1/admin/endpoints/{}", w.ep_a)).await;
         assert_eq!(one["partner_id"], w.partner_a.as_str());
         assert_eq!(one["failing_since"], Value::Null);
         assert_eq!(one["backlog"]["waiting"], 0, "nothing waits: {one}");
-    }
-);
-
-on_both_backends!(
-    an_endpoint_list_parameter_it_cannot_take_is_refused_naming_it,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
-        let cases = [
-            ("status=broken", "status"),
-            ("failing=maybe", "failing"),
-            ("colour=red", "colour"),
-        ];
-        refused_naming(&w, "/v1/admin/endpoints", &cases).await;
     }
 );

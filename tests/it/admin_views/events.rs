@@ -5,13 +5,11 @@ use std::collections::HashSet;
 
 use hookd::domain::event::format_time;
 
-use super::{World, get, refused_naming, set, world};
-use crate::harness::Backend;
-use crate::on_both_backends;
+use super::{World, set};
 
 /// The event ids a search of the event list finds, in order.
 async fn events(w: &World, query: &str) -> Vec<String> {
-    let page = get(&w.app, &format!("/v1/admin/events?{query}"), &w.operator).await;
+    let page = w.get(&format!("/v1/admin/events?{query}")).await;
     let items = page["data"].as_array().expect("a data array");
     for item in items {
         assert_eq!(
@@ -30,10 +28,9 @@ async fn events(w: &World, query: &str) -> Vec<String> {
         .collect()
 }
 
-on_both_backends!(
+world_test!(
     the_operator_lists_every_partners_events_newest_first,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         let all = events(&w, "").await;
         let at = |id: &String| all.iter().position(|e| e == id);
         assert!(
@@ -43,10 +40,9 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+world_test!(
     the_event_list_filters_by_partner_type_time_and_rejection,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         let (a, b) = (&w.ev_a, &w.ev_b);
         let since = format_time(w.t_b);
         let cases = [
@@ -62,7 +58,7 @@ on_both_backends!(
             let got = events(&w, &query).await;
             assert_eq!(got.iter().collect::<Vec<_>>(), want, "?{query}");
         }
-        let rejected = get(&w.app, "/v1/admin/events?state=rejected", &w.operator).await;
+        let rejected = w.get("/v1/admin/events?state=rejected").await;
         assert_eq!(
             rejected["data"],
             serde_json::json!([]),
@@ -71,12 +67,11 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+world_test!(
     the_event_list_continues_from_a_pages_cursor,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         let all = events(&w, "").await;
-        let first = get(&w.app, "/v1/admin/events?limit=1", &w.operator).await;
+        let first = w.get("/v1/admin/events?limit=1").await;
         let cursor = first["next_cursor"]
             .as_str()
             .expect("a full page has a cursor");
@@ -89,12 +84,11 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+world_test!(
     the_operator_reads_any_partners_event_with_its_deliveries,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
+    |w: World| async move {
         let b = &w.ev_b;
-        let one = get(&w.app, &format!("/v1/admin/events/{b}"), &w.operator).await;
+        let one = w.get(&format!("/v1/admin/events/{b}")).await;
         assert_eq!(one["partner_id"], w.partner_b.as_str());
         assert_eq!(one["event"]["event_id"], b.as_str());
         assert_eq!(one["event"]["type"], "b.two");
@@ -106,18 +100,5 @@ on_both_backends!(
             .map(|d| d["endpoint_id"].as_str().unwrap_or_default().to_string())
             .collect();
         assert_eq!(to, set(&[&w.ep_b, &w.ep_drop]), "its deliveries: {one}");
-    }
-);
-
-on_both_backends!(
-    an_event_list_parameter_it_cannot_take_is_refused_naming_it,
-    |backend: Backend| async move {
-        let w = world(backend, &[]).await;
-        let cases = [
-            ("state=published", "state"),
-            ("state=rejected&type=b.two", "type"),
-            ("colour=red", "colour"),
-        ];
-        refused_naming(&w, "/v1/admin/events", &cases).await;
     }
 );

@@ -7,6 +7,18 @@
 //! - `audit_log`: the log lists them newest first, filters and pages;
 //! - `refusals`: partner keys get 403, unknown ids 404.
 
+/// A test of the operator views on both backends (as `on_both_backends!`),
+/// given the world on the defaults: `world_test!(name, |w: World| async
+/// move { … })`. Tests that need other settings call `world` themselves.
+macro_rules! world_test {
+    ($name:ident, |$w:ident : World| async move $body:block) => {
+        $crate::on_both_backends!($name, |backend: $crate::harness::Backend| async move {
+            let $w = $crate::admin_views::world(backend, &[]).await;
+            $body
+        });
+    };
+}
+
 mod actions;
 mod audit_log;
 mod deliveries;
@@ -127,6 +139,13 @@ pub async fn world(backend: Backend, extra: &[(&str, &str)]) -> World {
     }
 }
 
+impl World {
+    /// `GET path` as the world's operator, which must answer 200.
+    pub async fn get(&self, path: &str) -> Value {
+        get(&self.app, path, &self.operator).await
+    }
+}
+
 /// The id of the delivery of `event` to `endpoint`, from its first attempt.
 async fn delivery_id(app: &TestApp, event: &str, endpoint: &str) -> String {
     let attempts = app.attempts(event, endpoint).await;
@@ -182,6 +201,15 @@ pub async fn audit_count(app: &TestApp) -> i64 {
     app.count("SELECT COUNT(*) AS n FROM audit").await
 }
 
+/// The status of the endpoint `id` (`active`, `disabled`…), from the store.
+pub async fn endpoint_status(app: &TestApp, id: &str) -> String {
+    let endpoint = hookd::store::admin::endpoint(app.db(), id)
+        .await
+        .expect("the endpoint reads")
+        .unwrap_or_else(|| panic!("no endpoint {id}"));
+    endpoint.status.as_str().to_string()
+}
+
 /// The ids named, as a set.
 pub fn set(items: &[&String]) -> HashSet<String> {
     items.iter().map(|s| s.to_string()).collect()
@@ -193,7 +221,7 @@ pub async fn every_page(w: &World, path: &str) -> Vec<String> {
     let mut seen = Vec::new();
     let mut next = path.to_string();
     loop {
-        let page = get(&w.app, &next, &w.operator).await;
+        let page = w.get(&next).await;
         seen.extend(each(&page, "id"));
         let Some(cursor) = page["next_cursor"].as_str() else {
             return seen;

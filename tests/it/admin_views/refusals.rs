@@ -1,10 +1,11 @@
 //! Every admin route refuses a partner key with 403, and an unknown id is
-//! a 404 problem; neither writes an audit entry.
+//! a 404 problem; neither writes an audit entry. A list parameter it
+//! cannot take is a 422 problem naming it.
 
 use hookd::domain::{clock::Clock as _, event::format_time};
 use serde_json::json;
 
-use super::{audit_count, call, kind};
+use super::{audit_count, call, endpoint_status, kind, refused_naming};
 use crate::harness::TestApp;
 use crate::on_both_backends;
 
@@ -62,12 +63,8 @@ on_both_backends!(
 /// No audit entry, and `endpoint` still active.
 async fn assert_nothing_done(app: &TestApp, endpoint: &str) {
     assert_eq!(audit_count(app).await, 0, "nothing was done");
-    let status = app
-        .count(&format!(
-            "SELECT COUNT(*) AS n FROM endpoint WHERE id = '{endpoint}' AND status = 'active'"
-        ))
-        .await;
-    assert_eq!(status, 1, "the endpoint is still active");
+    let status = endpoint_status(app, endpoint).await;
+    assert_eq!(status, "active", "the endpoint is still active");
 }
 
 on_both_backends!(
@@ -84,5 +81,30 @@ on_both_backends!(
             assert_eq!(kind(&p), "not-found", "{method} {path}: {p}");
         }
         assert_eq!(audit_count(&app).await, 0, "nothing was done");
+    }
+);
+
+world_test!(
+    a_list_parameter_it_cannot_take_is_refused_naming_it,
+    |w: World| async move {
+        #[rustfmt::skip]
+        let cases = [
+            // list                  query                        names          problem
+            ("/v1/admin/deliveries", "colour=red",                "colour",      "unknown-field"),
+            ("/v1/admin/deliveries", "category=lost",             "category",    "out-of-range"),
+            ("/v1/admin/deliveries", "state=lost",                "state",       "out-of-range"),
+            ("/v1/admin/deliveries", "status_code=x",             "status_code", "invalid-type"),
+            ("/v1/admin/endpoints",  "status=broken",             "status",      "out-of-range"),
+            ("/v1/admin/endpoints",  "failing=maybe",             "failing",     "invalid-type"),
+            ("/v1/admin/endpoints",  "colour=red",                "colour",      "unknown-field"),
+            ("/v1/admin/events",     "state=published",           "state",       "out-of-range"),
+            ("/v1/admin/events",     "state=rejected&type=b.two", "type",        "validation"),
+            ("/v1/admin/events",     "colour=red",                "colour",      "unknown-field"),
+        ];
+        for (list, query, field, problem) in cases {
+            let refused = refused_naming(&w, list, &[(query, field)]).await;
+            let p = &refused[0];
+            assert_eq!(kind(p), problem, "{list}?{query}: {p}");
+        }
     }
 );

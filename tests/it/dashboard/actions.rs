@@ -5,18 +5,13 @@
 use hookd::domain::event::format_time;
 use serde_json::json;
 
-use super::{assert_one_dashboard_entry, audit_entries, submit, texts, world_at};
-use crate::admin_views::World;
-use crate::harness::{Backend, WAIT, browser::Page, wait_until};
-use crate::on_both_backends;
+use super::{assert_one_dashboard_entry, audit_entries, submit, texts};
+use crate::harness::{WAIT, browser::Page, wait_until};
 
-on_both_backends!(
+browser_test!(
     a_replay_from_the_delivery_page_reaches_the_receiver,
-    |backend: Backend| async move {
-        let at = |w: &World| format!("/dashboard/deliveries/{}", w.d_a);
-        let Some((w, _browser, mut page)) = world_at(backend, &[], at).await else {
-            return;
-        };
+    at(|w| format!("/dashboard/deliveries/{}", w.d_a)),
+    |w, page, backend| {
         submit(&mut page, "replay", "").await;
         assert_eq!(
             page.path().await,
@@ -45,13 +40,10 @@ async fn disable_with_a_reason(page: &mut Page) {
     submit(page, "disable", &fill).await;
 }
 
-on_both_backends!(
+browser_test!(
     disabling_from_the_endpoint_page_pauses_what_it_holds_and_writes_one_entry,
-    |backend: Backend| async move {
-        let at = |w: &World| format!("/dashboard/endpoints/{}", w.ep_b);
-        let Some((w, _browser, mut page)) = world_at(backend, &[], at).await else {
-            return;
-        };
+    at(|w| format!("/dashboard/endpoints/{}", w.ep_b)),
+    |w, page, backend| {
         disable_with_a_reason(&mut page).await;
         assert_eq!(
             page.path().await,
@@ -70,13 +62,10 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     enabling_from_the_endpoint_page_resumes_what_it_held_and_writes_one_entry,
-    |backend: Backend| async move {
-        let at = |w: &World| format!("/dashboard/endpoints/{}", w.ep_b);
-        let Some((w, _browser, mut page)) = world_at(backend, &[], at).await else {
-            return;
-        };
+    at(|w| format!("/dashboard/endpoints/{}", w.ep_b)),
+    |w, page, backend| {
         disable_with_a_reason(&mut page).await;
         submit(&mut page, "enable", "").await;
         // Active again; the resumed delivery may already have failed once
@@ -91,13 +80,10 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     recovering_a_range_sends_its_failed_deliveries_again,
-    |backend: Backend| async move {
-        let at = |w: &World| format!("/dashboard/endpoints/{}", w.ep_drop);
-        let Some((w, _browser, mut page)) = world_at(backend, &[], at).await else {
-            return;
-        };
+    at(|w| format!("/dashboard/endpoints/{}", w.ep_drop)),
+    |w, page, backend| {
         // The range ends now (before now, strictly): let a second pass.
         w.app.advance(std::time::Duration::from_secs(1));
         let fill = format!(

@@ -7,10 +7,9 @@
 
 use serde_json::json;
 
-use super::{attributes, open, texts, world_at};
+use super::{attributes, click, open, open_endpoint, texts};
 use crate::admin_views::World;
-use crate::harness::{Backend, WAIT, browser::Page, wait_until};
-use crate::on_both_backends;
+use crate::harness::{WAIT, browser::Page, wait_until};
 
 /// The numbers on the cards `ids`, as shown.
 async fn cards(page: &mut Page, ids: &[&str]) -> Vec<String> {
@@ -39,13 +38,10 @@ fn millis(text: &str) -> f64 {
 
 const CARDS: [&str; 4] = ["endpoints-active", "endpoints-failing", "failed", "pending"];
 
-on_both_backends!(
+browser_test!(
     the_summary_cards_count_only_the_partner_a_page_is_filtered_to,
-    |backend: Backend| async move {
-        let at = |w: &World| format!("/dashboard?partner_id={}", w.partner_b);
-        let Some((w, _browser, mut page)) = world_at(backend, &[], at).await else {
-            return;
-        };
+    at(|w| format!("/dashboard?partner_id={}", w.partner_b)),
+    |w, page, backend| {
         let (a, b) = (w.partner_a.as_str(), w.partner_b.as_str());
         assert_eq!(
             cards(&mut page, &CARDS).await,
@@ -91,13 +87,10 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     times_read_relative_and_keep_the_exact_utc_time,
-    |backend: Backend| async move {
-        let at = |w: &World| format!("/dashboard?partner_id={}", w.partner_b);
-        let Some((w, _browser, mut page)) = world_at(backend, &[], at).await else {
-            return;
-        };
+    at(|w| format!("/dashboard?partner_id={}", w.partner_b)),
+    |w, page, backend| {
         // B's deliveries wait an hour for their retry: a relative time
         // that keeps the exact one.
         let next = format!("tr[data-endpoint={}] td.next-attempt time", json!(w.ep_b));
@@ -117,12 +110,7 @@ on_both_backends!(
             title[0][..19],
             "the tooltip is the same instant"
         );
-        open(
-            &mut page,
-            &w.app,
-            &format!("/dashboard/endpoints/{}", w.ep_a),
-        )
-        .await;
+        open_endpoint(&mut page, &w.app, &w.ep_a).await;
         let started = texts(&mut page, "#attempts td.started time").await;
         assert!(
             started.len() == 1 && (started[0] == "now" || started[0].ends_with(" ago")),
@@ -131,13 +119,10 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     the_attempt_average_is_measured_from_the_attempts_made,
-    |backend: Backend| async move {
-        let at = |w: &World| format!("/dashboard?partner_id={}", w.partner_a);
-        let Some((w, _browser, mut page)) = world_at(backend, &[], at).await else {
-            return;
-        };
+    at(|w| format!("/dashboard?partner_id={}", w.partner_a)),
+    |w, page, backend| {
         // The receiver answers within milliseconds; the endpoint actor's
         // own average starts from the 10 s timeout and showed seconds.
         let row = format!("tr[data-endpoint={}] td.avg-attempt", json!(w.ep_a));
@@ -148,12 +133,7 @@ on_both_backends!(
         );
         let why = attributes(&mut page, &format!("{row} span"), "title").await;
         assert_eq!(why, ["the one attempt sent in the last hour"]);
-        open(
-            &mut page,
-            &w.app,
-            &format!("/dashboard/endpoints/{}", w.ep_a),
-        )
-        .await;
+        open_endpoint(&mut page, &w.app, &w.ep_a).await;
         let avg = texts(&mut page, "#avg-attempt > span").await;
         assert!(millis(&avg[0]) < 1000.0, "the endpoint page too: {avg:?}");
     }
@@ -167,8 +147,7 @@ async fn ids_then(page: &mut Page, table: &str, what: &str, rel: &str) -> (Vec<S
     let link = format!("#{table}-pages a[rel={rel}]");
     let there = !attributes(page, &link, "href").await.is_empty();
     if there {
-        let click = format!("document.querySelector({}).click()", json!(link));
-        page.navigate_by(&click).await;
+        click(page, &link).await;
     }
     (ids, there)
 }
@@ -211,13 +190,10 @@ async fn ids(w: &World, sql: &str) -> Vec<String> {
         .collect()
 }
 
-on_both_backends!(
+browser_test!(
     the_endpoints_attempts_and_search_tables_page_through_in_a_stable_order,
-    |backend: Backend| async move {
-        let Some((w, _browser, mut page)) = world_at(backend, &[], |_| "/dashboard".into()).await
-        else {
-            return;
-        };
+    at(|_| "/dashboard".into()),
+    |w, page, backend| {
         // More than a page of each, all at one instant (the test clock
         // stands still): only the ids keep the order.
         let (c, _) = w.app.another_partner("Gamma").await;
@@ -249,12 +225,7 @@ on_both_backends!(
             "every endpoint once, in order"
         );
 
-        open(
-            &mut page,
-            &w.app,
-            &format!("/dashboard/endpoints/{}", w.ep_a),
-        )
-        .await;
+        open_endpoint(&mut page, &w.app, &w.ep_a).await;
         let walked = walk(&mut page, "attempts", "attempt").await;
         let order = format!(
             "SELECT a.id FROM attempt a JOIN delivery d ON d.id = a.delivery_id \

@@ -16,6 +16,59 @@
 //! With `HOOKD_SCREENSHOTS=1` the SQLite runs of the browser tests write
 //! `docs/screenshots/dashboard-<page>.png` for the README.
 
+/// A dashboard test in a real browser, on both backends (as
+/// `on_both_backends!`), that passes without running when browser tests are
+/// switched off (`skip_browser`, which fails under `CI=true`). The body is
+/// one of:
+/// - `|app: TestApp| async move { … }`: given an app on the defaults;
+/// - `|backend: Backend| async move { … }`: it starts its own;
+/// - `as_operator, |app, page| { … }`: given an app on the defaults and a
+///   tab signed in to it with an operator key (`signed_in`);
+/// - `at(|w| path), |w, page, backend| { … }`: given the operator views'
+///   world and a tab signed in as its operator, open at `path` (`world_at`);
+/// - `from(opener), |w, page, backend| { … }`: the same from `opener(backend)`,
+///   a function like `world_at` that opens something else first.
+macro_rules! browser_test {
+    ($name:ident, |$app:ident : TestApp| async move $body:block) => {
+        browser_test!($name, |backend: Backend| async move {
+            let $app = $crate::harness::spawn_app(backend).await;
+            $body
+        });
+    };
+    ($name:ident, |$backend:ident : Backend| async move $body:block) => {
+        $crate::on_both_backends!($name, |$backend: $crate::harness::Backend| async move {
+            if $crate::harness::browser::skip_browser() {
+                return;
+            }
+            $body
+        });
+    };
+    ($name:ident, as_operator, |$app:ident, $page:ident| $body:block) => {
+        browser_test!($name, |$app: TestApp| async move {
+            let operator = $app.operator_key().await;
+            let (_browser, mut $page) = $crate::dashboard::signed_in(&$app, &operator).await;
+            $body
+        });
+    };
+    ($name:ident, at($at:expr), |$w:ident, $page:ident, $backend:ident| $body:block) => {
+        $crate::on_both_backends!($name, |$backend: $crate::harness::Backend| async move {
+            let opened = $crate::dashboard::world_at($backend, &[], $at).await;
+            let Some(($w, _browser, mut $page)) = opened else {
+                return;
+            };
+            $body
+        });
+    };
+    ($name:ident, from($opener:path), |$w:ident, $page:ident, $backend:ident| $body:block) => {
+        $crate::on_both_backends!($name, |$backend: $crate::harness::Backend| async move {
+            let Some(($w, _browser, mut $page)) = $opener($backend).await else {
+                return;
+            };
+            $body
+        });
+    };
+}
+
 mod actions;
 mod glance;
 mod headers;
@@ -65,6 +118,17 @@ pub async fn world_at(
 /// Opens `path` of the dashboard.
 pub async fn open(page: &mut Page, app: &TestApp, path: &str) {
     page.goto(&format!("{}{path}", app.base_url)).await;
+}
+
+/// Opens the dashboard page of the endpoint `ep`.
+pub async fn open_endpoint(page: &mut Page, app: &TestApp, ep: &str) {
+    open(page, app, &format!("/dashboard/endpoints/{ep}")).await;
+}
+
+/// Clicks the element `selector` and waits for the page it leads to.
+pub async fn click(page: &mut Page, selector: &str) {
+    let js = format!("document.querySelector({}).click()", json!(selector));
+    page.navigate_by(&js).await;
 }
 
 /// Submits the form `#id` (after `fill`, a script that fills its fields)

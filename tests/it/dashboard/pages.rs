@@ -7,20 +7,27 @@ use std::{collections::BTreeSet, time::Duration};
 use hookd::domain::{clock::Clock as _, event::format_time};
 use serde_json::json;
 
-use super::{attributes, open, screenshot, signed_in, submit, texts, world_at};
+use super::{attributes, click, open, screenshot, signed_in, submit, texts, world_at};
 use crate::admin_views::World;
 use crate::harness::{
     Backend, WAIT,
-    browser::{Browser, Page, skip_browser},
+    browser::{Browser, Page},
     receiver::{Receiver, Reply},
     spawn_app_with, wait_until,
 };
-use crate::on_both_backends;
 
 const CIRCUIT_OPENS_AT_ONCE: (&str, &str) = ("HOOKD_CIRCUIT__FAILURE_THRESHOLD", "1");
 
 fn set(items: &[&String]) -> BTreeSet<String> {
     items.iter().map(|s| s.to_string()).collect()
+}
+
+/// Clicks the link in the table row of the `what` `id`
+/// (`tr[data-<what>=id] a`) and checks that it leads to the page `to`.
+async fn click_row_link(page: &mut Page, what: &str, id: &str, to: &str) {
+    let link = format!("tr[data-{what}={}] a", json!(id));
+    click(page, &link).await;
+    assert_eq!(page.path().await, to, "the {what} row links to its page");
 }
 
 /// The numbers the bars or points of `selector` carry in their titles
@@ -38,12 +45,10 @@ async fn sum_of_titles(page: &mut Page, selector: &str) -> f64 {
         .sum()
 }
 
-on_both_backends!(
+browser_test!(
     the_overview_charts_the_last_hours_attempts_latency_and_backlog,
-    |backend: Backend| async move {
-        let Some((w, _browser, mut page)) = world_at(backend, &[], |_| "/".into()).await else {
-            return;
-        };
+    at(|_| "/".into()),
+    |w, page, backend| {
         // The next minute's backlog sample, as the health sweep takes it.
         w.app.advance(Duration::from_secs(60));
         let shared = &w.app.running.shared;
@@ -118,12 +123,10 @@ async fn endpoints_page(backend: Backend) -> Option<(World, Browser, Page)> {
     Some((w, browser, page))
 }
 
-on_both_backends!(
+browser_test!(
     the_endpoints_page_filters_by_status_partner_circuit_and_backlog,
-    |backend: Backend| async move {
-        let Some((w, _browser, mut page)) = endpoints_page(backend).await else {
-            return;
-        };
+    from(endpoints_page),
+    |w, page, backend| {
         let failing = set(&[&w.ep_b, &w.ep_drop]);
         let as_set = |v: Vec<String>| v.into_iter().collect::<BTreeSet<_>>();
 
@@ -139,12 +142,10 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     the_endpoints_page_lists_failing_endpoints_first_or_sorts_them_by_partner,
-    |backend: Backend| async move {
-        let Some((w, _browser, mut page)) = endpoints_page(backend).await else {
-            return;
-        };
+    from(endpoints_page),
+    |w, page, backend| {
         let by_failing = listed(&mut page, &w, "").await;
         assert_eq!(by_failing.len(), 3, "{by_failing:?}");
         assert_eq!(by_failing[2], w.ep_a, "failing ones first: {by_failing:?}");
@@ -160,30 +161,20 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     the_endpoints_page_links_each_endpoint_to_its_own_page,
-    |backend: Backend| async move {
-        let Some((w, _browser, mut page)) = endpoints_page(backend).await else {
-            return;
-        };
+    from(endpoints_page),
+    |w, page, backend| {
         listed(&mut page, &w, "sort=backlog").await;
         screenshot(&mut page, backend, "endpoints").await;
-        let link = format!("tr[data-endpoint={}] a", json!(w.ep_b));
-        page.navigate_by(&format!("document.querySelector({}).click()", json!(link)))
-            .await;
-        assert_eq!(
-            page.path().await,
-            format!("/dashboard/endpoints/{}", w.ep_b)
-        );
+        let to = format!("/dashboard/endpoints/{}", w.ep_b);
+        click_row_link(&mut page, "endpoint", &w.ep_b, &to).await;
     }
 );
 
-on_both_backends!(
+browser_test!(
     the_endpoint_page_shows_its_health_circuit_and_attempts_with_a_redacted_excerpt,
     |backend: Backend| async move {
-        if skip_browser() {
-            return;
-        }
         let app = spawn_app_with(backend, &[CIRCUIT_OPENS_AT_ONCE]).await;
         let operator = app.operator_key().await;
         let receiver = Receiver::start().await;
@@ -248,13 +239,10 @@ async fn found(page: &mut Page, w: &World, query: &[(&str, &str)]) -> BTreeSet<S
         .collect()
 }
 
-on_both_backends!(
+browser_test!(
     the_delivery_page_lists_its_attempts_with_a_replay_form,
-    |backend: Backend| async move {
-        let at = |w: &World| format!("/dashboard/deliveries/{}", w.d_b);
-        let Some((w, _browser, mut page)) = world_at(backend, &[], at).await else {
-            return;
-        };
+    at(|w| format!("/dashboard/deliveries/{}", w.d_b)),
+    |w, page, backend| {
         assert_eq!(texts(&mut page, "#state").await, ["failed"]);
         let attempts = w.app.attempts(&w.ev_b, &w.ep_b).await;
         let rows = attributes(&mut page, "#attempts tr[data-attempt]", "data-attempt").await;
@@ -273,13 +261,10 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     search_finds_deliveries_by_event_delivery_partner_and_time,
-    |backend: Backend| async move {
-        let Some((w, _browser, mut page)) = world_at(backend, &[], |_| "/dashboard".into()).await
-        else {
-            return;
-        };
+    at(|_| "/dashboard".into()),
+    |w, page, backend| {
         let b_deliveries = set(&[&w.d_b, &w.d_drop]);
         let t_b = format_time(w.t_b);
         assert_eq!(
@@ -306,13 +291,10 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     search_with_a_time_it_cannot_read_finds_nothing_and_says_which,
-    |backend: Backend| async move {
-        let Some((w, _browser, mut page)) = world_at(backend, &[], |_| "/dashboard".into()).await
-        else {
-            return;
-        };
+    at(|_| "/dashboard".into()),
+    |w, page, backend| {
         assert!(
             found(&mut page, &w, &[("since", "yesterday")])
                 .await
@@ -326,13 +308,10 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     the_search_form_searches_and_links_each_delivery_to_its_page,
-    |backend: Backend| async move {
-        let at = |_: &World| "/dashboard/search".into();
-        let Some((w, _browser, mut page)) = world_at(backend, &[], at).await else {
-            return;
-        };
+    at(|_| "/dashboard/search".into()),
+    |w, page, backend| {
         let fill = format!(
             "document.querySelector('#search [name=event_id]').value = {}",
             json!(w.ev_b)
@@ -341,12 +320,7 @@ on_both_backends!(
         let rows = attributes(&mut page, "#deliveries tr[data-delivery]", "data-delivery").await;
         assert_eq!(rows.len(), 2, "the form searches: {rows:?}");
         screenshot(&mut page, backend, "search").await;
-        let link = format!("tr[data-delivery={}] a", json!(w.d_b));
-        page.navigate_by(&format!("document.querySelector({}).click()", json!(link)))
-            .await;
-        assert_eq!(
-            page.path().await,
-            format!("/dashboard/deliveries/{}", w.d_b)
-        );
+        let to = format!("/dashboard/deliveries/{}", w.d_b);
+        click_row_link(&mut page, "delivery", &w.d_b, &to).await;
     }
 );

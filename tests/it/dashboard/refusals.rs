@@ -3,13 +3,9 @@
 //! 403 page and does nothing; unknown ids are 404 pages; a signed-out
 //! browser is sent to sign in.
 
-use super::sign_in::{Answer, answer, client, sign_in};
-use crate::harness::{
-    Backend, TestApp,
-    answer::header,
-    browser::{Browser, skip_browser},
-    read_text, spawn_app_with,
-};
+use super::sign_in::{Answer, answer, client, open_at, sign_in};
+use crate::admin_views::{audit_count, endpoint_status};
+use crate::harness::{TestApp, answer::header, read_text};
 use crate::on_both_backends;
 
 /// What a dashboard request got, with its body.
@@ -75,13 +71,9 @@ async fn token(app: &TestApp, path: &str, session: &str) -> String {
     after.split('"').next().unwrap_or_default().to_string()
 }
 
+/// The endpoint's status and how many audit entries there are.
 async fn status_and_audit(app: &TestApp, ep: &str) -> (String, i64) {
-    let e = hookd::store::admin::endpoint(app.db(), ep)
-        .await
-        .expect("the endpoint reads")
-        .expect("the endpoint");
-    let audit = app.count("SELECT COUNT(*) AS n FROM audit").await;
-    (e.status.as_str().to_string(), audit)
+    (endpoint_status(app, ep).await, audit_count(app).await)
 }
 
 /// An operator's two sessions and an endpoint: what the refusals post to.
@@ -97,8 +89,7 @@ struct Bed {
     disable: String,
 }
 
-async fn bed(backend: Backend) -> Bed {
-    let app = spawn_app_with(backend, &[]).await;
+async fn bed(app: TestApp) -> Bed {
     let operator = app.operator_key().await;
     let (ep, _) = app.endpoint("http://127.0.0.1:9/hook").await;
     let own = app.base_url.clone();
@@ -132,8 +123,8 @@ impl Bed {
 
 on_both_backends!(
     a_disable_without_its_sessions_own_token_or_from_another_site_is_refused_and_does_nothing,
-    |backend: Backend| async move {
-        let b = bed(backend).await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
         let (t_mine, t_other) = (b.token_of(&b.mine).await, b.token_of(&b.other).await);
         assert_ne!(t_mine, t_other, "each session has its own token");
         let own = b.own.as_str();
@@ -176,8 +167,8 @@ on_both_backends!(
 
 on_both_backends!(
     every_dashboard_action_refuses_a_post_without_the_token,
-    |backend: Backend| async move {
-        let b = bed(backend).await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
         for action in ["enable", "recover"] {
             let path = format!("/dashboard/endpoints/{}/{action}", b.ep);
             let got = b.post(&path, &b.own, "since=x").await;
@@ -193,8 +184,8 @@ on_both_backends!(
 
 on_both_backends!(
     a_signed_out_post_is_sent_to_sign_in_and_does_nothing,
-    |backend: Backend| async move {
-        let b = bed(backend).await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
         let form = format!("csrf={}&reason=x", b.token_of(&b.mine).await);
         let signed_out = send(&b.app, ("POST", &b.disable), "", &b.own, Some(&form)).await;
         assert_eq!(
@@ -211,8 +202,8 @@ on_both_backends!(
 
 on_both_backends!(
     a_post_with_its_sessions_token_from_hookds_own_origin_is_taken_and_audited,
-    |backend: Backend| async move {
-        let b = bed(backend).await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
         let form = format!("csrf={}&reason=x", b.token_of(&b.mine).await);
         let taken = b.post(&b.disable, &b.own, &form).await;
         assert_eq!(
@@ -233,8 +224,8 @@ on_both_backends!(
 
 on_both_backends!(
     an_unknown_page_or_id_is_a_404_page,
-    |backend: Backend| async move {
-        let b = bed(backend).await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
         for path in [
             "/dashboard/endpoints/ep_nope",
             "/dashboard/deliveries/dlv_nope",
@@ -250,8 +241,8 @@ on_both_backends!(
 
 on_both_backends!(
     an_action_on_an_unknown_id_is_a_404_and_audits_nothing,
-    |backend: Backend| async move {
-        let b = bed(backend).await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
         let form = format!("csrf={}", b.token_of(&b.mine).await);
         for path in [
             "/dashboard/deliveries/dlv_nope/replay",
@@ -277,8 +268,8 @@ fn pages(ep: &str) -> [String; 5] {
 
 on_both_backends!(
     every_page_sends_a_signed_out_request_to_sign_in,
-    |backend: Backend| async move {
-        let b = bed(backend).await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
         for path in &pages(&b.ep) {
             let got = send(&b.app, ("GET", path), "", "", None).await;
             assert_eq!(
@@ -290,17 +281,11 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     a_signed_out_browser_lands_on_the_sign_in_page,
-    |backend: Backend| async move {
-        if skip_browser() {
-            return;
-        }
-        let b = bed(backend).await;
-        let browser = Browser::launch().await;
-        let mut page = browser.page().await;
-        page.goto(&format!("{}{}", b.app.base_url, pages(&b.ep)[2]))
-            .await;
+    |app: TestApp| async move {
+        let b = bed(app).await;
+        let (_browser, mut page) = open_at(&b.app, &pages(&b.ep)[2]).await;
         assert_eq!(
             page.path().await,
             "/dashboard/login",

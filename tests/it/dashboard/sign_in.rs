@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use super::signed_in;
 use crate::harness::{
     Backend, TestApp,
-    browser::{Browser, Page, skip_browser},
-    spawn_app, spawn_app_with,
+    browser::{Browser, Page},
+    spawn_app_with,
 };
 use crate::on_both_backends;
 
@@ -34,7 +34,7 @@ pub fn sign_in_with(key: &str) -> String {
 }
 
 /// A browser tab open at `path` of `app`.
-async fn open_at(app: &TestApp, path: &str) -> (Browser, Page) {
+pub async fn open_at(app: &TestApp, path: &str) -> (Browser, Page) {
     let browser = Browser::launch().await;
     let mut page = browser.page().await;
     page.goto(&format!("{}{path}", app.base_url)).await;
@@ -43,25 +43,17 @@ async fn open_at(app: &TestApp, path: &str) -> (Browser, Page) {
 
 // ----- in a browser -----
 
-on_both_backends!(
+browser_test!(
     signed_out_the_dashboard_sends_the_browser_to_sign_in,
-    |backend: Backend| async move {
-        if skip_browser() {
-            return;
-        }
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let (_browser, mut page) = open_at(&app, "/dashboard").await;
         assert_eq!(page.path().await, "/dashboard/login");
     }
 );
 
-on_both_backends!(
+browser_test!(
     a_partner_key_cannot_sign_in_to_the_dashboard,
-    |backend: Backend| async move {
-        if skip_browser() {
-            return;
-        }
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let partner_key = app.partner_key().await;
         let (_browser, mut page) = open_at(&app, "/dashboard/login").await;
         page.navigate_by(&sign_in_with(&partner_key)).await;
@@ -73,12 +65,9 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     an_operator_signs_in_and_sees_each_endpoints_circuit_and_backlog,
     |backend: Backend| async move {
-        if skip_browser() {
-            return;
-        }
         let app = spawn_app_with(backend, &[("HOOKD_CIRCUIT__FAILURE_THRESHOLD", "1")]).await;
         let (broken, fine) = crate::observe::one_failing_one_fine(&app).await;
         let (_browser, mut page) = signed_in(&app, &app.operator_key().await).await;
@@ -97,14 +86,10 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     the_signed_in_page_runs_no_script_and_cannot_read_its_session_cookie,
-    |backend: Backend| async move {
-        if skip_browser() {
-            return;
-        }
-        let app = spawn_app(backend).await;
-        let (_browser, mut page) = signed_in(&app, &app.operator_key().await).await;
+    as_operator,
+    |app, page| {
         assert_eq!(page.eval("document.scripts.length").await, 0);
         assert_eq!(
             page.eval("document.cookie").await,
@@ -114,14 +99,10 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     signing_out_in_the_browser_returns_to_the_form_and_the_session_is_gone,
-    |backend: Backend| async move {
-        if skip_browser() {
-            return;
-        }
-        let app = spawn_app(backend).await;
-        let (_browser, mut page) = signed_in(&app, &app.operator_key().await).await;
+    as_operator,
+    |app, page| {
         page.navigate_by("document.querySelector('header form').submit()")
             .await;
         assert_eq!(page.path().await, "/dashboard/login", "back at the form");
@@ -130,13 +111,9 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+browser_test!(
     revoking_its_key_ends_a_dashboard_session_at_once,
-    |backend: Backend| async move {
-        if skip_browser() {
-            return;
-        }
-        let app = spawn_app(backend).await;
+    |app: TestApp| async move {
         let operator = app.operator_key().await;
         let revoked = app.key(hookd::store::keys::Role::Operator, None).await;
         let (_browser, mut page) = signed_in(&app, &revoked.key).await;

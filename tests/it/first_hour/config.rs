@@ -220,19 +220,27 @@ fn the_binary_prints_the_same_message_and_exits_2() {
     }
 }
 
+/// Runs `hookd migrate` (as `name`) in a fresh directory with `vars` in
+/// its environment, to its end: its exit code and its stderr.
+fn migrate_with(vars: &[(&str, &str)], name: &str) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let env: Vec<(String, String)> = vars
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let mut hookd = Hookd::start(&["migrate"], &env, dir.path(), name);
+    let code = hookd.wait_exit(SLOW).and_then(|s| s.code());
+    (code, hookd.stderr())
+}
+
 #[test]
 fn the_binary_reports_every_unknown_name_at_once() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let env: Vec<(String, String)> = [
+    let vars = [
         ("HOOKD_HTTP__LISTN", "127.0.0.1:9"),
         ("HOOKD_EGRESS_ALLOW_HTTP", "true"),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
-    let mut hookd = Hookd::start(&["migrate"], &env, dir.path(), "two");
-    assert_eq!(hookd.wait_exit(SLOW).and_then(|s| s.code()), Some(2));
-    let stderr = hookd.stderr();
+    ];
+    let (code, stderr) = migrate_with(&vars, "two");
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.starts_with("error: configuration: 2 problems\n")
             && stderr.contains("\n  - HOOKD_EGRESS_ALLOW_HTTP names no configuration key")
@@ -243,26 +251,16 @@ fn the_binary_reports_every_unknown_name_at_once() {
 
 #[test]
 fn the_binary_starts_beside_the_variables_of_other_tools() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let env: Vec<(String, String)> = [
+    let vars = [
         ("HOOKD_TEST_PG", "skip"),
         ("HOOKD_SCREENSHOTS", "1"),
         ("HOOKD_BIN", "/usr/local/bin/hookd"),
         ("HOOKD_URL", "http://127.0.0.1:8080"),
         ("HOOKD_PARTNER_KEY", "hk_example"),
         ("HOOKD_CI_ACCEPTED_URL", "http://127.0.0.1:9/"),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
-    let mut hookd = Hookd::start(&["migrate"], &env, dir.path(), "tolerated");
-    let status = hookd.wait_exit(SLOW);
-    assert_eq!(
-        status.and_then(|s| s.code()),
-        Some(0),
-        "tolerated variables stop nothing:\n{}",
-        hookd.stderr()
-    );
+    ];
+    let (code, stderr) = migrate_with(&vars, "tolerated");
+    assert_eq!(code, Some(0), "tolerated variables stop nothing:\n{stderr}");
 }
 
 /// Names tests use on purpose to check the refusal (besides those in

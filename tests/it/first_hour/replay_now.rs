@@ -61,6 +61,17 @@ fn webhook_ids(receiver: &Receiver) -> Vec<String> {
         .collect()
 }
 
+/// The webhook-id of the `n`th request to reach `receiver`, once it has
+/// (within `WAIT`; `why` says what that request is).
+async fn nth_webhook_id(receiver: &Receiver, n: usize, why: &str) -> String {
+    let got = receiver.wait_for(n, WAIT).await;
+    let got = got.unwrap_or_else(|e| panic!("{why}: {e}"));
+    got[n - 1]
+        .header("webhook-id")
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// An open circuit with a second event held behind it, and the first
 /// event replayed while the receiver answers 200 again: (app, receiver,
 /// the first event, the held one, what the replay answered).
@@ -81,11 +92,8 @@ on_both_backends!(
         let (_app, receiver, first, _, queued) = replayed_through_an_open_circuit(backend).await;
         assert_eq!(queued["sends"], "now", "{queued}");
         assert!(queued.get("waiting_for").is_none(), "{queued}");
-        receiver
-            .wait_for(2, WAIT)
-            .await
-            .expect("the replay goes 10 minutes before the cool-down ends");
-        assert_eq!(webhook_ids(&receiver)[1], first);
+        let why = "the replay goes 10 minutes before the cool-down ends";
+        assert_eq!(nth_webhook_id(&receiver, 2, why).await, first);
     }
 );
 
@@ -93,11 +101,8 @@ on_both_backends!(
     a_replay_answered_well_closes_the_circuit_and_releases_what_waited_behind_it,
     |backend: Backend| async move {
         let (_app, receiver, _, held, _) = replayed_through_an_open_circuit(backend).await;
-        receiver
-            .wait_for(3, WAIT)
-            .await
-            .expect("the replay closed the circuit: what waited behind it goes now");
-        assert_eq!(webhook_ids(&receiver)[2], held);
+        let why = "the replay closed the circuit: what waited behind it goes now";
+        assert_eq!(nth_webhook_id(&receiver, 3, why).await, held);
     }
 );
 

@@ -34,63 +34,24 @@ on_both_backends!(
 );
 
 on_both_backends!(
-    metrics_count_the_events_ingested_and_the_deliveries_created,
+    metrics_count_events_deliveries_and_timed_attempts_and_show_what_waits,
     |app: TestApp| async move {
         let operator = app.operator_key().await;
         one_failing_one_fine(&app).await;
-        assert_eq!(
-            app.metric(&operator, "hookd_events_ingested_total").await,
-            1
-        );
-        assert_eq!(
-            app.metric(&operator, "hookd_deliveries_created_total")
-                .await,
-            2,
-            "one delivery per endpoint"
-        );
-    }
-);
-
-on_both_backends!(
-    metrics_count_attempts_by_result_category_and_trigger_and_time_each,
-    |app: TestApp| async move {
-        let operator = app.operator_key().await;
-        one_failing_one_fine(&app).await;
-        let attempts = |result: &str, category: &str| {
-            format!(
-                r#"hookd_attempts_total{{result="{result}",category="{category}",trigger="scheduled"}}"#
-            )
-        };
-        assert_eq!(
-            app.metric(&operator, &attempts("delivered", "none")).await,
-            1
-        );
-        assert_eq!(
-            app.metric(&operator, &attempts("failed", "http_status"))
-                .await,
-            1
-        );
-        assert_eq!(
-            app.metric(&operator, "hookd_attempt_duration_seconds_count")
-                .await,
-            2,
-            "every attempt is timed"
-        );
-    }
-);
-
-on_both_backends!(
-    metrics_show_the_deliveries_waiting_by_state_and_the_outbox,
-    |app: TestApp| async move {
-        let operator = app.operator_key().await;
-        one_failing_one_fine(&app).await;
-        for (name, value) in [
-            (r#"hookd_deliveries_waiting{state="failed"}"#, 1),
-            (r#"hookd_deliveries_waiting{state="pending"}"#, 0),
-            (r#"hookd_deliveries_waiting{state="delivering"}"#, 0),
-            ("hookd_outbox_unpublished", 0),
-        ] {
-            assert_eq!(app.metric(&operator, name).await, value, "{name}");
+        #[rustfmt::skip]
+        let expected = [
+            ("hookd_events_ingested_total",                                                          1, "the one event"),
+            ("hookd_deliveries_created_total",                                                       2, "one delivery per endpoint"),
+            (r#"hookd_attempts_total{result="delivered",category="none",trigger="scheduled"}"#,      1, "the fine one's attempt"),
+            (r#"hookd_attempts_total{result="failed",category="http_status",trigger="scheduled"}"#, 1, "the broken one's attempt"),
+            ("hookd_attempt_duration_seconds_count",                                                 2, "every attempt is timed"),
+            (r#"hookd_deliveries_waiting{state="failed"}"#,                                          1, "the broken one's retry waits"),
+            (r#"hookd_deliveries_waiting{state="pending"}"#,                                         0, "nothing else waits"),
+            (r#"hookd_deliveries_waiting{state="delivering"}"#,                                      0, "nothing is in flight"),
+            ("hookd_outbox_unpublished",                                                             0, "the event was fanned out"),
+        ];
+        for (name, value, why) in expected {
+            assert_eq!(app.metric(&operator, name).await, value, "{name}: {why}");
         }
     }
 );

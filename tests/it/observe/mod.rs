@@ -72,6 +72,24 @@ async fn one_failing_one_fine_event(app: &TestApp) -> (String, String, String) {
     (broken, fine, event)
 }
 
+/// An operator key, and `one_failing_one_fine`'s two endpoints:
+/// (operator, broken, fine).
+async fn operator_and_one_failing_one_fine(app: &TestApp) -> (String, String, String) {
+    let operator = app.operator_key().await;
+    let (broken, fine) = one_failing_one_fine(app).await;
+    (operator, broken, fine)
+}
+
+/// The endpoint ids an actors answer lists, in order.
+fn listed_ids(actors: &Value) -> Vec<&str> {
+    actors["data"]
+        .as_array()
+        .expect("a list of endpoints")
+        .iter()
+        .filter_map(|e| e["endpoint_id"].as_str())
+        .collect()
+}
+
 fn entry<'a>(actors: &'a Value, endpoint: &str) -> Option<&'a Value> {
     actors["data"]
         .as_array()?
@@ -91,8 +109,7 @@ on_both_backends!(
     an_operator_sees_an_open_circuit_and_the_deliveries_waiting_behind_it,
     |backend: Backend| async move {
         let app = spawn_app_with(backend, &[("HOOKD_CIRCUIT__FAILURE_THRESHOLD", "1")]).await;
-        let operator = app.operator_key().await;
-        let (broken, fine) = one_failing_one_fine(&app).await;
+        let (operator, broken, fine) = operator_and_one_failing_one_fine(&app).await;
 
         let listed = wait_until(WAIT, || async {
             let body = actors(&app, &operator, "").await;
@@ -131,18 +148,11 @@ on_both_backends!(
 on_both_backends!(
     the_endpoint_with_the_most_waiting_is_listed_first,
     |app: TestApp| async move {
-        let operator = app.operator_key().await;
-        let (broken, fine) = one_failing_one_fine(&app).await;
+        let (operator, broken, fine) = operator_and_one_failing_one_fine(&app).await;
         let listed = actors(&app, &operator, "").await;
-        let order: Vec<&Value> = listed["data"]
-            .as_array()
-            .expect("a list of endpoints")
-            .iter()
-            .map(|e| &e["endpoint_id"])
-            .collect();
         assert_eq!(
-            order,
-            [&json!(broken), &json!(fine)],
+            listed_ids(&listed),
+            [broken.as_str(), fine.as_str()],
             "the one with a delivery waiting comes first: {listed}"
         );
     }
@@ -151,8 +161,7 @@ on_both_backends!(
 on_both_backends!(
     the_actors_filtered_by_partner_show_that_partners_endpoints_only,
     |app: TestApp| async move {
-        let operator = app.operator_key().await;
-        let (broken, fine) = one_failing_one_fine(&app).await;
+        let (operator, broken, fine) = operator_and_one_failing_one_fine(&app).await;
         let (other, _) = app.another_partner("Other").await;
 
         let others = actors(&app, &operator, &format!("?partner_id={other}")).await;
@@ -162,12 +171,7 @@ on_both_backends!(
             "the other partner has no endpoint: {others}"
         );
         let own = actors(&app, &operator, &format!("?partner_id={}", app.partner_id)).await;
-        let ids: BTreeSet<&str> = own["data"]
-            .as_array()
-            .expect("a list of endpoints")
-            .iter()
-            .filter_map(|e| e["endpoint_id"].as_str())
-            .collect();
+        let ids: BTreeSet<&str> = listed_ids(&own).into_iter().collect();
         assert_eq!(
             ids,
             BTreeSet::from([broken.as_str(), fine.as_str()]),
