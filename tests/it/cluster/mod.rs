@@ -30,7 +30,10 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, QueryResult, State
 
 use crate::harness::{
     self, SLOW, WAIT,
-    process::{Hookd, Prepared, event_batch, free_port, post_events, prepare_endpoints, signal},
+    process::{
+        Hookd, Prepared, event_batch, free_port, log_tail as tail, post_events, prepare_endpoints,
+        signal,
+    },
     receiver::{Receiver, Reply},
     wait_until,
 };
@@ -49,6 +52,19 @@ pub struct Node {
     pub hookd: Hookd,
     pub base_url: String,
     pub name: String,
+}
+
+/// The instance that holds the most of `leases`, among the registered
+/// `ids` (see `Fleet::wait_registered`): its index and its id.
+pub fn busiest(leases: &[Lease], ids: &[Option<String>]) -> (usize, String) {
+    let owns = |id: &Option<String>| leases.iter().filter(|l| l.owner == *id).count();
+    let busiest = (0..ids.len())
+        .max_by_key(|&i| owns(&ids[i]))
+        .expect("instances");
+    let id = ids[busiest]
+        .clone()
+        .expect("the busiest instance is registered");
+    (busiest, id)
 }
 
 /// Who holds an endpoint's lease.
@@ -105,6 +121,44 @@ impl Fleet {
             fleet.add().await;
         }
         fleet
+    }
+
+    /// `instances` instances on a fresh database of the private PostgreSQL
+    /// cluster, sharing `endpoints` endpoints (see `start`), each
+    /// registered: the fleet and the instance ids (see `wait_registered`).
+    /// None when the PostgreSQL variants are skipped.
+    pub async fn registered(
+        instances: usize,
+        endpoints: usize,
+    ) -> Option<(Fleet, Vec<Option<String>>)> {
+        if harness::skip_postgres() {
+            return None;
+        }
+        let url = harness::pg::fresh_database().await.expect("a database");
+        let fleet = Fleet::start(&url, instances, endpoints).await;
+        let ids = fleet.wait_registered().await;
+        Some((fleet, ids))
+    }
+
+    /// Like `registered`, with a producer posting one event every `every`
+    /// and the deliveries flowing: the fleet, the instance ids and the
+    /// producer.
+    pub async fn flowing(
+        instances: usize,
+        endpoints: usize,
+        every: Duration,
+    ) -> Option<(Fleet, Vec<Option<String>>, Producer)> {
+        let (fleet, ids) = Fleet::registered(instances, endpoints).await?;
+        let producer = Producer::start(&fleet, 1, every);
+        fleet.wait_flowing().await;
+        Some((fleet, ids, producer))
+    }
+
+    /// The leases held now by the instance `instance_id`.
+    pub async fn leases_of(&self, instance_id: &str) -> Vec<Lease> {
+        let mut leases = self.leases().await;
+        leases.retain(|l| l.owner.as_deref() == Some(instance_id));
+        leases
     }
 
     /// Starts one more instance, waits until it is healthy and gives it
@@ -458,13 +512,4 @@ impl LeaseReader {
         };
         rows.iter().map(lease).collect()
     }
-}
-
-/// The last part of a long log.
-fn tail(text: &str) -> &str {
-    let start = text.len().saturating_sub(3000);
-    let start = (start..text.len())
-        .find(|&i| text.is_char_boundary(i))
-        .unwrap_or(text.len());
-    &text[start..]
 }
