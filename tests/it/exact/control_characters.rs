@@ -2,7 +2,7 @@
 //! is the producer's business), but a partner's name and an endpoint's
 //! description may not, since operators read them in terminals and pages.
 
-use super::{an_endpoint, assert_problem, description, endpoints, events, partners};
+use super::{assert_description_patch_refused, assert_problem, endpoints, events, partners};
 use crate::on_both_backends;
 
 on_both_backends!(
@@ -81,21 +81,8 @@ on_both_backends!(
 on_both_backends!(
     a_description_patched_with_an_escape_is_refused_and_changes_nothing,
     |app: TestApp| async move {
-        let (key, path) = an_endpoint(&app).await;
-        let answer = app
-            .request_raw("PATCH", &path, &key, r#"{"description": "\u001b[2J"}"#)
-            .await;
-        assert_problem(
-            &answer,
-            422,
-            "validation",
-            "description",
-            "a patched description with an escape",
-        );
-        assert_eq!(
-            description(&app, &key, &path).await,
-            "",
-            "the refused patch should change nothing"
-        );
+        let patch = r#"{"description": "\u001b[2J"}"#;
+        let what = "a patched description with an escape";
+        assert_description_patch_refused(&app, patch, (422, "validation"), what).await;
     }
 );

@@ -52,6 +52,25 @@ pub async fn an_endpoint(app: &TestApp) -> (String, String) {
     (key, format!("/v1/endpoints/{id}"))
 }
 
+/// Patches the description of a new endpoint with `patch` (sent as
+/// written), which must be refused as a `status` `kind` problem naming
+/// `description` (see `assert_problem`), and checks it changed nothing.
+pub async fn assert_description_patch_refused(
+    app: &TestApp,
+    patch: &str,
+    (status, kind): (u16, &str),
+    what: &str,
+) {
+    let (key, path) = an_endpoint(app).await;
+    let answer = app.request_raw("PATCH", &path, &key, patch).await;
+    assert_problem(&answer, status, kind, "description", what);
+    assert_eq!(
+        description(app, &key, &path).await,
+        "",
+        "{what}: the refused patch should change nothing"
+    );
+}
+
 /// The description the partner reads for the endpoint at `path`.
 pub async fn description(app: &TestApp, key: &str, path: &str) -> serde_json::Value {
     let (status, now, _) = app.request("GET", path, key, None).await;
