@@ -2,7 +2,9 @@
 //! key's path) and nothing is written: at ingest, in a batch, and in the
 //! partner's and the operator's own bodies.
 
-use super::{assert_description_patch_refused, assert_problem, endpoints, events, partners};
+use super::{
+    assert_description_patch_refused, assert_endpoint_refused, assert_problem, events, partners,
+};
 use crate::harness::{ApiAnswer, TestApp};
 use crate::on_both_backends;
 
@@ -70,18 +72,10 @@ on_both_backends!(
 on_both_backends!(
     an_endpoint_created_with_a_key_given_twice_is_refused_and_not_created,
     |app: TestApp| async move {
-        let key = app.partner_key().await;
         let url = "http://127.0.0.1:9/hooks";
         let twice = format!(r#"{{"url": "{url}", "url": "{url}/other"}}"#);
-        let answer = app.request_raw("POST", "/v1/endpoints", &key, &twice).await;
-        assert_problem(
-            &answer,
-            400,
-            "duplicate-key",
-            "url",
-            "an endpoint with url twice",
-        );
-        assert_eq!(endpoints(&app).await, 0, "no endpoint should be created");
+        let what = "an endpoint with url twice";
+        assert_endpoint_refused(&app, &twice, (400, "duplicate-key"), "url", what).await;
     }
 );
 
