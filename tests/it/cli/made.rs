@@ -6,26 +6,20 @@
 use hookd::{domain::clock::Clock as _, secret::Secret};
 use serde_json::json;
 
-use super::{an_event_for, cli_json, hookd_and_its_cli, key_made, status_of};
-use crate::harness::{Backend, WAIT, receiver::Receiver};
+use super::{
+    an_event_for, cli_env, cli_json, endpoint_create, key_made, status_of, stored_partner,
+};
+use crate::harness::{WAIT, answer, receiver::Receiver};
 use crate::on_both_backends;
 
 on_both_backends!(
     partner_create_stores_the_partner_it_prints,
-    |backend: Backend| async move {
-        let (app, env) = hookd_and_its_cli(backend).await;
+    |app: TestApp| async move {
+        let env = cli_env(&app);
         let partner = cli_json(&env, &["partner", "create", "--name", "Globex"]).await;
         let id = partner["id"].as_str().expect("an id");
         assert!(id.starts_with("ptn_"), "{partner}");
-        let operator = app.operator_key().await;
-        let (status, stored) = status_of(
-            &app,
-            "GET",
-            &format!("/v1/admin/partners/{id}"),
-            &operator,
-            None,
-        )
-        .await;
+        let (status, stored) = stored_partner(&app, id).await;
         assert_eq!(
             status, 200,
             "the API knows the partner the CLI made: {stored}"
@@ -36,8 +30,8 @@ on_both_backends!(
 
 on_both_backends!(
     a_key_made_with_operator_opens_the_operator_api_and_nothing_else,
-    |backend: Backend| async move {
-        let (app, env) = hookd_and_its_cli(backend).await;
+    |app: TestApp| async move {
+        let env = cli_env(&app);
         let key = key_made(&env, &["--operator"]).await;
         for path in ["/v1/admin/actors", "/v1/admin/partners", "/metrics"] {
             let (status, body) = status_of(&app, "GET", path, &key, None).await;
@@ -53,8 +47,8 @@ on_both_backends!(
 
 on_both_backends!(
     a_key_made_with_service_ingests_events_and_reads_no_operator_route,
-    |backend: Backend| async move {
-        let (app, env) = hookd_and_its_cli(backend).await;
+    |app: TestApp| async move {
+        let env = cli_env(&app);
         let key = key_made(&env, &["--service"]).await;
         let event = an_event_for(&app.partner_id);
         let (status, body) = status_of(&app, "POST", "/v1/events", &key, Some(&event)).await;
@@ -73,24 +67,14 @@ on_both_backends!(
 
 on_both_backends!(
     a_key_made_for_a_partner_sees_that_partners_endpoints_only,
-    |backend: Backend| async move {
-        let (app, env) = hookd_and_its_cli(backend).await;
+    |app: TestApp| async move {
+        let env = cli_env(&app);
         let mut endpoints = Vec::new();
         for name in ["Acme", "Globex"] {
             let partner = cli_json(&env, &["partner", "create", "--name", name]).await;
             let partner = partner["id"].as_str().expect("an id").to_string();
-            let made = cli_json(
-                &env,
-                &[
-                    "endpoint",
-                    "create",
-                    "--partner",
-                    &partner,
-                    "--url",
-                    "http://127.0.0.1:9/hooks",
-                ],
-            )
-            .await;
+            let args = endpoint_create(&partner, "http://127.0.0.1:9/hooks");
+            let made = cli_json(&env, &args).await;
             endpoints.push((
                 partner,
                 made["id"].as_str().expect("an endpoint id").to_string(),
@@ -101,12 +85,7 @@ on_both_backends!(
 
         let (status, listed) = status_of(&app, "GET", "/v1/endpoints", &key, None).await;
         assert_eq!(status, 200, "{listed}");
-        let ids: Vec<&str> = listed["data"]
-            .as_array()
-            .expect("a list")
-            .iter()
-            .filter_map(|e| e["id"].as_str())
-            .collect();
+        let ids = answer::listed(&listed, "id");
         assert_eq!(
             ids,
             [own.as_str()],
@@ -128,35 +107,22 @@ on_both_backends!(
 
 on_both_backends!(
     an_endpoint_made_by_the_cli_gets_the_events_it_subscribes_to_signed_with_the_secret_it_printed,
-    |backend: Backend| async move {
-        let (app, env) = hookd_and_its_cli(backend).await;
+    |app: TestApp| async move {
+        let env = cli_env(&app);
         let receiver = Receiver::start().await;
-        let made = cli_json(
-            &env,
-            &[
-                "endpoint",
-                "create",
-                "--partner",
-                &app.partner_id,
-                "--url",
-                &format!("{}/hooks", receiver.url()),
-                "--event-types",
-                "usage.*,a.b",
-            ],
-        )
-        .await;
+        let url = format!("{}/hooks", receiver.url());
+        let args = [
+            endpoint_create(&app.partner_id, &url),
+            vec!["--event-types", "usage.*,a.b"],
+        ]
+        .concat();
+        let made = cli_json(&env, &args).await;
         let id = made["id"].as_str().expect("an endpoint id");
         let secret = Secret::parse(made["secret"].as_str().expect("the secret is shown once"))
             .expect("a whsec_ secret");
         let partner_key = app.partner_key().await;
-        let (status, stored) = status_of(
-            &app,
-            "GET",
-            &format!("/v1/endpoints/{id}"),
-            &partner_key,
-            None,
-        )
-        .await;
+        let path = format!("/v1/endpoints/{id}");
+        let (status, stored) = status_of(&app, "GET", &path, &partner_key, None).await;
         assert_eq!(status, 200, "{stored}");
         assert_eq!(
             stored["url"],

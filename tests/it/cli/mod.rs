@@ -10,7 +10,7 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::harness::{self, Backend, TestApp, spawn_app};
+use crate::harness::{self, TestApp};
 
 pub(crate) use harness::process::run as hookd;
 
@@ -29,12 +29,26 @@ pub(crate) fn json_of(out: &Output) -> serde_json::Value {
     })
 }
 
-/// hookd running in process, and the CLI's environment on its database.
-async fn hookd_and_its_cli(backend: Backend) -> (TestApp, Vec<(String, String)>) {
-    let app = spawn_app(backend).await;
-    let url = app.running.shared.config.database.url.clone();
-    let env = harness::test_env(&url, &[("HOOKD_LOG__FILTER", "warn")]);
-    (app, env)
+/// The CLI's environment on the database of `app` (hookd running in process).
+fn cli_env(app: &TestApp) -> Vec<(String, String)> {
+    let url = &app.running.shared.config.database.url;
+    harness::test_env(url, &[("HOOKD_LOG__FILTER", "warn")])
+}
+
+/// Asserts `hookd <args>` with `env` stopped with exit status 2 (a
+/// configuration error) and a message naming `named`.
+fn assert_config_error(env: &[(String, String)], args: &[&str], named: &str) {
+    let out = hookd(env, args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a configuration error: {stderr}"
+    );
+    assert!(
+        stderr.contains(named),
+        "the message names {named}: {stderr}"
+    );
 }
 
 /// `hookd <args>` with `env`, off the test's runtime (hookd keeps answering).
@@ -97,6 +111,18 @@ async fn status_of(
     (status, body)
 }
 
+/// The arguments of `hookd endpoint create` for `partner` at `url`.
+fn endpoint_create<'a>(partner: &'a str, url: &'a str) -> Vec<&'a str> {
+    vec!["endpoint", "create", "--partner", partner, "--url", url]
+}
+
+/// The partner `id` as the operator API shows it: (status, body).
+async fn stored_partner(app: &TestApp, id: &str) -> (u16, Value) {
+    let operator = app.operator_key().await;
+    let path = format!("/v1/admin/partners/{id}");
+    status_of(app, "GET", &path, &operator, None).await
+}
+
 /// One event for `partner`, as a producer posts it.
 fn an_event_for(partner: &str) -> Value {
     json!({"type": "a.b", "partner_id": partner, "data": {"n": 1}})
@@ -105,25 +131,13 @@ fn an_event_for(partner: &str) -> Value {
 #[test]
 fn an_unknown_configuration_key_stops_the_start_and_is_named() {
     let env = vec![("HOOKD_DELIVERY__RETRIES".to_string(), "3".to_string())];
-    let out = hookd(&env, &["migrate"]);
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("retries"),
-        "the message names the key: {stderr}"
-    );
+    assert_config_error(&env, &["migrate"], "retries");
 }
 
 #[test]
 fn an_invalid_value_stops_the_start_and_names_its_key() {
     let env = vec![("HOOKD_DELIVERY__MAX_AGE".to_string(), "forever".to_string())];
-    let out = hookd(&env, &["migrate"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("delivery.max_age"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_config_error(&env, &["migrate"], "delivery.max_age");
 }
 
 #[test]
@@ -149,18 +163,15 @@ fn the_sqlite_default_generates_a_private_key_file_once() {
         ],
     ]
     .concat();
-    let out = hookd(
-        &env2,
-        &[
-            "endpoint",
-            "create",
-            "--partner",
-            &partner,
-            "--url",
-            "http://127.0.0.1:9/",
-            "--json",
-        ],
-    );
+    let make_an_endpoint = || {
+        let args = [
+            endpoint_create(&partner, "http://127.0.0.1:9/"),
+            vec!["--json"],
+        ]
+        .concat();
+        hookd(&env2, &args)
+    };
+    let out = make_an_endpoint();
     json_of(&out);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("generated a new secrets key file"),
@@ -176,18 +187,7 @@ fn the_sqlite_default_generates_a_private_key_file_once() {
             & 0o777,
         0o600
     );
-    json_of(&hookd(
-        &env2,
-        &[
-            "endpoint",
-            "create",
-            "--partner",
-            &partner,
-            "--url",
-            "http://127.0.0.1:9/",
-            "--json",
-        ],
-    ));
+    json_of(&make_an_endpoint());
     assert_eq!(
         std::fs::read_to_string(&key_file).expect("still there"),
         first,
@@ -201,16 +201,10 @@ fn postgres_without_a_master_key_stops_the_start() {
         "HOOKD_DATABASE__URL".to_string(),
         "postgres://postgres@127.0.0.1:1/none".to_string(),
     )];
-    let out = hookd(&env, &["serve"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "a configuration error: {stderr}"
-    );
-    assert!(
-        stderr.contains("secrets.master_key is required with PostgreSQL"),
-        "{stderr}"
+    assert_config_error(
+        &env,
+        &["serve"],
+        "secrets.master_key is required with PostgreSQL",
     );
 }
 

@@ -5,16 +5,13 @@
 use serde_json::json;
 
 use super::Fleet;
-use crate::harness::{self, SLOW, WAIT, wait_until};
+use crate::harness::{SLOW, WAIT, wait_until};
 
 #[actix_rt::test]
 async fn a_url_changed_through_one_instance_is_used_by_the_owner_at_once() {
-    if harness::skip_postgres() {
+    let Some((fleet, _)) = Fleet::registered(2, 2).await else {
         return;
-    }
-    let url = harness::pg::fresh_database().await.expect("a database");
-    let fleet = Fleet::start(&url, 2, 2).await;
-    fleet.wait_registered().await;
+    };
     let first = fleet.publish(0, 1).await;
     fleet.wait_delivered(&first, SLOW).await;
     let leases = fleet.wait_settled().await;

@@ -4,39 +4,26 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Fleet, LEASE_TTL, Producer};
-use crate::harness::{self, SLOW, wait_until};
+use super::{Fleet, LEASE_TTL, busiest};
+use crate::harness::{SLOW, wait_until};
 
 /// How long after the kill its endpoints must be served again.
 const RESUME_WITHIN: Duration = LEASE_TTL.saturating_add(Duration::from_secs(4));
 
 #[actix_rt::test]
 async fn a_killed_instances_endpoints_resume_on_the_others_and_nothing_is_lost() {
-    if harness::skip_postgres() {
-        return;
-    }
     let started = Instant::now();
-    let url = harness::pg::fresh_database().await.expect("a database");
-    let mut fleet = Fleet::start(&url, 3, 20).await;
-    let ids = fleet.wait_registered().await;
     // Four events a second, 20 endpoints: well within 2 x 5 requests a second each.
-    let producer = Producer::start(&fleet, 1, Duration::from_millis(250));
-    fleet.wait_flowing().await;
+    let every = Duration::from_millis(250);
+    let Some((mut fleet, ids, producer)) = Fleet::flowing(3, 20, every).await else {
+        return;
+    };
     let leases = fleet.wait_settled().await;
 
     // The victim: the instance that owns the most endpoints.
-    let owns = |id: &Option<String>| leases.iter().filter(|l| l.owner == *id).count();
-    let victim = (0..ids.len())
-        .max_by_key(|&i| owns(&ids[i]))
-        .expect("three instances");
-    let victim_id = ids[victim].clone().expect("the victim is registered");
+    let (victim, victim_id) = busiest(&leases, &ids);
     fleet.retire(victim);
-    let owned: Vec<_> = fleet
-        .leases()
-        .await
-        .into_iter()
-        .filter(|l| l.owner.as_deref() == Some(victim_id.as_str()))
-        .collect();
+    let owned = fleet.leases_of(&victim_id).await;
     fleet.nodes[victim].hookd.kill();
     let killed_at = Instant::now();
     assert!(

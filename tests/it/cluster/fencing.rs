@@ -17,8 +17,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use super::{CONCURRENCY, Fleet, LEASE_TTL, Lease, REPLY_DELAY};
-use crate::harness::{self, SLOW, process::signal, receiver::Received, wait_until};
+use super::{CONCURRENCY, Fleet, LEASE_TTL, Lease, REPLY_DELAY, busiest};
+use crate::harness::{SLOW, process::signal, receiver::Received, wait_until};
 
 /// Leases as read now and then: when, and what.
 type Samples = Vec<(Instant, Vec<Lease>)>;
@@ -29,34 +29,22 @@ const PAUSE: Duration = Duration::from_secs(6);
 
 #[actix_rt::test]
 async fn a_paused_instance_sends_nothing_for_the_endpoints_taken_over_while_it_slept() {
-    if harness::skip_postgres() {
-        return;
-    }
     let started = Instant::now();
-    let url = harness::pg::fresh_database().await.expect("a database");
-    let mut fleet = Fleet::start(&url, 3, 20).await;
-    let ids = fleet.wait_registered().await;
+    let Some((mut fleet, ids)) = Fleet::registered(3, 20).await else {
+        return;
+    };
     // Six seconds of work per endpoint (60 deliveries, 2 at a time, 200 ms each).
     let mut events = fleet.publish(0, 60).await;
     fleet.wait_flowing().await;
     let leases = fleet.wait_settled().await;
-    let owns = |id: &Option<String>| leases.iter().filter(|l| l.owner == *id).count();
-    let sleeper = (0..ids.len())
-        .max_by_key(|&i| owns(&ids[i]))
-        .expect("nodes");
-    let sleeper_id = ids[sleeper].clone().expect("registered");
+    let (sleeper, sleeper_id) = busiest(&leases, &ids);
     let pid = fleet.nodes[sleeper].hookd.pid();
     let port = fleet.receiver.addr().port();
 
     // Watch its connections and the leases from now on.
     let watch = Watch::start(&fleet, pid, port);
     fleet.retire(sleeper);
-    let owned: Vec<Lease> = fleet
-        .leases()
-        .await
-        .into_iter()
-        .filter(|l| l.owner.as_deref() == Some(sleeper_id.as_str()))
-        .collect();
+    let owned = fleet.leases_of(&sleeper_id).await;
     signal(&fleet.nodes[sleeper].hookd, "STOP");
     let paused_at = Instant::now();
     assert!(!owned.is_empty(), "the paused instance owned no endpoint");

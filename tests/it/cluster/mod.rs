@@ -11,12 +11,14 @@
 mod changes;
 mod failover;
 mod fencing;
+mod leases;
 mod outage;
 mod producer;
 mod rolling;
 mod sessions;
 mod spread;
 
+pub use leases::{Lease, LeaseReader, busiest};
 pub use producer::Producer;
 
 use std::{
@@ -30,7 +32,10 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, QueryResult, State
 
 use crate::harness::{
     self, SLOW, WAIT,
-    process::{Hookd, Prepared, event_batch, free_port, post_events, prepare_endpoints, signal},
+    process::{
+        Hookd, Prepared, event_batch, free_port, log_tail as tail, post_events, prepare_endpoints,
+        signal,
+    },
     receiver::{Receiver, Reply},
     wait_until,
 };
@@ -49,15 +54,6 @@ pub struct Node {
     pub hookd: Hookd,
     pub base_url: String,
     pub name: String,
-}
-
-/// Who holds an endpoint's lease.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lease {
-    pub endpoint_id: String,
-    pub path: String,
-    pub owner: Option<String>,
-    pub epoch: i64,
 }
 
 /// Instances of `hookd serve` on one database, a receiver with an endpoint
@@ -105,6 +101,44 @@ impl Fleet {
             fleet.add().await;
         }
         fleet
+    }
+
+    /// `instances` instances on a fresh database of the private PostgreSQL
+    /// cluster, sharing `endpoints` endpoints (see `start`), each
+    /// registered: the fleet and the instance ids (see `wait_registered`).
+    /// None when the PostgreSQL variants are skipped.
+    pub async fn registered(
+        instances: usize,
+        endpoints: usize,
+    ) -> Option<(Fleet, Vec<Option<String>>)> {
+        if harness::skip_postgres() {
+            return None;
+        }
+        let url = harness::pg::fresh_database().await.expect("a database");
+        let fleet = Fleet::start(&url, instances, endpoints).await;
+        let ids = fleet.wait_registered().await;
+        Some((fleet, ids))
+    }
+
+    /// Like `registered`, with a producer posting one event every `every`
+    /// and the deliveries flowing: the fleet, the instance ids and the
+    /// producer.
+    pub async fn flowing(
+        instances: usize,
+        endpoints: usize,
+        every: Duration,
+    ) -> Option<(Fleet, Vec<Option<String>>, Producer)> {
+        let (fleet, ids) = Fleet::registered(instances, endpoints).await?;
+        let producer = Producer::start(&fleet, 1, every);
+        fleet.wait_flowing().await;
+        Some((fleet, ids, producer))
+    }
+
+    /// The leases held now by the instance `instance_id`.
+    pub async fn leases_of(&self, instance_id: &str) -> Vec<Lease> {
+        let mut leases = self.leases().await;
+        leases.retain(|l| l.owner.as_deref() == Some(instance_id));
+        leases
     }
 
     /// Starts one more instance, waits until it is healthy and gives it
@@ -429,42 +463,4 @@ impl Fleet {
             );
         }
     }
-}
-
-/// Reads every endpoint's lease, on the fleet's pool.
-pub struct LeaseReader {
-    db: DatabaseConnection,
-    endpoint_ids: Vec<String>,
-}
-
-impl LeaseReader {
-    /// The leases now, by endpoint id; None if the query fails.
-    pub async fn read(&self) -> Option<Vec<Lease>> {
-        let sql = "SELECT id, lease_owner, lease_epoch FROM endpoint ORDER BY id";
-        let rows = self
-            .db
-            .query_all_raw(Statement::from_string(DbBackend::Postgres, sql))
-            .await
-            .ok()?;
-        let lease = |r: &QueryResult| -> Option<Lease> {
-            let endpoint_id: String = r.try_get("", "id").ok()?;
-            let i = self.endpoint_ids.iter().position(|e| *e == endpoint_id)?;
-            Some(Lease {
-                path: format!("/hooks/{i}"),
-                owner: r.try_get("", "lease_owner").ok()?,
-                epoch: r.try_get("", "lease_epoch").ok()?,
-                endpoint_id,
-            })
-        };
-        rows.iter().map(lease).collect()
-    }
-}
-
-/// The last part of a long log.
-fn tail(text: &str) -> &str {
-    let start = text.len().saturating_sub(3000);
-    let start = (start..text.len())
-        .find(|&i| text.is_char_boundary(i))
-        .unwrap_or(text.len());
-    &text[start..]
 }

@@ -5,20 +5,16 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Fleet, Producer};
-use crate::harness::{self, SLOW, WAIT, wait_until};
+use super::Fleet;
+use crate::harness::{SLOW, WAIT, wait_until};
 
 #[actix_rt::test]
 async fn a_rolling_restart_with_sigterm_loses_and_repeats_no_delivery() {
-    if harness::skip_postgres() {
-        return;
-    }
     let started = Instant::now();
-    let url = harness::pg::fresh_database().await.expect("a database");
-    let mut fleet = Fleet::start(&url, 3, 20).await;
-    fleet.wait_registered().await;
-    let producer = Producer::start(&fleet, 1, Duration::from_millis(200));
-    fleet.wait_flowing().await;
+    let every = Duration::from_millis(200);
+    let Some((mut fleet, _, producer)) = Fleet::flowing(3, 20, every).await else {
+        return;
+    };
 
     for old in 0..3 {
         let new = fleet.add().await;
@@ -38,12 +34,7 @@ async fn a_rolling_restart_with_sigterm_loses_and_repeats_no_delivery() {
             "{}: a stopped instance should delete its `instance` row",
             fleet.nodes[old].name
         );
-        let held: Vec<_> = fleet
-            .leases()
-            .await
-            .into_iter()
-            .filter(|l| l.owner.as_deref() == Some(old_id.as_str()))
-            .collect();
+        let held = fleet.leases_of(&old_id).await;
         assert!(
             held.is_empty(),
             "{}: a stopped instance should have handed its leases back, but still holds {held:?}",

@@ -7,17 +7,14 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::{Fleet, LEASE_TTL};
-use crate::harness::{self, SLOW, WAIT, call_raw, wait_until};
+use crate::harness::{SLOW, WAIT, answer, call_raw, wait_until};
 
 #[actix_rt::test]
 async fn three_instances_deliver_2000_webhooks_without_exceeding_any_endpoints_concurrency() {
-    if harness::skip_postgres() {
-        return;
-    }
     let started = std::time::Instant::now();
-    let url = harness::pg::fresh_database().await.expect("a database");
-    let fleet = Fleet::start(&url, 3, 20).await;
-    fleet.wait_registered().await;
+    let Some((fleet, _)) = Fleet::registered(3, 20).await else {
+        return;
+    };
 
     // 100 events to 20 endpoints, through all three instances.
     let mut events = Vec::new();
@@ -46,12 +43,9 @@ async fn three_instances_deliver_2000_webhooks_without_exceeding_any_endpoints_c
 
 #[actix_rt::test]
 async fn the_instances_api_lists_each_live_instance_with_the_endpoints_it_owns() {
-    if harness::skip_postgres() {
+    let Some((fleet, ids)) = Fleet::registered(3, 20).await else {
         return;
-    }
-    let url = harness::pg::fresh_database().await.expect("a database");
-    let fleet = Fleet::start(&url, 3, 20).await;
-    let ids = fleet.wait_registered().await;
+    };
     fleet.publish(0, 1).await;
     fleet.wait_settled().await;
 
@@ -71,12 +65,7 @@ async fn the_instances_api_lists_each_live_instance_with_the_endpoints_it_owns()
             last.borrow()
         )
     });
-    let listed_ids: HashSet<&str> = listed["data"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|i| i["id"].as_str())
-        .collect();
+    let listed_ids: HashSet<&str> = answer::listed(&listed, "id").into_iter().collect();
     let expected: HashSet<&str> = ids.iter().flatten().map(String::as_str).collect();
     assert_eq!(
         listed_ids, expected,
@@ -86,12 +75,9 @@ async fn the_instances_api_lists_each_live_instance_with_the_endpoints_it_owns()
 
 #[actix_rt::test]
 async fn an_instance_stopped_with_sigterm_is_gone_from_the_instances_api_at_once() {
-    if harness::skip_postgres() {
+    let Some((mut fleet, _)) = Fleet::registered(3, 20).await else {
         return;
-    }
-    let url = harness::pg::fresh_database().await.expect("a database");
-    let mut fleet = Fleet::start(&url, 3, 20).await;
-    fleet.wait_registered().await;
+    };
     let pids = |listed: &Value| -> HashSet<u64> {
         listed["data"]
             .as_array()

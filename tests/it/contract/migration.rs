@@ -3,20 +3,32 @@
 //! and leaves integers alone, so every stored event stays readable.
 
 use migration::{Migrator, MigratorTrait};
-use sea_orm::{ConnectionTrait, Database};
+use sea_orm::{ConnectionTrait, Database, DatabaseConnection, Statement};
 
 use crate::harness::{self, Backend};
 use crate::on_both_backends;
 
+/// A fresh database of `backend` with no migration run yet, and whatever
+/// keeps it alive.
+async fn unmigrated_database(backend: Backend) -> (DatabaseConnection, Option<tempfile::TempDir>) {
+    let (url, dir) = harness::database(backend).await;
+    let url = match backend {
+        Backend::Sqlite => format!("{url}?mode=rwc"),
+        Backend::Postgres => url,
+    };
+    let db = Database::connect(&url).await.expect("the database opens");
+    (db, dir)
+}
+
+/// `sql` as a statement for `db`'s backend.
+fn statement(db: &DatabaseConnection, sql: &str) -> Statement {
+    Statement::from_string(db.get_database_backend(), sql)
+}
+
 on_both_backends!(
     stored_versions_that_are_not_integers_are_read_as_1_after_the_upgrade,
     |backend: Backend| async move {
-        let (url, _dir) = harness::database(backend).await;
-        let url = match backend {
-            Backend::Sqlite => format!("{url}?mode=rwc"),
-            Backend::Postgres => url,
-        };
-        let db = Database::connect(&url).await.expect("the database opens");
+        let (db, _dir) = unmigrated_database(backend).await;
         Migrator::up(&db, Some(8)).await.expect("migrations 1 to 8");
         let stored = [
             ("evt_01JDDDDDDDDDDDDDDDDDDDDDD1", "v1"),
@@ -36,8 +48,8 @@ on_both_backends!(
             .await
             .expect("the remaining migrations");
         let rows = db
-            .query_all_raw(sea_orm::Statement::from_string(
-                db.get_database_backend(),
+            .query_all_raw(statement(
+                &db,
                 "SELECT event_id, schema_version FROM outbox_event ORDER BY event_id",
             ))
             .await
@@ -57,19 +69,14 @@ on_both_backends!(
 on_both_backends!(
     the_latest_migrations_go_down_and_up_again,
     |backend: Backend| async move {
-        let (url, _dir) = harness::database(backend).await;
-        let url = match backend {
-            Backend::Sqlite => format!("{url}?mode=rwc"),
-            Backend::Postgres => url,
-        };
-        let db = Database::connect(&url).await.expect("the database opens");
+        let (db, _dir) = unmigrated_database(backend).await;
         Migrator::up(&db, None).await.expect("every migration");
         Migrator::down(&db, Some(4))
             .await
             .expect("migrations 13, 12, 11 and 10 undone");
         let gone = db
-            .query_one_raw(sea_orm::Statement::from_string(
-                db.get_database_backend(),
+            .query_one_raw(statement(
+                &db,
                 "SELECT COUNT(*) AS n FROM endpoint WHERE kind = 'endpoint'",
             ))
             .await;

@@ -85,57 +85,79 @@ fn received(app: &TestApp, receiver: &Receiver, path: &str, event: &str, secret:
     envelope
 }
 
-/// The three pinned endpoints on one receiver, and a `usage.finalized`
-/// event published at version 2 that reached all three.
-struct PinnedV2 {
+/// The three pinned endpoints (see `pinned_endpoints`) on one receiver,
+/// with the partner key that pinned them.
+struct Pinned {
     app: TestApp,
     receiver: Receiver,
     key: String,
     eps: HashMap<&'static str, (String, Secret)>,
+}
+
+impl Pinned {
+    async fn set_up(backend: Backend) -> Pinned {
+        let app = spawn_app_with(backend, &[STRICT]).await;
+        let receiver = Receiver::start().await;
+        let key = app.partner_key().await;
+        let eps = pinned_endpoints(&app, &receiver, &key).await;
+        Pinned {
+            app,
+            receiver,
+            key,
+            eps,
+        }
+    }
+
+    /// Publishes a `usage.finalized` event of the test partner with the
+    /// envelope fields in `fields` (`schema_version`, `data`, …), which
+    /// must be accepted; returns its id.
+    async fn publish(&self, fields: Value) -> String {
+        let mut envelope = json!({"type": "usage.finalized", "partner_id": self.app.partner_id});
+        for (name, value) in fields.as_object().expect("envelope fields") {
+            envelope[name] = value.clone();
+        }
+        let (status, body) = self.app.post_events(&envelope).await;
+        assert_eq!(status, 201, "{body}");
+        body["event_id"].as_str().expect("an id").to_string()
+    }
+
+    /// The checked body the endpoint at `path` received for `event`.
+    fn received(&self, path: &str, event: &str) -> Value {
+        received(&self.app, &self.receiver, path, event, &self.eps[path].1)
+    }
+}
+
+/// The pinned endpoints, and a `usage.finalized` event published at
+/// version 2 that reached all three.
+struct PinnedV2 {
+    pinned: Pinned,
     event: String,
 }
 
 impl PinnedV2 {
     async fn published(backend: Backend) -> PinnedV2 {
-        let app = spawn_app_with(backend, &[STRICT]).await;
-        let receiver = Receiver::start().await;
-        let key = app.partner_key().await;
-        let eps = pinned_endpoints(&app, &receiver, &key).await;
-        let (status, body) = app
-            .post_events(&json!({"type": "usage.finalized", "schema_version": 2,
-                                 "partner_id": app.partner_id, "data": v2_data()}))
+        let pinned = Pinned::set_up(backend).await;
+        let event = pinned
+            .publish(json!({"schema_version": 2, "data": v2_data()}))
             .await;
-        assert_eq!(status, 201, "{body}");
-        let event = body["event_id"].as_str().expect("an id").to_string();
-        receiver.wait_for(3, WAIT).await.expect("three deliveries");
-        PinnedV2 {
-            app,
-            receiver,
-            key,
-            eps,
-            event,
-        }
+        pinned
+            .receiver
+            .wait_for(3, WAIT)
+            .await
+            .expect("three deliveries");
+        PinnedV2 { pinned, event }
     }
 
     /// The checked body the endpoint at `path` received.
     fn at(&self, path: &str) -> Value {
-        received(
-            &self.app,
-            &self.receiver,
-            path,
-            &self.event,
-            &self.eps[path].1,
-        )
+        self.pinned.received(path, &self.event)
     }
 }
 
 on_both_backends!(
     an_endpoints_pins_are_shown_as_set,
     |backend: Backend| async move {
-        let app = spawn_app_with(backend, &[STRICT]).await;
-        let receiver = Receiver::start().await;
-        let key = app.partner_key().await;
-        let eps = pinned_endpoints(&app, &receiver, &key).await;
+        let Pinned { app, key, eps, .. } = Pinned::set_up(backend).await;
         let path = format!("/v1/endpoints/{}", eps["/v1"].0);
         let (_, shown, _) = app.request("GET", &path, &key, None).await;
         assert_eq!(shown["schema_versions"], json!({"usage.finalized": 1}));
@@ -183,7 +205,8 @@ on_both_backends!(
     |backend: Backend| async move {
         let pinned = PinnedV2::published(backend).await;
         let path = format!("/v1/events/{}?schema_version=1", pinned.event);
-        let (status, detail, _) = pinned.app.request("GET", &path, &pinned.key, None).await;
+        let (app, key) = (&pinned.pinned.app, &pinned.pinned.key);
+        let (status, detail, _) = app.request("GET", &path, key, None).await;
         assert_eq!(status, 200, "{detail}");
         assert_eq!(
             detail["event"],
@@ -194,32 +217,24 @@ on_both_backends!(
 );
 
 /// The three pinned endpoints, and a `usage.finalized` event sent at
-/// version 1 without a rendition, delivered to `/v1` and `/latest`:
-/// (app, receiver, partner key, endpoints, the event).
-async fn v1_without_a_rendition(
-    backend: Backend,
-) -> (
-    TestApp,
-    Receiver,
-    String,
-    HashMap<&'static str, (String, Secret)>,
-    String,
-) {
-    let app = spawn_app_with(backend, &[STRICT]).await;
-    let receiver = Receiver::start().await;
-    let key = app.partner_key().await;
-    let eps = pinned_endpoints(&app, &receiver, &key).await;
-    let (status, body) = app
-        .post_events(&json!({"type": "usage.finalized", "schema_version": 1,
-                             "partner_id": app.partner_id, "data": v1_data()}))
+/// version 1 without a rendition, delivered to `/v1` and `/latest` and
+/// `skipped` for `/v2`: (the endpoints, the event, its `/v2` delivery as
+/// the partner lists it).
+async fn v1_without_a_rendition(backend: Backend) -> (Pinned, String, Value) {
+    let pinned = Pinned::set_up(backend).await;
+    let bare = pinned
+        .publish(json!({"schema_version": 1, "data": v1_data()}))
         .await;
-    assert_eq!(status, 201, "{body}");
-    let bare = body["event_id"].as_str().expect("an id").to_string();
-    app.wait_for_state(&bare, &eps["/v1"].0, "delivered", WAIT)
-        .await;
-    app.wait_for_state(&bare, &eps["/latest"].0, "delivered", WAIT)
-        .await;
-    (app, receiver, key, eps, bare)
+    for path in ["/v1", "/latest"] {
+        pinned
+            .app
+            .wait_for_state(&bare, &pinned.eps[path].0, "delivered", WAIT)
+            .await;
+    }
+    let v2 = &pinned.eps["/v2"].0;
+    pinned.app.wait_for_state(&bare, v2, "skipped", WAIT).await;
+    let skipped = listed_delivery(&pinned.app, &pinned.key, &bare, v2).await;
+    (pinned, bare, skipped)
 }
 
 /// The delivery of `event` to `endpoint` as the partner lists it.
@@ -232,10 +247,8 @@ async fn listed_delivery(app: &TestApp, key: &str, event: &str, endpoint: &str) 
 on_both_backends!(
     an_older_event_without_a_rendition_is_skipped_for_a_newer_pin_never_sent_and_says_why,
     |backend: Backend| async move {
-        let (app, receiver, key, eps, bare) = v1_without_a_rendition(backend).await;
-        app.wait_for_state(&bare, &eps["/v2"].0, "skipped", WAIT)
-            .await;
-        let skipped = listed_delivery(&app, &key, &bare, &eps["/v2"].0).await;
+        let (pinned, bare, skipped) = v1_without_a_rendition(backend).await;
+        let receiver = &pinned.receiver;
         assert_eq!(
             skipped["reason"], "no-rendering-for-pinned-version",
             "{skipped}"
@@ -255,13 +268,10 @@ on_both_backends!(
 on_both_backends!(
     a_skipped_delivery_cannot_be_replayed_into_the_wrong_shape,
     |backend: Backend| async move {
-        let (app, _receiver, key, eps, bare) = v1_without_a_rendition(backend).await;
-        app.wait_for_state(&bare, &eps["/v2"].0, "skipped", WAIT)
-            .await;
-        let skipped = listed_delivery(&app, &key, &bare, &eps["/v2"].0).await;
+        let (pinned, _, skipped) = v1_without_a_rendition(backend).await;
         let id = skipped["id"].as_str().expect("an id");
         let path = format!("/v1/deliveries/{id}/replay");
-        let (status, body, _) = app.request("POST", &path, &key, None).await;
+        let (status, body, _) = pinned.app.request("POST", &path, &pinned.key, None).await;
         assert_eq!(
             status, 409,
             "a skipped delivery cannot be replayed into the wrong shape: {body}"
@@ -272,20 +282,16 @@ on_both_backends!(
 on_both_backends!(
     an_older_event_reaches_a_newer_pin_as_the_producers_rendition,
     |backend: Backend| async move {
-        let app = spawn_app_with(backend, &[STRICT]).await;
-        let receiver = Receiver::start().await;
-        let key = app.partner_key().await;
-        let eps = pinned_endpoints(&app, &receiver, &key).await;
-        let (status, body) = app
-            .post_events(&json!({"type": "usage.finalized", "schema_version": 1,
-                                 "partner_id": app.partner_id, "data": v1_data(),
-                                 "renditions": {"2": v2_data()}}))
+        let pinned = Pinned::set_up(backend).await;
+        let rendered = pinned
+            .publish(json!({"schema_version": 1, "data": v1_data(),
+                            "renditions": {"2": v2_data()}}))
             .await;
-        assert_eq!(status, 201, "{body}");
-        let rendered = body["event_id"].as_str().expect("an id").to_string();
-        app.wait_for_state(&rendered, &eps["/v2"].0, "delivered", WAIT)
+        pinned
+            .app
+            .wait_for_state(&rendered, &pinned.eps["/v2"].0, "delivered", WAIT)
             .await;
-        let v2 = received(&app, &receiver, "/v2", &rendered, &eps["/v2"].1);
+        let v2 = pinned.received("/v2", &rendered);
         assert_eq!(
             (v2["schema_version"].clone(), v2["data"].clone()),
             (json!(2), v2_data())

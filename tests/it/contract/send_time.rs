@@ -27,13 +27,10 @@ async fn subscribe_only(app: &TestApp, key: &str, endpoint: &str, event_type: &s
     assert_eq!(status, 200, "{body}");
 }
 
-/// An endpoint for `a.b` and `c.d` whose receiver answered 503 once to an
-/// `a.b` event; the partner then subscribed it to `c.d` only and the
-/// retry came due: (app, receiver, endpoint, partner key, the event).
-async fn a_retry_no_longer_subscribed_to(
-    backend: Backend,
-) -> (TestApp, Receiver, String, String, String) {
-    let app = spawn_app(backend).await;
+/// An endpoint of `app` for `a.b` and `c.d` whose receiver answered 503
+/// once to the first attempt of an `a.b` event, now `failed` and due for a
+/// retry: (receiver, endpoint, the event).
+async fn a_failed_first_attempt(app: &TestApp) -> (Receiver, String, String) {
     let receiver = Receiver::start().await;
     receiver.script([Reply::status(503)]);
     let (endpoint, _) = app
@@ -42,6 +39,17 @@ async fn a_retry_no_longer_subscribed_to(
     let event = app.publish("a.b", json!({"n": 1})).await;
     receiver.wait_for(1, WAIT).await.expect("the first attempt");
     app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
+    (receiver, endpoint, event)
+}
+
+/// An endpoint for `a.b` and `c.d` whose receiver answered 503 once to an
+/// `a.b` event; the partner then subscribed it to `c.d` only and the
+/// retry came due: (app, receiver, endpoint, partner key, the event).
+async fn a_retry_no_longer_subscribed_to(
+    backend: Backend,
+) -> (TestApp, Receiver, String, String, String) {
+    let app = spawn_app(backend).await;
+    let (receiver, endpoint, event) = a_failed_first_attempt(&app).await;
     let key = app.partner_key().await;
     subscribe_only(&app, &key, &endpoint, "c.d").await;
     app.advance(Duration::from_secs(7));
@@ -71,14 +79,8 @@ on_both_backends!(
     the_partner_sees_a_cancelled_retry_with_its_reason_and_only_its_first_attempt,
     |backend: Backend| async move {
         let (app, _receiver, _, key, event) = a_retry_no_longer_subscribed_to(backend).await;
-        let (status, list, _) = app
-            .request(
-                "GET",
-                &format!("/v1/deliveries?event_id={event}"),
-                &key,
-                None,
-            )
-            .await;
+        let path = format!("/v1/deliveries?event_id={event}");
+        let (status, list, _) = app.request("GET", &path, &key, None).await;
         assert_eq!(status, 200, "{list}");
         let d = &list["data"][0];
         assert_eq!(d["state"], "cancelled", "{list}");
@@ -110,14 +112,8 @@ on_both_backends!(
             .endpoint_for(&app.partner_id, &receiver.url(), &["usage.*"], 8)
             .await;
         let key = app.partner_key().await;
-        let (status, sent, _) = app
-            .request(
-                "POST",
-                &format!("/v1/endpoints/{endpoint}/test"),
-                &key,
-                None,
-            )
-            .await;
+        let path = format!("/v1/endpoints/{endpoint}/test");
+        let (status, sent, _) = app.request("POST", &path, &key, None).await;
         assert_eq!(status, 202, "{sent}");
         let event = sent["event_id"].as_str().expect("an event id").to_string();
         app.wait_for_state(&event, &endpoint, "delivered", WAIT)
@@ -137,13 +133,7 @@ on_both_backends!(
             ],
         )
         .await;
-        let receiver = Receiver::start().await;
-        receiver.script([Reply::status(503)]);
-        let (endpoint, _) = app
-            .endpoint_for(&app.partner_id, &receiver.url(), &["a.b", "c.d"], 8)
-            .await;
-        let old = app.publish("a.b", json!({"n": 1})).await;
-        app.wait_for_state(&old, &endpoint, "failed", WAIT).await;
+        let (_receiver, endpoint, old) = a_failed_first_attempt(&app).await;
         let key = app.partner_key().await;
         subscribe_only(&app, &key, &endpoint, "c.d").await;
         // The circuit's cool-down and the retry are both over: the retry is

@@ -18,6 +18,8 @@ use hookd::{
 };
 use serde_json::json;
 
+type Attempt = hookd::store::entity::attempt::Model;
+
 use crate::harness::{
     Backend, QUIET, TestApp, WAIT,
     dns::FakeDns,
@@ -59,7 +61,9 @@ fn loopback_spellings(port: u16) -> Vec<String> {
     .collect()
 }
 
-fn strict_rules() -> (Config, EgressRules) {
+/// The egress rules with plain http and any port allowed (but no loopback
+/// address), and a resolver that applies them.
+fn strict_rules() -> (EgressRules, actix::Addr<ResolverActor>) {
     let env = [
         ("HOOKD_EGRESS__ALLOW_HTTP", "true"),
         ("HOOKD_EGRESS__ALLOWED_PORTS", "[]"),
@@ -68,15 +72,15 @@ fn strict_rules() -> (Config, EgressRules) {
     .map(|(k, v)| (k.to_string(), v.to_string()));
     let config = Config::load(None, env).expect("valid");
     let rules = EgressRules::from_config(&config.egress);
-    (config, rules)
+    let resolver = ResolverActor::new(&config.egress, rules.policy.clone())
+        .expect("a resolver")
+        .start();
+    (rules, resolver)
 }
 
 #[actix_rt::test]
 async fn every_loopback_spelling_is_refused_at_registration() {
-    let (config, rules) = strict_rules();
-    let resolver = ResolverActor::new(&config.egress, rules.policy.clone())
-        .expect("a resolver")
-        .start();
+    let (rules, resolver) = strict_rules();
     for url in loopback_spellings(8443) {
         match check_registration(&url, &rules, &resolver).await {
             Err(RegistrationError::Url(UrlError::Forbidden(_))) => {}
@@ -87,10 +91,7 @@ async fn every_loopback_spelling_is_refused_at_registration() {
 
 #[actix_rt::test]
 async fn private_metadata_and_special_addresses_are_refused_at_registration() {
-    let (config, rules) = strict_rules();
-    let resolver = ResolverActor::new(&config.egress, rules.policy.clone())
-        .expect("a resolver")
-        .start();
+    let (rules, resolver) = strict_rules();
     for host in [
         "10.0.0.1",
         "172.16.0.1",
@@ -131,19 +132,14 @@ on_both_backends!(
         }
         let event = app.publish("a.b", json!({})).await;
         for (endpoint, url) in &endpoints {
-            let attempts = wait_until(WAIT, || async {
-                let a = app.attempts(&event, endpoint).await;
-                (!a.is_empty()).then_some(a)
-            })
-            .await
-            .unwrap_or_else(|| panic!("no attempt recorded for {url}"));
+            let attempt = first_attempt_to(&app, &event, endpoint, url).await;
             assert_eq!(
-                attempts[0].error_category.as_deref(),
+                attempt.error_category.as_deref(),
                 Some("blocked"),
                 "{url}: {:?}",
-                attempts[0].error_detail
+                attempt.error_detail
             );
-            assert!(attempts[0].remote_addr.is_none(), "{url} was dialled");
+            assert!(attempt.remote_addr.is_none(), "{url} was dialled");
         }
         never_contacted(&receiver, "the loopback receiver").await;
     }
@@ -166,17 +162,43 @@ async fn app_with_dns(
     spawn_app_with(backend, &env).await
 }
 
+/// Asserts `attempt` failed as `category`, showing its detail otherwise.
+fn assert_failed_as(attempt: &Attempt, category: &str) {
+    assert_eq!(
+        attempt.error_category.as_deref(),
+        Some(category),
+        "{:?}",
+        attempt.error_detail
+    );
+}
+
+/// Like `assert_failed_as`, and its detail (shown to the partner) names
+/// `named`.
+fn assert_failed_naming(attempt: &Attempt, category: &str, named: &str) {
+    assert_failed_as(attempt, category);
+    assert!(
+        attempt
+            .error_detail
+            .as_deref()
+            .is_some_and(|d| d.contains(named)),
+        "the detail names {named}: {:?}",
+        attempt.error_detail
+    );
+}
+
 /// The first attempt of `event` to `endpoint`, once recorded.
-async fn first_attempt(
-    app: &TestApp,
-    event: &str,
-    endpoint: &str,
-) -> hookd::store::entity::attempt::Model {
+async fn first_attempt(app: &TestApp, event: &str, endpoint: &str) -> Attempt {
+    first_attempt_to(app, event, endpoint, event).await
+}
+
+/// Like `first_attempt`, naming `what` (say, the endpoint's URL) when no
+/// attempt is recorded within `WAIT`.
+async fn first_attempt_to(app: &TestApp, event: &str, endpoint: &str, what: &str) -> Attempt {
     wait_until(WAIT, || async {
         app.attempts(event, endpoint).await.into_iter().next()
     })
     .await
-    .unwrap_or_else(|| panic!("no attempt recorded for {event}"))
+    .unwrap_or_else(|| panic!("no attempt recorded for {what}"))
 }
 
 on_both_backends!(
@@ -193,22 +215,12 @@ on_both_backends!(
             .await
             .expect("binds");
         let location = format!("http://127.0.0.2:{port}/admin");
-        redirecting.set_default(Reply::Status {
-            code: 302,
-            headers: vec![("location".into(), location.clone())],
-            body: vec![],
-        });
+        redirecting.set_default(Reply::redirect_to(&location));
         let (endpoint, _) = app.endpoint(&redirecting.url()).await;
         let event = app.publish("a.b", json!({})).await;
         let attempt = first_attempt(&app, &event, &endpoint).await;
-        assert_eq!(attempt.error_category.as_deref(), Some("redirect"));
-        assert!(
-            attempt
-                .error_detail
-                .as_deref()
-                .is_some_and(|d| d.contains(&location)),
-            "the Location is shown to the partner"
-        );
+        // The Location is shown to the partner.
+        assert_failed_naming(&attempt, "redirect", &location);
         never_contacted(&internal, "the redirect target").await;
     }
 );

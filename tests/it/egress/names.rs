@@ -12,7 +12,7 @@ use hookd::{
 };
 use serde_json::json;
 
-use super::{app_with_dns, first_attempt, never_contacted};
+use super::{app_with_dns, assert_failed_as, assert_failed_naming, first_attempt, never_contacted};
 use crate::harness::{
     Backend, QUIET, TestApp, WAIT, dns::FakeDns, receiver::Receiver, stays_quiet, wait_until,
 };
@@ -70,53 +70,43 @@ async fn a_name_delivered_to_once(backend: Backend) -> Rebinding {
     }
 }
 
+impl Rebinding {
+    /// Points `rebind.test` at `address` alone and publishes a second
+    /// event: its id.
+    async fn rebound_to(&self, address: &str) -> String {
+        let address = address.parse().expect("an IP address");
+        self.dns.answer("rebind.test", vec![address]);
+        self.app.publish("a.b", json!({"n": 2})).await
+    }
+}
+
 on_both_backends!(
     a_name_rebound_to_a_forbidden_address_is_refused_before_any_connection,
     |backend: Backend| async move {
-        let Rebinding {
-            dns,
-            app,
-            evil,
-            endpoint,
-            ..
-        } = a_name_delivered_to_once(backend).await;
-        dns.answer("rebind.test", vec!["127.0.0.2".parse().unwrap()]);
-        let second = app.publish("a.b", json!({"n": 2})).await;
-        let attempt = first_attempt(&app, &second, &endpoint).await;
-        assert_eq!(
-            attempt.error_category.as_deref(),
-            Some("blocked"),
-            "{:?}",
-            attempt.error_detail
-        );
-        assert!(
-            attempt
-                .error_detail
-                .as_deref()
-                .is_some_and(|d| d.contains("127.0.0.2")),
-            "the refusal names the address: {:?}",
-            attempt.error_detail
-        );
+        let rebound = a_name_delivered_to_once(backend).await;
+        let second = rebound.rebound_to("127.0.0.2").await;
+        let attempt = first_attempt(&rebound.app, &second, &rebound.endpoint).await;
+        assert_failed_naming(&attempt, "blocked", "127.0.0.2");
         assert!(attempt.remote_addr.is_none(), "nothing was dialled");
-        never_contacted(&evil, "the rebound address").await;
+        never_contacted(&rebound.evil, "the rebound address").await;
     }
 );
 
 on_both_backends!(
     a_name_moved_to_another_allowed_address_is_dialled_there_not_over_the_old_connection,
     |backend: Backend| async move {
+        let moving = a_name_delivered_to_once(backend).await;
+        let asked = moving.dns.queries("rebind.test");
+        let second = moving.rebound_to("127.0.0.3").await;
         let Rebinding {
             dns,
-            app,
             good,
             evil,
             moved,
-            endpoint,
-        } = a_name_delivered_to_once(backend).await;
-        let asked = dns.queries("rebind.test");
-        dns.answer("rebind.test", vec!["127.0.0.3".parse().unwrap()]);
-        let second = app.publish("a.b", json!({"n": 2})).await;
-        app.wait_for_state(&second, &endpoint, "delivered", WAIT)
+            ..
+        } = &moving;
+        (moving.app)
+            .wait_for_state(&second, &moving.endpoint, "delivered", WAIT)
             .await;
         assert_eq!(moved.count(), 1, "the delivery reached the new address");
         assert_eq!(
@@ -157,15 +147,7 @@ on_both_backends!(
         let (endpoint, _) = app.endpoint(&url).await;
         let event = app.publish("a.b", json!({})).await;
         let attempt = first_attempt(&app, &event, &endpoint).await;
-        assert_eq!(attempt.error_category.as_deref(), Some("blocked"));
-        assert!(
-            attempt
-                .error_detail
-                .as_deref()
-                .is_some_and(|d| d.contains("10.0.0.1")),
-            "{:?}",
-            attempt.error_detail
-        );
+        assert_failed_naming(&attempt, "blocked", "10.0.0.1");
         assert_eq!(
             receiver.connections(),
             0,
@@ -188,12 +170,7 @@ on_both_backends!(
         let (endpoint, _) = app.endpoint("http://nowhere.test:8443/hook").await;
         let event = app.publish("a.b", json!({})).await;
         let attempt = first_attempt(&app, &event, &endpoint).await;
-        assert_eq!(
-            attempt.error_category.as_deref(),
-            Some("dns"),
-            "{:?}",
-            attempt.error_detail
-        );
+        assert_failed_as(&attempt, "dns");
         app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
         let asked = dns.queries("nowhere.test");
         assert!(asked >= 1, "the first attempt asked the DNS server");
@@ -219,12 +196,7 @@ on_both_backends!(
         .await
         .expect("a second attempt once the retry is due");
         assert_eq!(attempts.len(), 2, "one retry, not more");
-        assert_eq!(
-            attempts[1].error_category.as_deref(),
-            Some("dns"),
-            "{:?}",
-            attempts[1].error_detail
-        );
+        assert_failed_as(&attempts[1], "dns");
         assert!(
             dns.queries("nowhere.test") > asked,
             "the retry asked the DNS server again"

@@ -3,13 +3,25 @@
 
 use serde_json::json;
 
-use super::{app_with_dns, first_attempt};
+use super::{app_with_dns, assert_failed_as, first_attempt};
 use crate::harness::{Backend, TestApp, WAIT, dns::FakeDns, receiver::Receiver, tls::TestCa};
 use crate::on_both_backends;
 
-/// hookd trusting a test CA, with `hooks.test` resolving to 127.0.0.1; the
-/// DNS server and the CA file live as long as what is returned.
-async fn hooks_test_over_tls(backend: Backend) -> (TestApp, TestCa, FakeDns, tempfile::TempDir) {
+/// An event published to `https://hooks.test:<port>/hook`, with hookd
+/// trusting a test CA and `hooks.test` resolving to 127.0.0.1, where a TLS
+/// receiver shows a certificate of that CA for other names or its own.
+struct OverTls {
+    app: TestApp,
+    receiver: Receiver,
+    endpoint: String,
+    event: String,
+    /// The DNS server and the CA file, which must live as long as the app.
+    _keep: (FakeDns, tempfile::TempDir),
+}
+
+/// Publishes one event to `hooks.test`, whose receiver's certificate is
+/// for `certificate_names`.
+async fn published_over_tls(backend: Backend, certificate_names: &[&str]) -> OverTls {
     let dns = FakeDns::start().await;
     let ca = TestCa::new();
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -24,27 +36,34 @@ async fn hooks_test_over_tls(backend: Backend) -> (TestApp, TestCa, FakeDns, tem
     )
     .await;
     dns.answer("hooks.test", vec!["127.0.0.1".parse().unwrap()]);
-    (app, ca, dns, dir)
+    let receiver = Receiver::start_tls(
+        "127.0.0.1:0".parse().unwrap(),
+        ca.server_config(certificate_names),
+    )
+    .await
+    .expect("tls");
+    let url = format!("https://hooks.test:{}/hook", receiver.addr().port());
+    let (endpoint, _) = app.endpoint(&url).await;
+    let event = app.publish("a.b", json!({})).await;
+    OverTls {
+        app,
+        receiver,
+        endpoint,
+        event,
+        _keep: (dns, dir),
+    }
 }
 
 on_both_backends!(
     https_dials_the_pinned_address_with_the_urls_hostname_as_sni,
     |backend: Backend| async move {
-        let (app, ca, _dns, _dir) = hooks_test_over_tls(backend).await;
-        let right = Receiver::start_tls(
-            "127.0.0.1:0".parse().unwrap(),
-            ca.server_config(&["hooks.test"]),
-        )
-        .await
-        .expect("tls");
-        let (endpoint, _) = app
-            .endpoint(&format!("https://hooks.test:{}/hook", right.addr().port()))
-            .await;
-        let event = app.publish("a.b", json!({})).await;
-        app.wait_for_state(&event, &endpoint, "delivered", WAIT)
+        let right = published_over_tls(backend, &["hooks.test"]).await;
+        right
+            .app
+            .wait_for_state(&right.event, &right.endpoint, "delivered", WAIT)
             .await;
         assert_eq!(
-            right.sni(),
+            right.receiver.sni(),
             vec![Some("hooks.test".to_string())],
             "SNI carries the URL's hostname, not the address"
         );
@@ -54,26 +73,11 @@ on_both_backends!(
 on_both_backends!(
     https_refuses_a_certificate_for_another_name,
     |backend: Backend| async move {
-        let (app, ca, _dns, _dir) = hooks_test_over_tls(backend).await;
-        let wrong = Receiver::start_tls(
-            "127.0.0.1:0".parse().unwrap(),
-            ca.server_config(&["other.test"]),
-        )
-        .await
-        .expect("tls");
-        let (endpoint, _) = app
-            .endpoint(&format!("https://hooks.test:{}/hook", wrong.addr().port()))
-            .await;
-        let event = app.publish("a.b", json!({})).await;
-        let attempt = first_attempt(&app, &event, &endpoint).await;
+        let wrong = published_over_tls(backend, &["other.test"]).await;
+        let attempt = first_attempt(&wrong.app, &wrong.event, &wrong.endpoint).await;
+        assert_failed_as(&attempt, "tls");
         assert_eq!(
-            attempt.error_category.as_deref(),
-            Some("tls"),
-            "{:?}",
-            attempt.error_detail
-        );
-        assert_eq!(
-            wrong.count(),
+            wrong.receiver.count(),
             0,
             "no request crossed a certificate for another name"
         );

@@ -2,7 +2,9 @@
 //! is the producer's business), but a partner's name and an endpoint's
 //! description may not, since operators read them in terminals and pages.
 
-use super::{an_endpoint, assert_problem, description, endpoints, events, partners};
+use super::{
+    assert_description_patch_refused, assert_endpoint_refused, assert_problem, events, partners,
+};
 use crate::on_both_backends;
 
 on_both_backends!(
@@ -64,38 +66,17 @@ on_both_backends!(
 on_both_backends!(
     an_endpoint_description_with_a_control_character_is_refused_and_not_created,
     |app: TestApp| async move {
-        let key = app.partner_key().await;
         let body = r#"{"url": "http://127.0.0.1:9/hooks", "description": "billing\u0007"}"#;
-        let answer = app.request_raw("POST", "/v1/endpoints", &key, body).await;
-        assert_problem(
-            &answer,
-            422,
-            "validation",
-            "description",
-            "a description with a BEL",
-        );
-        assert_eq!(endpoints(&app).await, 0, "no endpoint should be created");
+        let what = "a description with a BEL";
+        assert_endpoint_refused(&app, body, (422, "validation"), "description", what).await;
     }
 );
 
 on_both_backends!(
     a_description_patched_with_an_escape_is_refused_and_changes_nothing,
     |app: TestApp| async move {
-        let (key, path) = an_endpoint(&app).await;
-        let answer = app
-            .request_raw("PATCH", &path, &key, r#"{"description": "\u001b[2J"}"#)
-            .await;
-        assert_problem(
-            &answer,
-            422,
-            "validation",
-            "description",
-            "a patched description with an escape",
-        );
-        assert_eq!(
-            description(&app, &key, &path).await,
-            "",
-            "the refused patch should change nothing"
-        );
+        let patch = r#"{"description": "\u001b[2J"}"#;
+        let what = "a patched description with an escape";
+        assert_description_patch_refused(&app, patch, (422, "validation"), what).await;
     }
 );

@@ -2,8 +2,17 @@
 //! key's path) and nothing is written: at ingest, in a batch, and in the
 //! partner's and the operator's own bodies.
 
-use super::{an_endpoint, assert_problem, description, endpoints, events, partners};
+use super::{
+    assert_description_patch_refused, assert_endpoint_refused, assert_problem, events, partners,
+};
+use crate::harness::{ApiAnswer, TestApp};
 use crate::on_both_backends;
+
+/// `body`, sent as written, to `POST /v1/events` with the service key.
+async fn ingest(app: &TestApp, body: &str) -> ApiAnswer {
+    app.request_raw("POST", "/v1/events", &app.service_key, body)
+        .await
+}
 
 on_both_backends!(
     an_event_with_a_key_given_twice_is_refused_and_nothing_is_written,
@@ -32,18 +41,8 @@ on_both_backends!(
             ),
         ];
         for (body, field, what) in cases {
-            let (status, problem, content_type) =
-                app.post_events_with(Some(&app.service_key), &body).await;
-            assert_eq!(status, 400, "{what}: should be refused: {problem}");
-            assert_eq!(content_type, "application/problem+json", "{what}");
-            assert_eq!(
-                problem["type"], "https://hookd.dev/problems/duplicate-key",
-                "{what}: {problem}"
-            );
-            assert_eq!(
-                problem["field"], field,
-                "{what}: the problem should name the key's path: {problem}"
-            );
+            let answer = ingest(&app, &body).await;
+            assert_problem(&answer, 400, "duplicate-key", field, what);
         }
         assert_eq!(events(&app).await, 0, "no refused event should be written");
     }
@@ -57,18 +56,11 @@ on_both_backends!(
             r#"[{{"type": "a.b", "partner_id": "{p}", "data": {{}}}},
                 {{"type": "a.b", "partner_id": "{p}", "data": {{"x": 1, "x": 2}}}}]"#
         );
-        let (status, problem, _) = app.post_events_with(Some(&app.service_key), &batch).await;
-        assert_eq!(status, 400, "the batch should be refused: {problem}");
-        assert_eq!(
-            problem["type"], "https://hookd.dev/problems/duplicate-key",
-            "{problem}"
-        );
         // A refused batch names fields `events[i].…` (see ingest.rs); a
         // repeated key should be named the same way.
-        assert_eq!(
-            problem["field"], "events[1].data.x",
-            "the problem should name the key as events[1].data.x: {problem}"
-        );
+        let answer = ingest(&app, &batch).await;
+        let what = "a batch with a key twice in its second event";
+        assert_problem(&answer, 400, "duplicate-key", "events[1].data.x", what);
         assert_eq!(
             events(&app).await,
             0,
@@ -80,39 +72,20 @@ on_both_backends!(
 on_both_backends!(
     an_endpoint_created_with_a_key_given_twice_is_refused_and_not_created,
     |app: TestApp| async move {
-        let key = app.partner_key().await;
         let url = "http://127.0.0.1:9/hooks";
         let twice = format!(r#"{{"url": "{url}", "url": "{url}/other"}}"#);
-        let answer = app.request_raw("POST", "/v1/endpoints", &key, &twice).await;
-        assert_problem(
-            &answer,
-            400,
-            "duplicate-key",
-            "url",
-            "an endpoint with url twice",
-        );
-        assert_eq!(endpoints(&app).await, 0, "no endpoint should be created");
+        let what = "an endpoint with url twice";
+        assert_endpoint_refused(&app, &twice, (400, "duplicate-key"), "url", what).await;
     }
 );
 
 on_both_backends!(
     an_endpoint_patch_with_a_key_given_twice_is_refused_and_changes_nothing,
     |app: TestApp| async move {
-        let (key, path) = an_endpoint(&app).await;
         let patch = r#"{"description": "first", "description": "second"}"#;
-        let answer = app.request_raw("PATCH", &path, &key, patch).await;
-        assert_problem(
-            &answer,
-            400,
-            "duplicate-key",
-            "description",
-            "a patch with description twice",
-        );
-        assert_eq!(
-            description(&app, &key, &path).await,
-            "",
-            "the refused patch should change nothing"
-        );
+        let refusal = (400, "duplicate-key");
+        let what = "a patch with description twice";
+        assert_description_patch_refused(&app, patch, refusal, what).await;
     }
 );
 

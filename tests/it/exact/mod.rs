@@ -36,7 +36,7 @@ pub async fn events(app: &TestApp) -> i64 {
     app.count("SELECT COUNT(*) AS n FROM outbox_event").await
 }
 
-pub async fn endpoints(app: &TestApp) -> i64 {
+async fn endpoints(app: &TestApp) -> i64 {
     app.count("SELECT COUNT(*) AS n FROM endpoint").await
 }
 
@@ -50,6 +50,45 @@ pub async fn an_endpoint(app: &TestApp) -> (String, String) {
     let key = app.partner_key().await;
     let (id, _) = app.endpoint("http://127.0.0.1:9/hooks").await;
     (key, format!("/v1/endpoints/{id}"))
+}
+
+/// Creates an endpoint of the test partner with `body` (sent as written),
+/// which must be refused as a `status` `kind` problem naming `field` (see
+/// `assert_problem`), and checks that no endpoint was created.
+pub async fn assert_endpoint_refused(
+    app: &TestApp,
+    body: &str,
+    (status, kind): (u16, &str),
+    field: &str,
+    what: &str,
+) {
+    let key = app.partner_key().await;
+    let answer = app.request_raw("POST", "/v1/endpoints", &key, body).await;
+    assert_problem(&answer, status, kind, field, what);
+    assert_eq!(
+        endpoints(app).await,
+        0,
+        "{what}: no endpoint should be created"
+    );
+}
+
+/// Patches the description of a new endpoint with `patch` (sent as
+/// written), which must be refused as a `status` `kind` problem naming
+/// `description` (see `assert_problem`), and checks it changed nothing.
+pub async fn assert_description_patch_refused(
+    app: &TestApp,
+    patch: &str,
+    (status, kind): (u16, &str),
+    what: &str,
+) {
+    let (key, path) = an_endpoint(app).await;
+    let answer = app.request_raw("PATCH", &path, &key, patch).await;
+    assert_problem(&answer, status, kind, "description", what);
+    assert_eq!(
+        description(app, &key, &path).await,
+        "",
+        "{what}: the refused patch should change nothing"
+    );
 }
 
 /// The description the partner reads for the endpoint at `path`.

@@ -94,12 +94,17 @@ async fn delivered(backend: Backend, numbers: &[(&str, String)]) -> (TestApp, St
     (app, event, text)
 }
 
+/// Delivers an event holding `numbers` (see `delivered`) and checks the
+/// receiver got each as written.
+async fn assert_delivered_as_written(backend: Backend, numbers: &[(&str, String)]) {
+    let (_app, _event, text) = delivered(backend, numbers).await;
+    assert_numbers_kept(&text, numbers, "the delivered body");
+}
+
 on_both_backends!(
     numbers_reach_the_receiver_digit_for_digit,
     |backend: Backend| async move {
-        let numbers = exact_numbers();
-        let (_app, _event, text) = delivered(backend, &numbers).await;
-        assert_numbers_kept(&text, &numbers, "the delivered body");
+        assert_delivered_as_written(backend, &exact_numbers()).await;
     }
 );
 
@@ -129,17 +134,13 @@ on_both_backends!(
 on_both_backends!(
     a_number_that_an_f64_prints_alike_reaches_the_receiver_spelt_as_sent,
     |backend: Backend| async move {
-        let numbers = plain_spellings();
-        let (_app, _event, text) = delivered(backend, &numbers).await;
-        assert_numbers_kept(&text, &numbers, "the delivered body");
+        assert_delivered_as_written(backend, &plain_spellings()).await;
     }
 );
 
 on_both_backends!(
     an_exponent_reaches_the_receiver_spelt_as_sent,
     |backend: Backend| async move {
-        let numbers = exponents();
-        let (_app, _event, text) = delivered(backend, &numbers).await;
-        assert_numbers_kept(&text, &numbers, "the delivered body");
+        assert_delivered_as_written(backend, &exponents()).await;
     }
 );

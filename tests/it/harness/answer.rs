@@ -60,3 +60,14 @@ impl<S> Body for S where
 pub fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
+
+/// The `field` of each item of a list answer's `data`, in order (items
+/// without it left out); panics when `data` is not a list.
+pub fn listed<'a>(list: &'a Value, field: &str) -> Vec<&'a str> {
+    list["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a list answer: {list}"))
+        .iter()
+        .filter_map(|item| item[field].as_str())
+        .collect()
+}

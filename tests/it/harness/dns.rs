@@ -44,10 +44,7 @@ struct ZoneState {
 
 impl Zone {
     fn state(&self) -> MutexGuard<'_, ZoneState> {
-        // A panic while holding the lock cannot leave ZoneState inconsistent: keep going.
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        super::lock_through_poison(&self.state)
     }
 }
 

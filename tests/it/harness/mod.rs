@@ -26,9 +26,12 @@ pub mod wait;
 
 pub use answer::{ApiAnswer, TextAnswer, read_answer, read_text};
 pub use limits::{Limited, UNLIMITED, rate_limit};
-pub use wait::{QUIET, SLOW, WAIT, stays_quiet, wait_until};
+pub use wait::{QUIET, SLOW, WAIT, stays_quiet, wait_for, wait_until};
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, Mutex, MutexGuard},
+    time::Duration,
+};
 
 use hookd::{
     app::{self, Running},
@@ -94,6 +97,14 @@ pub async fn quiesce() {
     for engine in engines {
         engine.shutdown().await;
     }
+}
+
+/// Locks `mutex` even if a panic poisoned it: for the harness's servers,
+/// whose state a panic while holding the lock cannot leave inconsistent.
+pub fn lock_through_poison<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// `HOOKD_TEST_PG=skip` skips the PostgreSQL variants, loudly; under
@@ -351,14 +362,14 @@ impl TestApp {
         endpoint_id: &str,
         n: usize,
     ) -> Vec<store::entity::attempt::Model> {
-        wait_until(WAIT, || async {
+        let recorded = || async {
             let a = self.attempts(event_id, endpoint_id).await;
             (a.len() >= n).then_some(a)
+        };
+        wait_for(WAIT, recorded, || {
+            format!("{n} attempts of {event_id} to {endpoint_id} were not recorded")
         })
         .await
-        .unwrap_or_else(|| {
-            panic!("{n} attempts of {event_id} to {endpoint_id} were not recorded within {WAIT:?}")
-        })
     }
 
     /// Waits (polling the database, at most `timeout`) until the delivery is in `state`.
@@ -369,18 +380,16 @@ impl TestApp {
         state: &str,
         timeout: Duration,
     ) -> i32 {
-        wait_until(timeout, || async {
+        let reached = || async {
             match self.delivery(event_id, endpoint_id).await {
                 Some((s, n)) if s == state => Some(n),
                 _ => None,
             }
+        };
+        wait_for(timeout, reached, || {
+            format!("delivery of {event_id} to {endpoint_id} did not reach `{state}`")
         })
         .await
-        .unwrap_or_else(|| {
-            panic!(
-                "delivery of {event_id} to {endpoint_id} did not reach `{state}` within {timeout:?}"
-            )
-        })
     }
 }
 

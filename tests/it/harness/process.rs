@@ -45,6 +45,18 @@ pub async fn run_off_runtime(env: Vec<(String, String)>, args: Vec<String>) -> O
     .expect("the hookd child finished")
 }
 
+/// How often the exit waits look at the process.
+const EXIT_POLL: Duration = Duration::from_millis(20);
+
+/// The last part of a long log (a child's stderr), for assertion messages.
+pub fn log_tail(text: &str) -> &str {
+    let start = text.len().saturating_sub(3000);
+    let start = (start..text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len());
+    &text[start..]
+}
+
 /// A free TCP port on 127.0.0.1 (bound, read, released).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -137,13 +149,10 @@ impl Hookd {
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + timeout;
         loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
+            match self.exit_by(deadline) {
+                Some(exit) => return exit,
+                None => std::thread::sleep(EXIT_POLL),
             }
-            if Instant::now() > deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
         }
     }
 
@@ -152,14 +161,21 @@ impl Hookd {
     pub async fn exited(&mut self, timeout: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + timeout;
         loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
+            match self.exit_by(deadline) {
+                Some(exit) => return exit,
+                None => actix_rt::time::sleep(EXIT_POLL).await,
             }
-            if Instant::now() > deadline {
-                return None;
-            }
-            actix_rt::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// One look at the process for the exit waits: `Some(Some(status))`
+    /// once it has exited, `Some(None)` once `deadline` has passed, `None`
+    /// to look again.
+    fn exit_by(&mut self, deadline: Instant) -> Option<Option<ExitStatus>> {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return Some(Some(status));
+        }
+        (Instant::now() > deadline).then_some(None)
     }
 
     /// Waits until `GET /healthz` answers 200; panics if the process exits or

@@ -1,7 +1,8 @@
 //! What the example receivers' and tools' set-ups share: a cache folder
 //! under `~/.cache/hookd-ci/`, a tag naming what a build was made from, a
 //! lock so that one test process builds while the others wait, and running
-//! a set-up step whose failure is a failure (not a missing toolchain).
+//! a set-up step whose failure is a failure (not a missing toolchain), and
+//! probing a tool whose absence or failure is a missing toolchain.
 
 use std::{
     fs::File,
@@ -45,6 +46,22 @@ pub fn exclusive(root: &Path, name: &str) -> File {
     lock.lock()
         .unwrap_or_else(|e| panic!("the {name} lock: {e}"));
     lock
+}
+
+/// What a probe of a tool printed on stdout, as text; `Err` says what is
+/// missing: the program (`install` says how to get it), or `named` failed.
+pub fn probe(command: &mut Command, named: &str, install: &str) -> Result<String, String> {
+    match command.output() {
+        Ok(out) if out.status.success() => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
+        Ok(out) => Err(format!(
+            "`{named}` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+        Err(e) => Err(format!(
+            "no `{}` ({e}); {install}",
+            command.get_program().to_string_lossy()
+        )),
+    }
 }
 
 /// Runs a set-up step; a failure is a failure, not a missing toolchain.

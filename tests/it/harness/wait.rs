@@ -37,19 +37,24 @@ where
 
 /// Watches `f` for `duration` and panics with what it reports the first
 /// time it reports something: the check that a thing does *not* happen.
-pub async fn stays_quiet<F, Fut>(duration: Duration, mut f: F)
+pub async fn stays_quiet<F, Fut>(duration: Duration, f: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<String>>,
 {
-    let deadline = std::time::Instant::now() + duration;
-    loop {
-        if let Some(what) = f().await {
-            panic!("expected nothing to happen for {duration:?}, but {what}");
-        }
-        if std::time::Instant::now() > deadline {
-            return;
-        }
-        actix_rt::time::sleep(TICK).await;
+    if let Some(what) = wait_until(duration, f).await {
+        panic!("expected nothing to happen for {duration:?}, but {what}");
     }
+}
+
+/// Like `wait_until`, for what must come: panics with `failed()` and
+/// "within `timeout`" when `timeout` passes first.
+pub async fn wait_for<T, F, Fut>(timeout: Duration, f: F, failed: impl FnOnce() -> String) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    wait_until(timeout, f)
+        .await
+        .unwrap_or_else(|| panic!("{} within {timeout:?}", failed()))
 }

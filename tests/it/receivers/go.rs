@@ -16,17 +16,13 @@ use std::{
     sync::OnceLock,
 };
 
-use super::{ReceiverUnderTest, State, Toolchain};
+use super::{ReceiverUnderTest, Toolchain, example_dir};
 use crate::{
     harness::toolchain::{self, run_step},
     receiver_scenarios,
 };
 
-pub static GO: ReceiverUnderTest = ReceiverUnderTest {
-    name: "the Go receiver",
-    toolchain: go_toolchain,
-    state: State::Sqlite,
-};
+pub static GO: ReceiverUnderTest = ReceiverUnderTest::sqlite("the Go receiver", go_toolchain);
 
 receiver_scenarios!(GO);
 
@@ -36,40 +32,19 @@ const DRIVER_DIR: &str = "/usr/share/gocode/src/github.com/mattn/go-sqlite3";
 const DRIVER_PACKAGE: &str = "golang-github-mattn-go-sqlite3-dev";
 const INSTALL: &str = "`apt-get install golang golang-github-mattn-go-sqlite3-dev`";
 
-fn example_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/receivers/go")
-}
-
 fn go_toolchain() -> Toolchain {
     static READY: OnceLock<Toolchain> = OnceLock::new();
-    READY
-        .get_or_init(|| match build() {
-            Ok(binary) => Toolchain::Ready {
-                program: binary,
-                args: vec![],
-                env: vec![],
-            },
-            Err(missing) => Toolchain::Missing(missing),
-        })
-        .clone()
+    Toolchain::once(&READY, || build().map(Toolchain::program))
 }
 
 /// The receiver's binary, built if needed; `Err` says what is missing.
 fn build() -> Result<PathBuf, String> {
     let go = std::env::var("HOOKD_TEST_GO").unwrap_or_else(|_| "go".into());
-    let probe = Command::new(&go)
-        .args(["env", "GOVERSION", "GOROOT", "CC"])
-        .output();
-    let env = match probe {
-        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
-        Ok(out) => {
-            return Err(format!(
-                "`{go} env` failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        Err(e) => return Err(format!("no `{go}` ({e}); {INSTALL}, or set HOOKD_TEST_GO")),
-    };
+    let env = toolchain::probe(
+        Command::new(&go).args(["env", "GOVERSION", "GOROOT", "CC"]),
+        &format!("{go} env"),
+        &format!("{INSTALL}, or set HOOKD_TEST_GO"),
+    )?;
     let [version, goroot, cc] = env.lines().collect::<Vec<_>>()[..] else {
         return Err(format!("`{go} env` printed something unexpected: {env}"));
     };
@@ -117,7 +92,7 @@ fn compile(go: &str, goroot: &Path, go_mod: &[u8], out: &Path) {
 
     let gofmt = Command::new(goroot.join("bin/gofmt"))
         .args(["-l", "."])
-        .current_dir(example_dir())
+        .current_dir(example_dir("go"))
         .output()
         .expect("gofmt runs");
     assert!(
@@ -153,7 +128,7 @@ fn driver_version() -> Result<String, String> {
     // "1.14.16~ds1-1": upstream 1.14.16, repacked by Debian.
     let debian = String::from_utf8_lossy(&out.stdout).into_owned();
     let upstream = debian.split(['~', '-', '+']).next().unwrap_or_default();
-    let go_mod = std::fs::read_to_string(example_dir().join("go.mod")).expect("go.mod");
+    let go_mod = std::fs::read_to_string(example_dir("go").join("go.mod")).expect("go.mod");
     let pinned = go_mod
         .lines()
         .find_map(|l| {
@@ -175,7 +150,7 @@ fn driver_version() -> Result<String, String> {
 /// What the build depends on in the example's directory, by name: the Go
 /// files (tests too: they run) and go.mod.
 fn sources() -> Vec<(String, Vec<u8>)> {
-    let mut sources: Vec<(String, Vec<u8>)> = std::fs::read_dir(example_dir())
+    let mut sources: Vec<(String, Vec<u8>)> = std::fs::read_dir(example_dir("go"))
         .expect("the Go example's directory")
         .map(|entry| entry.expect("a directory entry").path())
         .filter(|path| path.extension().is_some_and(|e| e == "go") || path.ends_with("go.mod"))
@@ -196,7 +171,7 @@ fn sources() -> Vec<(String, Vec<u8>)> {
 fn go_command(go: &str) -> Command {
     let mut command = Command::new(go);
     command
-        .current_dir(example_dir())
+        .current_dir(example_dir("go"))
         .env("GOPROXY", "off")
         .env("GOFLAGS", "")
         .env("CGO_ENABLED", "1");

@@ -31,6 +31,7 @@ pub mod typescript;
 use std::{
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
+    sync::OnceLock,
     time::{Duration, Instant},
 };
 
@@ -56,6 +57,24 @@ pub struct ReceiverUnderTest {
     pub state: State,
 }
 
+impl ReceiverUnderTest {
+    /// A receiver whose state is a SQLite file ([`State::Sqlite`]).
+    pub const fn sqlite(name: &'static str, toolchain: fn() -> Toolchain) -> ReceiverUnderTest {
+        ReceiverUnderTest {
+            name,
+            toolchain,
+            state: State::Sqlite,
+        }
+    }
+}
+
+/// `examples/receivers/<language>`.
+pub fn example_dir(language: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/receivers")
+        .join(language)
+}
+
 #[derive(Clone, Copy)]
 pub enum State {
     /// The SQLite file at `INBOX_DB`, with the tables the module doc names.
@@ -72,6 +91,27 @@ pub enum Toolchain {
     },
     /// What is missing and how to install it.
     Missing(String),
+}
+
+impl Toolchain {
+    /// What `set_up` makes ready, set up once per test process (and kept in
+    /// `cell`); its `Err` says what is missing.
+    pub fn once(
+        cell: &'static OnceLock<Toolchain>,
+        set_up: impl FnOnce() -> Result<Toolchain, String>,
+    ) -> Toolchain {
+        cell.get_or_init(|| set_up().unwrap_or_else(Toolchain::Missing))
+            .clone()
+    }
+
+    /// `program` with no arguments and no variables of its own.
+    pub fn program(program: PathBuf) -> Toolchain {
+        Toolchain::Ready {
+            program,
+            args: vec![],
+            env: vec![],
+        }
+    }
 }
 
 /// The receiver's toolchain, or `None` after saying loudly why the test is

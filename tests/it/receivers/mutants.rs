@@ -10,14 +10,13 @@ use std::{
 
 use futures_util::FutureExt as _;
 
-use super::{ReceiverUnderTest, State, Toolchain, python, scenarios};
+use super::{ReceiverUnderTest, Toolchain, python, scenarios};
 
 /// The Python receiver, but it stores and applies every arrival of an event.
-static APPLIES_DUPLICATES: ReceiverUnderTest = ReceiverUnderTest {
-    name: "a Python receiver without duplicate guards",
-    toolchain: applies_duplicates,
-    state: State::Sqlite,
-};
+static APPLIES_DUPLICATES: ReceiverUnderTest = ReceiverUnderTest::sqlite(
+    "a Python receiver without duplicate guards",
+    applies_duplicates,
+);
 
 /// `(what, replacement)` edits to `inbox.py`; each must match exactly once.
 const DROP_DUPLICATE_GUARDS: [(&str, &str); 4] = [
@@ -35,16 +34,13 @@ const DROP_DUPLICATE_GUARDS: [(&str, &str); 4] = [
 
 fn applies_duplicates() -> Toolchain {
     static READY: OnceLock<Toolchain> = OnceLock::new();
-    READY
-        .get_or_init(|| match python::venv() {
-            Ok(python) => Toolchain::Ready {
-                program: python,
-                args: vec![mutant_copy().join("receiver.py").display().to_string()],
-                env: vec![("PYTHONDONTWRITEBYTECODE".into(), "1".into())],
-            },
-            Err(missing) => Toolchain::Missing(missing),
+    Toolchain::once(&READY, || {
+        Ok(Toolchain::Ready {
+            program: python::venv()?,
+            args: vec![mutant_copy().join("receiver.py").display().to_string()],
+            env: vec![("PYTHONDONTWRITEBYTECODE".into(), "1".into())],
         })
-        .clone()
+    })
 }
 
 /// A copy of the Python example, in this process's temp dir, with

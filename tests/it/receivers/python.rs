@@ -6,7 +6,7 @@
 //! Without Python the tests skip loudly, and fail under `CI=true`.
 
 use std::{
-    path::{Path, PathBuf},
+    path::PathBuf,
     process::{Command, Stdio},
     sync::OnceLock,
     time::{Duration, Instant},
@@ -14,36 +14,30 @@ use std::{
 
 use serde_json::{Value, json};
 
-use super::{ReceiverUnderTest, State, Toolchain, bed::Bed};
+use super::{ReceiverUnderTest, Toolchain, bed::Bed};
 use crate::{harness::wait_until, receiver_scenarios};
 
-pub static PYTHON: ReceiverUnderTest = ReceiverUnderTest {
-    name: "the Python receiver",
-    toolchain: python_toolchain,
-    state: State::Sqlite,
-};
+pub static PYTHON: ReceiverUnderTest =
+    ReceiverUnderTest::sqlite("the Python receiver", python_toolchain);
 
 receiver_scenarios!(PYTHON);
 
 pub(super) fn example_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/receivers/python")
+    super::example_dir("python")
 }
 
 fn python_toolchain() -> Toolchain {
     static READY: OnceLock<Toolchain> = OnceLock::new();
-    READY
-        .get_or_init(|| match venv() {
-            Ok(python) => Toolchain::Ready {
-                program: python,
-                args: vec![example_dir().join("receiver.py").display().to_string()],
-                env: vec![
-                    ("PYTHONUNBUFFERED".into(), "1".into()),
-                    ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
-                ],
-            },
-            Err(missing) => Toolchain::Missing(missing),
+    Toolchain::once(&READY, || {
+        Ok(Toolchain::Ready {
+            program: venv()?,
+            args: vec![example_dir().join("receiver.py").display().to_string()],
+            env: vec![
+                ("PYTHONUNBUFFERED".into(), "1".into()),
+                ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+            ],
         })
-        .clone()
+    })
 }
 
 /// The venv's interpreter, made if needed; `Err` says what is missing.

@@ -16,14 +16,10 @@ use std::{
 
 use serde_json::Value;
 
-use super::{ReceiverUnderTest, State, Toolchain};
+use super::{ReceiverUnderTest, Toolchain};
 use crate::receiver_scenarios;
 
-pub static RUST: ReceiverUnderTest = ReceiverUnderTest {
-    name: "the Rust receiver",
-    toolchain: rust_toolchain,
-    state: State::Sqlite,
-};
+pub static RUST: ReceiverUnderTest = ReceiverUnderTest::sqlite("the Rust receiver", rust_toolchain);
 
 receiver_scenarios!(RUST);
 

@@ -19,17 +19,14 @@ use std::{
     time::Instant,
 };
 
-use super::{ReceiverUnderTest, State, Toolchain};
+use super::{ReceiverUnderTest, Toolchain, example_dir};
 use crate::{
     harness::toolchain::{self, run_step},
     receiver_scenarios,
 };
 
-pub static TYPESCRIPT: ReceiverUnderTest = ReceiverUnderTest {
-    name: "the TypeScript receiver",
-    toolchain: typescript_toolchain,
-    state: State::Sqlite,
-};
+pub static TYPESCRIPT: ReceiverUnderTest =
+    ReceiverUnderTest::sqlite("the TypeScript receiver", typescript_toolchain);
 
 receiver_scenarios!(TYPESCRIPT);
 
@@ -38,22 +35,16 @@ const INSTALL: &str = "`apt-get install nodejs g++ make python3` (Node 20 or lat
 /// it) before it counts as hung.
 const INSTALL_LIMIT: &str = "900s";
 
-fn example_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/receivers/typescript")
-}
-
 fn typescript_toolchain() -> Toolchain {
     static READY: OnceLock<Toolchain> = OnceLock::new();
-    READY
-        .get_or_init(|| match build() {
-            Ok((node, script)) => Toolchain::Ready {
-                program: node,
-                args: vec![script.display().to_string()],
-                env: vec![],
-            },
-            Err(missing) => Toolchain::Missing(missing),
+    Toolchain::once(&READY, || {
+        let (node, script) = build()?;
+        Ok(Toolchain::Ready {
+            program: node,
+            args: vec![script.display().to_string()],
+            env: vec![],
         })
-        .clone()
+    })
 }
 
 /// Node itself and what the native build needs.
@@ -66,19 +57,11 @@ struct Node {
 }
 
 fn probe() -> Result<Node, String> {
-    let out = Command::new("node")
-        .args(["-p", "process.version + '\\n' + process.execPath"])
-        .output();
-    let text = match out {
-        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
-        Ok(out) => {
-            return Err(format!(
-                "`node` failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        Err(e) => return Err(format!("no `node` ({e}); {INSTALL}")),
-    };
+    let text = toolchain::probe(
+        Command::new("node").args(["-p", "process.version + '\\n' + process.execPath"]),
+        "node",
+        INSTALL,
+    )?;
     let [version, executable] = text.lines().collect::<Vec<_>>()[..] else {
         return Err(format!("`node -p` printed something unexpected: {text}"));
     };
@@ -127,7 +110,7 @@ fn probe() -> Result<Node, String> {
 /// says what is missing.
 fn build() -> Result<(PathBuf, PathBuf), String> {
     let node = probe()?;
-    let example = example_dir();
+    let example = example_dir("typescript");
     let read = |name: &str| {
         std::fs::read(example.join(name))
             .unwrap_or_else(|e| panic!("the TypeScript example's {name}: {e}"))

@@ -52,11 +52,17 @@ pub struct Received {
 impl Received {
     /// The first value of header `name`, compared case-insensitively.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        header_in(&self.headers, name)
     }
+}
+
+/// The first value of header `name` among `headers`, compared
+/// case-insensitively.
+pub fn header_in<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
 }
 
 /// A scriptable HTTP/1.1 server (on 127.0.0.1 unless started elsewhere, plain or TLS) that
@@ -91,10 +97,7 @@ struct State {
 
 impl Shared {
     fn state(&self) -> MutexGuard<'_, State> {
-        // A panic while holding the lock cannot leave State inconsistent: keep going.
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::harness::lock_through_poison(&self.state)
     }
 }
 

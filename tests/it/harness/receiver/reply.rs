@@ -45,6 +45,15 @@ impl Reply {
         }
     }
 
+    /// A `302 Found` to `location`, with an empty body.
+    pub fn redirect_to(location: &str) -> Reply {
+        Reply::Status {
+            code: 302,
+            headers: vec![("location".to_string(), location.to_string())],
+            body: Vec::new(),
+        }
+    }
+
     /// This status with this body.
     pub fn with_body(code: u16, body: impl Into<Vec<u8>>) -> Reply {
         Reply::Status {
