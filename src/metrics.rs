@@ -261,20 +261,20 @@ impl Metrics {
     /// `increase()` see the first one (a series that appears at 1 loses it).
     fn start_known_series_at_zero(&self) {
         for reason in Unqualified::ALL {
-            self.deliveries_cancelled.get_or_create(&ReasonLabels {
+            drop(self.deliveries_cancelled.get_or_create(&ReasonLabels {
                 reason: reason.reason(),
-            });
+            }));
         }
         let results = [("delivered", "none"), ("gone", "http_status")]
             .into_iter()
             .chain(ErrorCategory::ALL.map(|c| ("failed", c.as_str())));
         for (result, category) in results {
             for trigger in ["scheduled", "manual"] {
-                self.attempts.get_or_create(&AttemptLabels {
+                drop(self.attempts.get_or_create(&AttemptLabels {
                     result,
                     category,
                     trigger,
-                });
+                }));
             }
         }
     }

@@ -1,6 +1,8 @@
-//! Retention: finished deliveries (with their attempts and replays) and
-//! published events past their age are deleted, in bounded batches.
-//! Unfinished deliveries, and events that still have deliveries, are kept.
+//! Retention: finished deliveries (with their attempts) and published
+//! events past their age are deleted, in bounded batches. Unfinished
+//! deliveries, deliveries with a replay still waiting (a partner asked for
+//! it; it goes when the endpoint takes it, however long that is), and events
+//! that still have deliveries, are kept.
 //! Expired dashboard sessions, and conformance checks older than the
 //! deliveries' retention, go in the same sweep.
 
@@ -21,8 +23,9 @@ pub async fn sweep(
     let deliveries = db
         .execute_raw(sql(
             backend,
-            "DELETE FROM delivery WHERE id IN (SELECT id FROM delivery \
-             WHERE state IN ('delivered', 'dead', 'cancelled', 'skipped') AND updated_at < ? LIMIT ?)",
+            "DELETE FROM delivery WHERE id IN (SELECT d.id FROM delivery d \
+             WHERE d.state IN ('delivered', 'dead', 'cancelled', 'skipped') AND d.updated_at < ? \
+             AND NOT EXISTS (SELECT 1 FROM replay r WHERE r.delivery_id = d.id) LIMIT ?)",
             vec![Value::from(now_ms - deliveries_age_ms), BATCH.into()],
         ))
         .await?

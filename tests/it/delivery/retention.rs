@@ -1,8 +1,8 @@
 //! Retention on the manual clock: finished deliveries (delivered or dead),
-//! with their attempts and waiting replays, go once older than
-//! `retention.deliveries`; published events once older than
-//! `retention.events` and left without deliveries. Unfinished deliveries,
-//! and so their events, are never swept. The sweep runs every 100 ms here.
+//! with their attempts, go once older than `retention.deliveries`; published
+//! events once older than `retention.events` and left without deliveries.
+//! Unfinished deliveries, deliveries with a replay still waiting, and so
+//! their events, are kept. The sweep runs every 100 ms here.
 
 use std::time::Duration;
 
@@ -127,22 +127,27 @@ on_both_backends!(
 );
 
 /// Under a 1 d retention and a one-attempt schedule: a delivered and a dead
-/// delivery, each with its attempt and a replay waiting (the endpoint is
-/// disabled), then the clock two days on.
+/// delivery, each with its attempt, and a third (delivered) with a replay
+/// waiting because its endpoint is disabled; then the clock two days on.
 struct PastRetention {
     app: TestApp,
+    /// Answers the replay once the endpoint is enabled again.
+    receiver: Receiver,
+    endpoint: String,
     /// (event, delivery) of the delivered one.
     delivered: (String, String),
     /// (event, delivery) of the dead one.
     dead: (String, String),
+    /// (event, delivery) of the one with a replay waiting.
+    replayed: (String, String),
 }
 
 async fn past_retention(backend: Backend) -> PastRetention {
     let schedule = [("HOOKD_DELIVERY__SCHEDULE", r#"["0s"]"#)];
     let (app, receiver, endpoint) = sweeping(backend, "1d", "1d", &schedule).await;
-    receiver.script([Reply::status(200), Reply::status(500)]);
+    receiver.script([Reply::status(200), Reply::status(500), Reply::status(200)]);
     let mut finished = Vec::new();
-    for state in ["delivered", "dead"] {
+    for state in ["delivered", "dead", "delivered"] {
         let event = app.publish("a.b", json!({})).await;
         app.wait_for_state(&event, &endpoint, state, WAIT).await;
         let delivery = delivery_id(&app, &event, &endpoint).await;
@@ -153,19 +158,28 @@ async fn past_retention(backend: Backend) -> PastRetention {
     let disable = format!("/v1/endpoints/{endpoint}/disable");
     let (status, body, _) = app.request("POST", &disable, &key, None).await;
     assert_eq!(status, 200, "{body}");
-    for (_, delivery) in &finished {
-        let replay = format!("/v1/deliveries/{delivery}/replay");
-        let (status, body, _) = app.request("POST", &replay, &key, None).await;
-        assert_eq!(status, 202, "{body}");
-        assert_eq!(rows(&app, "replay", "delivery_id", delivery).await, 1);
-    }
+    let replayed = finished.pop().expect("the replayed one");
+    let replay = format!("/v1/deliveries/{}/replay", replayed.1);
+    let (status, body, _) = app.request("POST", &replay, &key, None).await;
+    assert_eq!(status, 202, "{body}");
+    kept(
+        &app,
+        "replay",
+        "delivery_id",
+        &replayed.1,
+        "the replay waits for the endpoint",
+    )
+    .await;
     app.advance(2 * DAY);
     let dead = finished.pop().expect("the dead one");
     let delivered = finished.pop().expect("the delivered one");
     PastRetention {
         app,
+        receiver,
+        endpoint,
         delivered,
         dead,
+        replayed,
     }
 }
 
@@ -197,13 +211,41 @@ on_both_backends!(
 );
 
 on_both_backends!(
-    a_waiting_replay_goes_with_its_swept_delivery,
+    a_delivery_with_a_waiting_replay_is_kept_past_retention_until_the_replay_has_gone,
     |backend: Backend| async move {
         let past = past_retention(backend).await;
-        for (_, delivery) in [&past.delivered, &past.dead] {
-            swept(&past.app, "delivery", "id", delivery).await;
-            assert_eq!(rows(&past.app, "replay", "delivery_id", delivery).await, 0);
-        }
+        let app = &past.app;
+        let replayed = &past.replayed.1;
+        // The sweep has run at the new now: it took the other two.
+        swept(app, "delivery", "id", &past.delivered.1).await;
+        swept(app, "delivery", "id", &past.dead.1).await;
+        kept(
+            app,
+            "delivery",
+            "id",
+            replayed,
+            "a partner asked for its replay",
+        )
+        .await;
+        kept(app, "replay", "delivery_id", replayed, "it still waits").await;
+
+        let key = app.partner_key().await;
+        let enable = format!("/v1/endpoints/{}/enable", past.endpoint);
+        let (status, body, _) = app.request("POST", &enable, &key, None).await;
+        assert_eq!(status, 200, "{body}");
+        swept(app, "replay", "delivery_id", replayed).await;
+        assert_eq!(
+            past.receiver.received().len(),
+            4,
+            "the replay reached the receiver"
+        );
+        assert_eq!(
+            rows(app, "attempt", "delivery_id", replayed).await,
+            2,
+            "the replay was attempted once the endpoint took it"
+        );
+        app.advance(2 * DAY);
+        swept(app, "delivery", "id", replayed).await;
     }
 );
 

@@ -34,7 +34,7 @@ on_both_backends!(
 );
 
 on_both_backends!(
-    metrics_count_events_deliveries_and_timed_attempts_and_show_what_waits,
+    after_one_delivered_and_one_failed_attempt_each_metric_reads_its_row,
     |app: TestApp| async move {
         let operator = app.operator_key().await;
         one_failing_one_fine(&app).await;
