@@ -7,7 +7,7 @@ test must then FAIL. Run from the repository root:
 
 It makes a throwaway git worktree of HEAD (your working tree stays as it is),
 applies one mutation at a time, runs the named tests under CI=true, and
-reverts. It builds in its own target directory (HOOKD_MUTANTS_TARGET, default
+reverts. It builds in its own target directory (HOOKD_TEST_MUTANTS_TARGET, default
 target/mutants: the first run builds the dependencies once), because a mutated
 `hookd` binary must never land in target/debug where other tests run it.
 Exit 1 when a mutation is not caught.
@@ -19,7 +19,7 @@ within a second, so both say `Retry-After: 1`); its unit test covers it.
 import os, subprocess, sys, tempfile, time
 
 ROOT = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True).stdout.strip()
-TARGET = os.environ.get("HOOKD_MUTANTS_TARGET", os.path.join(ROOT, "target", "mutants"))
+TARGET = os.environ.get("HOOKD_TEST_MUTANTS_TARGET", os.path.join(ROOT, "target", "mutants"))
 
 # (what breaks, file, text, its replacement, the nextest arguments that must fail)
 M=[
