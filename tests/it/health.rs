@@ -83,6 +83,13 @@ fn heard(watch: &Receiver, event_type: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Asserts that the watch heard `event_type` exactly once; `why` says what
+/// that shows.
+fn assert_heard_once(watch: &Receiver, event_type: &str, why: &str) {
+    let events = heard(watch, event_type);
+    assert_eq!(events.len(), 1, "{why}: {events:?}");
+}
+
 /// Waits until the watching endpoint received `n` events of `event_type`.
 async fn hears(watch: &Receiver, event_type: &str, n: usize) -> Vec<Value> {
     wait_until(WAIT, || async {
@@ -181,10 +188,10 @@ on_both_backends!(
         advance(&app, 5 * MINUTE);
         app.attempts_when(&event, &id, 3).await;
         stays_announced(&app, "endpoint.failing", 1, "the warning is announced once").await;
-        assert_eq!(
-            heard(&watch, "endpoint.failing").len(),
-            1,
-            "the partner hears the warning once"
+        assert_heard_once(
+            &watch,
+            "endpoint.failing",
+            "the partner hears the warning once",
         );
         assert_eq!(endpoint(&app, &id).await.status, EndpointStatus::Active);
     }
@@ -252,10 +259,10 @@ on_both_backends!(
 
         stays_announced(&app, "endpoint.disabled", 1, "disabling is announced once").await;
         assert_eq!(heard(&watch, "endpoint.disabled").len(), 1);
-        assert_eq!(
-            heard(&watch, "endpoint.failing").len(),
-            1,
-            "the owner was warned once on the way"
+        assert_heard_once(
+            &watch,
+            "endpoint.failing",
+            "the owner was warned once on the way",
         );
     }
 );
@@ -296,10 +303,10 @@ on_both_backends!(
             "the failing period is over"
         );
         stays_announced(&app, "endpoint.recovered", 1, "recovery is announced once").await;
-        assert_eq!(
-            heard(&watch, "endpoint.recovered").len(),
-            1,
-            "the partner hears of the recovery once"
+        assert_heard_once(
+            &watch,
+            "endpoint.recovered",
+            "the partner hears of the recovery once",
         );
     }
 );

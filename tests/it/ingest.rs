@@ -5,7 +5,7 @@ use serde_json::json;
 
 use crate::harness::{
     Backend, TestApp,
-    rows::{rows_where, stored_events},
+    rows::{assert_stored_events, rows_where, stored_events},
     spawn_app,
 };
 use crate::on_both_backends;
@@ -90,11 +90,7 @@ on_both_backends!(a_batch_is_all_or_nothing, |app: TestApp| async move {
         body["field"], "events[2].data",
         "the problem names the offending field: {body}"
     );
-    assert_eq!(
-        stored_events(&app).await,
-        0,
-        "nothing of a refused batch is written"
-    );
+    assert_stored_events(&app, 0, "nothing of a refused batch is written").await;
 
     let (status, body) = app.post_events(&json!([good, good])).await;
     assert_eq!(status, 201, "{body}");

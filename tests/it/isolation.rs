@@ -8,7 +8,10 @@ use hookd::{
 };
 use serde_json::{Value, json};
 
-use crate::harness::{TestApp, WAIT, payloads::usage_finalized, read_text, receiver::Receiver};
+use crate::harness::{
+    TestApp, WAIT, payloads::usage_finalized, read_text, receiver::Receiver,
+    send::send_with_optional_body,
+};
 use crate::on_both_backends;
 
 /// `method path` (a method as the OpenAPI document spells it) with `key`
@@ -27,14 +30,8 @@ async fn call(
         .http
         .request(method, format!("{}{path}", app.base_url))
         .insert_header(("authorization", format!("Bearer {key}")));
-    let sent = match body {
-        Some(b) => {
-            req.insert_header(("content-type", "application/json"))
-                .send_body(b.to_string())
-                .await
-        }
-        None => req.send().await,
-    };
+    let text = body.map(|b| b.to_string());
+    let sent = send_with_optional_body(req, "application/json", text.as_deref()).await;
     let (status, text, _) = read_text(sent.expect("the request completes")).await;
     (status, text)
 }

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::harness::{
     ApiAnswer, Backend, Limited, TestApp, answer::header, rate_limit, read_answer,
-    rows::stored_events, spawn_app_with,
+    rows::assert_stored_events, spawn_app_with,
 };
 use crate::on_both_backends;
 
@@ -157,11 +157,7 @@ on_both_backends!(
         let (n, refusal) = published(&app, &app.service_key).await;
         assert_eq!(n, 1, "the burst of 1 is published");
         assert_limited(&refusal, "1");
-        assert_eq!(
-            stored_events(&app).await,
-            1,
-            "a refused request writes no event"
-        );
+        assert_stored_events(&app, 1, "a refused request writes no event").await;
     }
 );
 
@@ -176,11 +172,7 @@ on_both_backends!(
             (500, 1, "one event a second after the burst"),
         ];
         expect_refills(&app, &steps, || published(&app, &app.service_key)).await;
-        assert_eq!(
-            stored_events(&app).await,
-            2,
-            "the two events served are stored"
-        );
+        assert_stored_events(&app, 2, "the two events served are stored").await;
     }
 );
 

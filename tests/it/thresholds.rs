@@ -119,6 +119,12 @@ async fn percents_in_outbox(app: &TestApp) -> Vec<u64> {
     p
 }
 
+/// Asserts that the thresholds published so far (in the outbox) are
+/// `percents`, in order; `why` says why.
+async fn assert_published(app: &TestApp, percents: &[u64], why: &str) {
+    assert_eq!(percents_in_outbox(app).await, percents, "{why}");
+}
+
 /// A month of spending on a budget of 100.00 (80 % and 100 %, re-armed
 /// 5.00 below), each change with what it fires.
 const SPENDING: [((&str, &str), &[u32]); 6] = [
@@ -147,11 +153,7 @@ on_both_backends!(
     spending_below_80_percent_publishes_nothing,
     |app: TestApp| async move {
         spend_the_first(&app, 1).await;
-        assert_eq!(
-            percents_in_outbox(&app).await,
-            [0u64; 0],
-            "79 % crosses nothing"
-        );
+        assert_published(&app, &[], "79 % crosses nothing").await;
     }
 );
 
@@ -175,11 +177,8 @@ on_both_backends!(
     a_credit_below_the_band_rearms_80_percent_and_spending_past_it_publishes_it_again,
     |app: TestApp| async move {
         spend_the_first(&app, 6).await;
-        assert_eq!(
-            percents_in_outbox(&app).await,
-            [80, 80, 100],
-            "80 once, 100 once, 80 again after the credit re-armed it"
-        );
+        let why = "80 once, 100 once, 80 again after the credit re-armed it";
+        assert_published(&app, &[80, 80, 100], why).await;
     }
 );
 
@@ -270,11 +269,7 @@ on_both_backends!(
             "only 80 % is disarmed"
         );
         assert_eq!(committed(db, partner, t, ("85", "101")).await, [100]);
-        assert_eq!(
-            percents_in_outbox(&app).await,
-            [80, 100],
-            "each exactly once"
-        );
+        assert_published(&app, &[80, 100], "each exactly once").await;
     }
 );
 

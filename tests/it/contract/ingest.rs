@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::STRICT;
-use crate::harness::{Backend, TestApp, spawn_app_with};
+use crate::harness::{Backend, TestApp, rows::assert_stored_events, spawn_app_with};
 use crate::on_both_backends;
 
 fn usage(app: &TestApp, data: Value) -> Value {
@@ -67,11 +67,8 @@ on_both_backends!(
             pointers,
             ["/events/1/data/balance", "/events/1/data/currency"]
         );
-        assert_eq!(
-            stored(&app).await,
-            0,
-            "all or nothing: the valid event is not stored either"
-        );
+        let why = "all or nothing: the valid event is not stored either";
+        assert_stored_events(&app, 0, why).await;
     }
 );
 

@@ -5,7 +5,7 @@
 
 use super::sign_in::{Answer, answer, client, open_at, sign_in};
 use crate::admin_views::{audit_count, endpoint_status};
-use crate::harness::{TestApp, answer::header, read_text};
+use crate::harness::{TestApp, answer::header, read_text, send::send_with_optional_body};
 use crate::on_both_backends;
 
 /// What a dashboard request got, with its body.
@@ -32,14 +32,7 @@ async fn send(
     if !origin.is_empty() {
         req = req.insert_header(("origin", origin));
     }
-    let sent = match form {
-        Some(body) => {
-            req.insert_header(("content-type", "application/x-www-form-urlencoded"))
-                .send_body(body.to_string())
-                .await
-        }
-        None => req.send().await,
-    };
+    let sent = send_with_optional_body(req, "application/x-www-form-urlencoded", form).await;
     let res = sent.unwrap_or_else(|e| panic!("{path} completes: {e}"));
     let answer = answer(&res);
     let (_, body, headers) = read_text(res).await;

@@ -403,6 +403,11 @@ async fn session_rows(app: &crate::harness::TestApp, cookie: &str) -> i64 {
     .await
 }
 
+/// Asserts that the session a cookie names has `n` rows; `why` says why.
+async fn assert_session_rows(app: &crate::harness::TestApp, cookie: &str, n: i64, why: &str) {
+    assert_eq!(session_rows(app, cookie).await, n, "{why}");
+}
+
 on_both_backends!(
     signing_out_ends_that_session_on_the_server_and_no_other,
     |backend: Backend| async move {
@@ -414,7 +419,7 @@ on_both_backends!(
         let cookie = signed_in.session.expect("a session cookie");
         let other = sign_in(&app, &operator, &[("origin", &own)]).await;
         let other = other.session.expect("a second session cookie");
-        assert_eq!(session_rows(&app, &cookie).await, 1, "the session is a row");
+        assert_session_rows(&app, &cookie, 1, "the session is a row").await;
 
         let page = with_session(&app, "GET", "/dashboard", &cookie, &own).await;
         assert_eq!(page.status, 200, "signed in, the dashboard shows: {page:?}");
@@ -431,11 +436,7 @@ on_both_backends!(
             forged.status, 403,
             "a sign-out from another site is refused: {forged:?}"
         );
-        assert_eq!(
-            session_rows(&app, &cookie).await,
-            1,
-            "and the session lives on"
-        );
+        assert_session_rows(&app, &cookie, 1, "and the session lives on").await;
 
         let out = with_session(&app, "POST", "/dashboard/logout", &cookie, &own).await;
         assert_eq!(
@@ -448,11 +449,7 @@ on_both_backends!(
             Some(""),
             "the browser's cookie is cleared: {out:?}"
         );
-        assert_eq!(
-            session_rows(&app, &cookie).await,
-            0,
-            "no row is left for the session"
-        );
+        assert_session_rows(&app, &cookie, 0, "no row is left for the session").await;
 
         let replayed = with_session(&app, "GET", "/dashboard", &cookie, &own).await;
         assert_eq!(

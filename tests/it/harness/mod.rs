@@ -16,6 +16,7 @@ pub mod python;
 pub mod receiver;
 pub mod rows;
 pub mod schedule;
+pub mod send;
 pub mod serve;
 pub mod signatures;
 pub mod skip;
@@ -410,14 +411,7 @@ pub async fn call_raw(
     if !key.is_empty() {
         req = req.insert_header(("authorization", format!("Bearer {key}")));
     }
-    let sent = match body {
-        Some(b) => {
-            req.insert_header(("content-type", "application/json"))
-                .send_body(b.to_string())
-                .await
-        }
-        None => req.send().await,
-    };
+    let sent = send::send_with_optional_body(req, "application/json", body).await;
     read_answer(sent.unwrap_or_else(|e| panic!("the request {path} completes: {e}"))).await
 }
 

@@ -21,3 +21,14 @@ pub async fn rows_where(app: &TestApp, table: &str, condition: &str) -> i64 {
 pub async fn stored_events(app: &TestApp) -> i64 {
     rows(app, "outbox_event").await
 }
+
+/// Asserts that `table` holds `n` rows; `why` says why it should.
+pub async fn assert_rows(app: &TestApp, table: &str, n: i64, why: &str) {
+    let held = rows(app, table).await;
+    assert_eq!(held, n, "{table} holds {held} rows, not {n}: {why}");
+}
+
+/// Asserts that `n` events are stored (the outbox); `why` says why.
+pub async fn assert_stored_events(app: &TestApp, n: i64, why: &str) {
+    assert_rows(app, "outbox_event", n, why).await;
+}

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{Body::*, Caller::*, Callers, Case, expect_problems, get_ok};
+use super::{Body::*, Caller::*, get_ok};
 use crate::on_both_backends;
 
 on_both_backends!(
@@ -42,15 +42,10 @@ on_both_backends!(the_limits_are_published, |app: TestApp| async move {
     assert_eq!(limits["max_secret_overlap_seconds"], 604_800, "{limits}");
 });
 
-on_both_backends!(
+problem_table! {
     the_catalog_and_the_limits_need_a_key,
-    |app: TestApp| async move {
-        let callers = Callers::of(&app).await;
-        #[rustfmt::skip]
-        let cases: Vec<Case> = vec![
-            ("GET", "/v1/event-types", Anonymous, Empty, 401, "unauthorized", None),
-            ("GET", "/v1/limits",      Anonymous, Empty, 401, "unauthorized", None),
-        ];
-        expect_problems(&app, &callers, &cases).await;
-    }
-);
+    [
+        ("GET", "/v1/event-types", Anonymous, Empty, 401, "unauthorized", None),
+        ("GET", "/v1/limits",      Anonymous, Empty, 401, "unauthorized", None),
+    ]
+}

@@ -5,6 +5,30 @@
 //! each gets. This file holds what they share: the few calls every test
 //! makes, and the one runner of problem tables.
 
+/// A test on both backends (as `on_both_backends!`) that is one problem
+/// table and nothing else, sent as the test's `Callers`:
+/// `problem_table! { name, [rows] }` checks each row's problem
+/// (`expect_problems`); `problem_table! { name, writing no "what" in
+/// "table", [rows] }` also checks that no row wrote a row of `table`
+/// (`expect_problems_writing_nothing`).
+macro_rules! problem_table {
+    ($name:ident, [$($row:expr),* $(,)?]) => {
+        $crate::on_both_backends!($name, |app: TestApp| async move {
+            let callers = $crate::partner_api::Callers::of(&app).await;
+            let cases: Vec<$crate::partner_api::Case> = vec![$($row),*];
+            $crate::partner_api::expect_problems(&app, &callers, &cases).await;
+        });
+    };
+    ($name:ident, writing no $what:literal in $table:literal, [$($row:expr),* $(,)?]) => {
+        $crate::on_both_backends!($name, |app: TestApp| async move {
+            let callers = $crate::partner_api::Callers::of(&app).await;
+            let cases: Vec<$crate::partner_api::Case> = vec![$($row),*];
+            $crate::partner_api::expect_problems_writing_nothing(&app, &callers, &cases, $table, $what)
+                .await;
+        });
+    };
+}
+
 mod bad_input;
 mod catalog;
 mod deliveries;

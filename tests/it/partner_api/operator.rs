@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 
 use super::{
-    Body::*, Caller::*, Callers, Case, create_endpoint, expect_problems,
-    expect_problems_writing_nothing, expect_status, get_ok, ids_of,
+    Body::*, Caller::*, Callers, Case, create_endpoint, expect_problems, expect_status, get_ok,
+    ids_of,
 };
 use crate::harness::{TestApp, receiver::Receiver};
 use crate::on_both_backends;
@@ -75,18 +75,14 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+problem_table! {
     a_partner_without_a_name_or_with_an_unknown_field_is_refused,
-    |app: TestApp| async move {
-        let callers = Callers::of(&app).await;
-        #[rustfmt::skip]
-        let cases: Vec<Case> = vec![
-            ("POST", "/v1/admin/partners", Operator, Json(json!({"name": ""})),               422, "out-of-range",  Some("name")),
-            ("POST", "/v1/admin/partners", Operator, Json(json!({"name": "X", "colour": 1})), 422, "unknown-field", Some("colour")),
-        ];
-        expect_problems_writing_nothing(&app, &callers, &cases, "partner", "partner").await;
-    }
-);
+    writing no "partner" in "partner",
+    [
+        ("POST", "/v1/admin/partners", Operator, Json(json!({"name": ""})),               422, "out-of-range",  Some("name")),
+        ("POST", "/v1/admin/partners", Operator, Json(json!({"name": "X", "colour": 1})), 422, "unknown-field", Some("colour")),
+    ]
+}
 
 on_both_backends!(
     every_partner_is_listed_for_the_operator,
@@ -129,17 +125,13 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+problem_table! {
     no_key_is_issued_for_a_partner_that_does_not_exist,
-    |app: TestApp| async move {
-        let callers = Callers::of(&app).await;
-        #[rustfmt::skip]
-        let cases: Vec<Case> = vec![
-            ("POST", "/v1/admin/partners/ptn_nope/keys", Operator, Empty, 404, "not-found", None),
-        ];
-        expect_problems_writing_nothing(&app, &callers, &cases, "api_key", "key").await;
-    }
-);
+    writing no "key" in "api_key",
+    [
+        ("POST", "/v1/admin/partners/ptn_nope/keys", Operator, Empty, 404, "not-found", None),
+    ]
+}
 
 on_both_backends!(
     a_revoked_key_is_refused_on_the_next_request_and_cannot_be_revoked_twice,

@@ -11,6 +11,14 @@ use crate::harness::{
 };
 use crate::on_both_backends;
 
+/// hookd without rate limits (a walk and its producer send many requests),
+/// a key of the test partner, and a receiver for its endpoints.
+async fn unlimited_with_a_receiver(backend: Backend) -> (TestApp, String, Receiver) {
+    let app = spawn_app_with(backend, &UNLIMITED).await;
+    let key = app.partner_key().await;
+    (app, key, Receiver::start().await)
+}
+
 /// Walks a list with `limit=7`, counting the pages read in `pages`; between
 /// pages waits until `grown` says more rows were written meanwhile. Returns
 /// every id seen, in order.
@@ -56,9 +64,7 @@ where
 on_both_backends!(
     the_delivery_list_pages_without_repeats_or_gaps_while_deliveries_are_created,
     |backend: Backend| async move {
-        let app = spawn_app_with(backend, &UNLIMITED).await;
-        let key = app.partner_key().await;
-        let receiver = Receiver::start().await;
+        let (app, key, receiver) = unlimited_with_a_receiver(backend).await;
         create_endpoint(&app, &key, json!({"url": receiver.url()})).await;
         let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
         let (status, body) = app.post_events(&Value::Array(vec![event; 30])).await;
@@ -96,9 +102,7 @@ on_both_backends!(
 on_both_backends!(
     the_endpoint_list_pages_without_repeats_or_gaps_while_endpoints_are_created,
     |backend: Backend| async move {
-        let app = spawn_app_with(backend, &UNLIMITED).await;
-        let key = app.partner_key().await;
-        let receiver = Receiver::start().await;
+        let (app, key, receiver) = unlimited_with_a_receiver(backend).await;
         for _ in 0..20 {
             create_endpoint(&app, &key, json!({"url": receiver.url()})).await;
         }

@@ -137,12 +137,23 @@ impl Created {
     }
 }
 
-on_both_backends!(
+/// A test on both backends (as `on_both_backends!`) given an endpoint
+/// created in the portal: `created_test!(name, |c, backend| { … })`, where
+/// `c` is the `Created`; it passes without running when there is no browser.
+macro_rules! created_test {
+    ($name:ident, |$c:ident, $backend:ident| $body:block) => {
+        on_both_backends!($name, |$backend: Backend| async move {
+            let Some(mut $c) = created_in_the_portal($backend).await else {
+                return;
+            };
+            $body
+        });
+    };
+}
+
+created_test!(
     an_endpoint_created_in_the_portal_exists_as_entered_and_its_secret_is_shown,
-    |backend: Backend| async move {
-        let Some(mut c) = created_in_the_portal(backend).await else {
-            return;
-        };
+    |c, backend| {
         let endpoint = c.page.path().await;
         assert!(endpoint.starts_with("/portal/endpoints"), "{endpoint}");
         let (_, listed, _) = c.app.request("GET", "/v1/endpoints", &c.key, None).await;
@@ -156,12 +167,9 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+created_test!(
     a_test_sent_from_the_portal_arrives_signed_with_the_secret_the_portal_showed,
-    |backend: Backend| async move {
-        let Some(mut c) = created_in_the_portal(backend).await else {
-            return;
-        };
+    |c, backend| {
         c.open_endpoint_page().await;
         c.submit_endpoint_form("test").await;
         assert!(
@@ -192,12 +200,9 @@ on_both_backends!(
     }
 );
 
-on_both_backends!(
+created_test!(
     rotating_in_the_portal_shows_a_new_secret_once,
-    |backend: Backend| async move {
-        let Some(mut c) = created_in_the_portal(backend).await else {
-            return;
-        };
+    |c, backend| {
         c.open_endpoint_page().await;
         assert_eq!(text(&mut c.page, "#secret").await, "", "no secret before");
         c.submit_endpoint_form("rotate").await;
