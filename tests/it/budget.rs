@@ -11,7 +11,7 @@ use crate::harness::{
     receiver::{Receiver, Reply},
     spawn_app_with, wait_until,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 const ENDPOINTS: usize = 12;
 const EVENTS: usize = 5;
@@ -42,55 +42,55 @@ async fn twelve_endpoints_on_three_connections(backend: Backend) -> (TestApp, St
     (app, operator, receiver)
 }
 
-on_both_backends!(
-    twelve_endpoints_never_hold_more_than_the_three_connections_of_the_budget,
-    |backend: Backend| async move {
-        let (app, operator, receiver) = twelve_endpoints_on_three_connections(backend).await;
-        assert!(
-            receiver.peak_open_connections() <= 3,
-            "hookd had {} connections open at once (accepted {} in all) over a budget of 3",
-            receiver.peak_open_connections(),
-            receiver.connections()
-        );
-        assert_eq!(
-            app.metric(&operator, "hookd_outbound_connections_max")
-                .await,
-            3
-        );
-    }
-);
+#[both_backends]
+async fn twelve_endpoints_never_hold_more_than_the_three_connections_of_the_budget(
+    backend: Backend,
+) {
+    let (app, operator, receiver) = twelve_endpoints_on_three_connections(backend).await;
+    assert!(
+        receiver.peak_open_connections() <= 3,
+        "hookd had {} connections open at once (accepted {} in all) over a budget of 3",
+        receiver.peak_open_connections(),
+        receiver.connections()
+    );
+    assert_eq!(
+        app.metric(&operator, "hookd_outbound_connections_max")
+            .await,
+        3
+    );
+}
 
-on_both_backends!(
-    twelve_endpoints_sharing_three_connections_each_get_every_delivery_once_without_a_failure,
-    |backend: Backend| async move {
-        let (app, _operator, receiver) = twelve_endpoints_on_three_connections(backend).await;
-        let total = ENDPOINTS * EVENTS;
-        let deliveries = receiver.deliveries();
-        let twice: Vec<_> = deliveries.iter().filter(|(_, n)| **n != 1).collect();
-        assert!(twice.is_empty(), "each delivery arrives once: {twice:?}");
-        assert_eq!(deliveries.len(), total, "every delivery arrives");
-        let mut per_endpoint = BTreeMap::<&str, usize>::new();
-        for (path, _) in deliveries.keys() {
-            *per_endpoint.entry(path.as_str()).or_default() += 1;
-        }
-        assert!(
-            per_endpoint.len() == ENDPOINTS && per_endpoint.values().all(|&n| n == EVENTS),
-            "every endpoint gets all its deliveries, none starves: {per_endpoint:?}"
-        );
-        let connect = app
-            .count("SELECT COUNT(*) AS n FROM attempt WHERE error_category = 'connect'")
-            .await;
-        assert_eq!(
-            connect, 0,
-            "our own limit never fails an attempt as `connect`"
-        );
-        let attempts = app.count("SELECT COUNT(*) AS n FROM attempt").await;
-        assert_eq!(
-            attempts, total as i64,
-            "one attempt per delivery, none failed"
-        );
+#[both_backends]
+async fn twelve_endpoints_sharing_three_connections_each_get_every_delivery_once_without_a_failure(
+    backend: Backend,
+) {
+    let (app, _operator, receiver) = twelve_endpoints_on_three_connections(backend).await;
+    let total = ENDPOINTS * EVENTS;
+    let deliveries = receiver.deliveries();
+    let twice: Vec<_> = deliveries.iter().filter(|(_, n)| **n != 1).collect();
+    assert!(twice.is_empty(), "each delivery arrives once: {twice:?}");
+    assert_eq!(deliveries.len(), total, "every delivery arrives");
+    let mut per_endpoint = BTreeMap::<&str, usize>::new();
+    for (path, _) in deliveries.keys() {
+        *per_endpoint.entry(path.as_str()).or_default() += 1;
     }
-);
+    assert!(
+        per_endpoint.len() == ENDPOINTS && per_endpoint.values().all(|&n| n == EVENTS),
+        "every endpoint gets all its deliveries, none starves: {per_endpoint:?}"
+    );
+    let connect = app
+        .count("SELECT COUNT(*) AS n FROM attempt WHERE error_category = 'connect'")
+        .await;
+    assert_eq!(
+        connect, 0,
+        "our own limit never fails an attempt as `connect`"
+    );
+    let attempts = app.count("SELECT COUNT(*) AS n FROM attempt").await;
+    assert_eq!(
+        attempts, total as i64,
+        "one attempt per delivery, none failed"
+    );
+}
 
 /// One delivery made with idle connections closed after 300 ms, and
 /// the connection that carried it closed.
@@ -117,73 +117,67 @@ async fn idle_after_one_delivery(backend: Backend) -> (TestApp, String, Receiver
     (app, operator, receiver)
 }
 
-on_both_backends!(
-    a_connection_left_idle_is_closed,
-    |backend: Backend| async move {
-        let (_app, _operator, receiver) = idle_after_one_delivery(backend).await;
+#[both_backends]
+async fn a_connection_left_idle_is_closed(backend: Backend) {
+    let (_app, _operator, receiver) = idle_after_one_delivery(backend).await;
+    assert_eq!(
+        receiver.open_connections(),
+        0,
+        "closed, and it stays closed"
+    );
+    assert_eq!(receiver.connections(), 1, "no new connection was made");
+}
+
+#[both_backends]
+async fn the_connection_gauges_go_back_to_zero_once_all_is_idle(backend: Backend) {
+    let (app, operator, _receiver) = idle_after_one_delivery(backend).await;
+    for name in [
+        "hookd_outbound_connections",
+        "hookd_requests_in_flight",
+        "hookd_attempts_unrecorded",
+        "hookd_outbound_connection_waiters",
+    ] {
         assert_eq!(
-            receiver.open_connections(),
+            app.metric(&operator, name).await,
             0,
-            "closed, and it stays closed"
-        );
-        assert_eq!(receiver.connections(), 1, "no new connection was made");
-    }
-);
-
-on_both_backends!(
-    the_connection_gauges_go_back_to_zero_once_all_is_idle,
-    |backend: Backend| async move {
-        let (app, operator, _receiver) = idle_after_one_delivery(backend).await;
-        for name in [
-            "hookd_outbound_connections",
-            "hookd_requests_in_flight",
-            "hookd_attempts_unrecorded",
-            "hookd_outbound_connection_waiters",
-        ] {
-            assert_eq!(
-                app.metric(&operator, name).await,
-                0,
-                "{name} once all is idle"
-            );
-        }
-    }
-);
-
-on_both_backends!(
-    requests_in_flight_counts_the_requests_a_receiver_holds_not_the_queue,
-    |backend: Backend| async move {
-        // Patient enough that holding a request is not a timeout.
-        let patient = [
-            ("HOOKD_DELIVERY__REQUEST_TIMEOUT", "30s"),
-            ("HOOKD_DELIVERY__LEASE", "60s"),
-        ];
-        let (app, operator, receiver) = scene(backend, &patient).await;
-        let held = || Reply::Delay(Duration::from_secs(5), Box::new(Reply::status(200)));
-        receiver.script([held(), held()]);
-        app.endpoint_for(&app.partner_id, &receiver.url(), &[], 2)
-            .await;
-        publish_many(&app, 4).await;
-
-        receiver
-            .wait_for(2, SLOW)
-            .await
-            .expect("two requests reach the receiver, which holds them");
-        assert_eq!(
-            app.metric(&operator, "hookd_requests_in_flight").await,
-            2,
-            "two requests are on the wire (two more wait behind them)"
-        );
-        assert_eq!(
-            receiver.count(),
-            2,
-            "the scrape ran while both requests were held and the rest waited"
-        );
-
-        all_delivered(&app, 4).await;
-        assert_eq!(
-            app.metric(&operator, "hookd_requests_in_flight").await,
-            0,
-            "nothing is on the wire once all is answered and recorded"
+            "{name} once all is idle"
         );
     }
-);
+}
+
+#[both_backends]
+async fn requests_in_flight_counts_the_requests_a_receiver_holds_not_the_queue(backend: Backend) {
+    // Patient enough that holding a request is not a timeout.
+    let patient = [
+        ("HOOKD_DELIVERY__REQUEST_TIMEOUT", "30s"),
+        ("HOOKD_DELIVERY__LEASE", "60s"),
+    ];
+    let (app, operator, receiver) = scene(backend, &patient).await;
+    let held = || Reply::Delay(Duration::from_secs(5), Box::new(Reply::status(200)));
+    receiver.script([held(), held()]);
+    app.endpoint_for(&app.partner_id, &receiver.url(), &[], 2)
+        .await;
+    publish_many(&app, 4).await;
+
+    receiver
+        .wait_for(2, SLOW)
+        .await
+        .expect("two requests reach the receiver, which holds them");
+    assert_eq!(
+        app.metric(&operator, "hookd_requests_in_flight").await,
+        2,
+        "two requests are on the wire (two more wait behind them)"
+    );
+    assert_eq!(
+        receiver.count(),
+        2,
+        "the scrape ran while both requests were held and the rest waited"
+    );
+
+    all_delivered(&app, 4).await;
+    assert_eq!(
+        app.metric(&operator, "hookd_requests_in_flight").await,
+        0,
+        "nothing is on the wire once all is answered and recorded"
+    );
+}

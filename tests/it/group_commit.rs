@@ -9,68 +9,68 @@ use futures_util::future::join_all;
 use serde_json::json;
 
 use crate::harness::{Backend, receiver::Receiver, wait_until};
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 const DISTINCT: usize = 24;
 
-on_both_backends!(
-    requests_committed_together_keep_their_own_answers_and_each_event_is_delivered_once,
-    |app: TestApp| async move {
-        let receiver = Receiver::start().await;
-        app.endpoint(&receiver.url()).await;
-        let event = |id: String, x: i64| json!({"type": "a.b", "partner_id": app.partner_id, "event_id": id, "data": {"x": x}});
-        // Distinct events, one per request, all at once: grouped.
-        let first: Vec<_> = (0..DISTINCT).map(|i| event(uuid_id(i), 1)).collect();
-        let answers = join_all(first.iter().map(|b| app.post_events(b))).await;
-        assert!(
-            answers.iter().all(|(s, _)| *s == 201),
-            "each new event is created: {answers:?}"
-        );
-        let operator = app.operator_key().await;
-        let commits = app.metric(&operator, "hookd_ingest_commits_total").await;
-        assert!(
-            commits < DISTINCT as i64,
-            "{DISTINCT} events in as many requests took {commits} commits: they were grouped"
-        );
+#[both_backends]
+async fn requests_committed_together_keep_their_own_answers_and_each_event_is_delivered_once(
+    app: TestApp,
+) {
+    let receiver = Receiver::start().await;
+    app.endpoint(&receiver.url()).await;
+    let event = |id: String, x: i64| json!({"type": "a.b", "partner_id": app.partner_id, "event_id": id, "data": {"x": x}});
+    // Distinct events, one per request, all at once: grouped.
+    let first: Vec<_> = (0..DISTINCT).map(|i| event(uuid_id(i), 1)).collect();
+    let answers = join_all(first.iter().map(|b| app.post_events(b))).await;
+    assert!(
+        answers.iter().all(|(s, _)| *s == 201),
+        "each new event is created: {answers:?}"
+    );
+    let operator = app.operator_key().await;
+    let commits = app.metric(&operator, "hookd_ingest_commits_total").await;
+    assert!(
+        commits < DISTINCT as i64,
+        "{DISTINCT} events in as many requests took {commits} commits: they were grouped"
+    );
 
-        // Then every new event twice with the same content, and the first a
-        // third time with other content, all at once: a group with a
-        // collision is committed request by request.
-        let mut second = Vec::new();
-        for i in DISTINCT..2 * DISTINCT {
-            second.push(event(uuid_id(i), 1));
-            second.push(event(uuid_id(i), 1));
-        }
-        second.push(event(uuid_id(DISTINCT), 2));
-        let answers = join_all(second.iter().map(|b| app.post_events(b))).await;
-        let count = |status: u16| answers.iter().filter(|(s, _)| *s == status).count();
-        assert_eq!(
-            count(201),
-            DISTINCT,
-            "each event is created once: {answers:?}"
-        );
-        // The first event's three requests: one is created; a repeat of the
-        // winner's content is answered 200 and the other content 409.
-        assert!(
-            [(DISTINCT, 1), (DISTINCT - 1, 2)].contains(&(count(200), count(409))),
-            "repeats are answered 200 and the other content 409: {answers:?}"
-        );
-        let stored = app.count("SELECT COUNT(*) AS n FROM outbox_event").await;
-        assert_eq!(stored, 2 * DISTINCT as i64, "each event is stored once");
-
-        let arrived = wait_until(Duration::from_secs(20), || async {
-            (receiver.distinct_deliveries() == 2 * DISTINCT).then_some(())
-        })
-        .await;
-        assert!(arrived.is_some(), "every event arrives");
-        actix_rt::time::sleep(Duration::from_millis(300)).await;
-        let counts = receiver.deliveries();
-        assert!(
-            counts.values().all(|&n| n == 1),
-            "each event arrives once: {counts:?}"
-        );
+    // Then every new event twice with the same content, and the first a
+    // third time with other content, all at once: a group with a
+    // collision is committed request by request.
+    let mut second = Vec::new();
+    for i in DISTINCT..2 * DISTINCT {
+        second.push(event(uuid_id(i), 1));
+        second.push(event(uuid_id(i), 1));
     }
-);
+    second.push(event(uuid_id(DISTINCT), 2));
+    let answers = join_all(second.iter().map(|b| app.post_events(b))).await;
+    let count = |status: u16| answers.iter().filter(|(s, _)| *s == status).count();
+    assert_eq!(
+        count(201),
+        DISTINCT,
+        "each event is created once: {answers:?}"
+    );
+    // The first event's three requests: one is created; a repeat of the
+    // winner's content is answered 200 and the other content 409.
+    assert!(
+        [(DISTINCT, 1), (DISTINCT - 1, 2)].contains(&(count(200), count(409))),
+        "repeats are answered 200 and the other content 409: {answers:?}"
+    );
+    let stored = app.count("SELECT COUNT(*) AS n FROM outbox_event").await;
+    assert_eq!(stored, 2 * DISTINCT as i64, "each event is stored once");
+
+    let arrived = wait_until(Duration::from_secs(20), || async {
+        (receiver.distinct_deliveries() == 2 * DISTINCT).then_some(())
+    })
+    .await;
+    assert!(arrived.is_some(), "every event arrives");
+    actix_rt::time::sleep(Duration::from_millis(300)).await;
+    let counts = receiver.deliveries();
+    assert!(
+        counts.values().all(|&n| n == 1),
+        "each event arrives once: {counts:?}"
+    );
+}
 
 /// A valid event id (`evt_` and a UUID) numbered `i`.
 fn uuid_id(i: usize) -> String {

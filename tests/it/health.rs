@@ -19,7 +19,7 @@ use crate::harness::{
     receiver::{Receiver, Reply},
     spawn_app_with, stays_quiet, wait_until,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 use crate::harness::{QUIET, WAIT};
 const MINUTE: u64 = 60;
@@ -145,127 +145,124 @@ fn advance(app: &TestApp, secs: u64) {
     app.advance(Duration::from_secs(secs));
 }
 
-on_both_backends!(
-    a_failing_endpoint_is_warned_once_after_an_hour,
-    |backend: Backend| async move {
-        let Scene { app, id, watch, .. } =
-            a_failing_endpoint_and_its_partner_watching(backend).await;
-        // On PostgreSQL a second instance sweeps the same database too.
-        let _second = match backend {
-            Backend::Postgres => Some(another_instance(&app, &SWEEPING).await),
-            Backend::Sqlite => None,
-        };
-        let started_failing = app.clock.now_ms();
-        let event = app.publish("a.b", json!({})).await;
-        app.attempts_when(&event, &id, 1).await;
-        assert_eq!(
-            endpoint(&app, &id).await.failing_since,
-            Some(started_failing),
-            "the first failure starts the failing period"
-        );
+#[both_backends]
+async fn a_failing_endpoint_is_warned_once_after_an_hour(backend: Backend) {
+    let Scene { app, id, watch, .. } = a_failing_endpoint_and_its_partner_watching(backend).await;
+    // On PostgreSQL a second instance sweeps the same database too.
+    let _second = match backend {
+        Backend::Postgres => Some(another_instance(&app, &SWEEPING).await),
+        Backend::Sqlite => None,
+    };
+    let started_failing = app.clock.now_ms();
+    let event = app.publish("a.b", json!({})).await;
+    app.attempts_when(&event, &id, 1).await;
+    assert_eq!(
+        endpoint(&app, &id).await.failing_since,
+        Some(started_failing),
+        "the first failure starts the failing period"
+    );
 
-        // The 5 s retry runs just before the hour is up: too early to warn.
-        advance(&app, HOUR - 1);
-        app.attempts_when(&event, &id, 2).await;
+    // The 5 s retry runs just before the hour is up: too early to warn.
+    advance(&app, HOUR - 1);
+    app.attempts_when(&event, &id, 2).await;
 
-        // The next retry is five minutes away: only the sweep can warn now.
-        let warning = heard_only_after(
-            &app,
-            &watch,
-            "endpoint.failing",
-            0,
-            "no warning before an hour of failing",
-            2,
-        )
-        .await;
-        assert_eq!(warning[0]["data"]["endpoint_id"], id.as_str());
-        assert_eq!(
-            warning[0]["data"]["failing_since"],
-            format_time(started_failing).as_str()
-        );
+    // The next retry is five minutes away: only the sweep can warn now.
+    let warning = heard_only_after(
+        &app,
+        &watch,
+        "endpoint.failing",
+        0,
+        "no warning before an hour of failing",
+        2,
+    )
+    .await;
+    assert_eq!(warning[0]["data"]["endpoint_id"], id.as_str());
+    assert_eq!(
+        warning[0]["data"]["failing_since"],
+        format_time(started_failing).as_str()
+    );
 
-        // Further sweeps and a further failure warn no more.
-        advance(&app, 5 * MINUTE);
-        app.attempts_when(&event, &id, 3).await;
-        stays_announced(&app, "endpoint.failing", 1, "the warning is announced once").await;
-        assert_heard_once(
-            &watch,
-            "endpoint.failing",
-            "the partner hears the warning once",
-        );
-        assert_eq!(endpoint(&app, &id).await.status, EndpointStatus::Active);
+    // Further sweeps and a further failure warn no more.
+    advance(&app, 5 * MINUTE);
+    app.attempts_when(&event, &id, 3).await;
+    stays_announced(&app, "endpoint.failing", 1, "the warning is announced once").await;
+    assert_heard_once(
+        &watch,
+        "endpoint.failing",
+        "the partner hears the warning once",
+    );
+    assert_eq!(endpoint(&app, &id).await.status, EndpointStatus::Active);
+}
+
+#[both_backends]
+async fn a_failing_endpoint_is_disabled_after_five_days_although_its_last_delivery_died_on_day_three(
+    backend: Backend,
+) {
+    let Scene {
+        app,
+        receiver: failing,
+        id,
+        watch,
+    } = a_failing_endpoint_and_its_partner_watching(backend).await;
+    let started_failing = app.clock.now_ms();
+    let event = app.publish("a.b", json!({})).await;
+    let schedule = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400];
+    for (i, step) in schedule.iter().enumerate() {
+        app.attempts_when(&event, &id, i + 1).await;
+        advance(&app, *step);
     }
-);
+    app.wait_for_state(&event, &id, "dead", WAIT).await;
+    let dead_after: u64 = schedule.iter().sum();
+    assert!(
+        (3 * DAY..4 * DAY).contains(&dead_after),
+        "the delivery dies on day three"
+    );
 
-on_both_backends!(
-    a_failing_endpoint_is_disabled_after_five_days_although_its_last_delivery_died_on_day_three,
-    |backend: Backend| async move {
-        let Scene {
-            app,
-            receiver: failing,
-            id,
-            watch,
-        } = a_failing_endpoint_and_its_partner_watching(backend).await;
-        let started_failing = app.clock.now_ms();
-        let event = app.publish("a.b", json!({})).await;
-        let schedule = [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400];
-        for (i, step) in schedule.iter().enumerate() {
-            app.attempts_when(&event, &id, i + 1).await;
-            advance(&app, *step);
+    // Nothing is attempted any more; a minute before five days it is still active.
+    advance(&app, 5 * DAY - dead_after - MINUTE);
+    stays_quiet(QUIET, || async {
+        let attempts = failing.count();
+        let status = endpoint(&app, &id).await.status;
+        if attempts != 10 {
+            Some(format!("attempt {attempts} ran after the last one"))
+        } else if status != EndpointStatus::Active {
+            Some(format!("the endpoint became {status:?} before five days"))
+        } else {
+            None
         }
-        app.wait_for_state(&event, &id, "dead", WAIT).await;
-        let dead_after: u64 = schedule.iter().sum();
-        assert!(
-            (3 * DAY..4 * DAY).contains(&dead_after),
-            "the delivery dies on day three"
-        );
+    })
+    .await;
 
-        // Nothing is attempted any more; a minute before five days it is still active.
-        advance(&app, 5 * DAY - dead_after - MINUTE);
-        stays_quiet(QUIET, || async {
-            let attempts = failing.count();
-            let status = endpoint(&app, &id).await.status;
-            if attempts != 10 {
-                Some(format!("attempt {attempts} ran after the last one"))
-            } else if status != EndpointStatus::Active {
-                Some(format!("the endpoint became {status:?} before five days"))
-            } else {
-                None
-            }
-        })
-        .await;
+    let notice = heard_only_after(
+        &app,
+        &watch,
+        "endpoint.disabled",
+        0,
+        "not disabled before five days",
+        2 * MINUTE,
+    )
+    .await;
+    assert_eq!(notice[0]["data"]["endpoint_id"], id.as_str());
+    assert_eq!(
+        notice[0]["data"]["failing_since"],
+        format_time(started_failing).as_str()
+    );
+    let disabled = endpoint(&app, &id).await;
+    assert_eq!(disabled.status, EndpointStatus::Disabled);
+    assert_mentions(
+        disabled.disabled_reason.as_deref(),
+        "disable_after",
+        "the reason names the threshold",
+    );
 
-        let notice = heard_only_after(
-            &app,
-            &watch,
-            "endpoint.disabled",
-            0,
-            "not disabled before five days",
-            2 * MINUTE,
-        )
-        .await;
-        assert_eq!(notice[0]["data"]["endpoint_id"], id.as_str());
-        assert_eq!(
-            notice[0]["data"]["failing_since"],
-            format_time(started_failing).as_str()
-        );
-        let disabled = endpoint(&app, &id).await;
-        assert_eq!(disabled.status, EndpointStatus::Disabled);
-        assert_mentions(
-            disabled.disabled_reason.as_deref(),
-            "disable_after",
-            "the reason names the threshold",
-        );
-
-        stays_announced(&app, "endpoint.disabled", 1, "disabling is announced once").await;
-        assert_eq!(heard(&watch, "endpoint.disabled").len(), 1);
-        assert_heard_once(
-            &watch,
-            "endpoint.failing",
-            "the owner was warned once on the way",
-        );
-    }
-);
+    stays_announced(&app, "endpoint.disabled", 1, "disabling is announced once").await;
+    assert_eq!(heard(&watch, "endpoint.disabled").len(), 1);
+    assert_heard_once(
+        &watch,
+        "endpoint.failing",
+        "the owner was warned once on the way",
+    );
+}
 
 /// A failing endpoint warned after an hour, whose receiver then answers 200
 /// and whose delivery succeeds: the scene, once the recovery is heard.
@@ -291,59 +288,55 @@ async fn warned_then_recovered(backend: Backend) -> Scene {
     scene
 }
 
-on_both_backends!(
-    a_warned_endpoint_that_succeeds_again_is_announced_recovered_once,
-    |backend: Backend| async move {
-        let Scene { app, id, watch, .. } = warned_then_recovered(backend).await;
-        let recovered = heard(&watch, "endpoint.recovered");
-        assert_eq!(recovered[0]["data"]["endpoint_id"], id.as_str());
-        assert_eq!(
-            endpoint(&app, &id).await.failing_since,
-            None,
-            "the failing period is over"
-        );
-        stays_announced(&app, "endpoint.recovered", 1, "recovery is announced once").await;
-        assert_heard_once(
-            &watch,
-            "endpoint.recovered",
-            "the partner hears of the recovery once",
-        );
-    }
-);
+#[both_backends]
+async fn a_warned_endpoint_that_succeeds_again_is_announced_recovered_once(backend: Backend) {
+    let Scene { app, id, watch, .. } = warned_then_recovered(backend).await;
+    let recovered = heard(&watch, "endpoint.recovered");
+    assert_eq!(recovered[0]["data"]["endpoint_id"], id.as_str());
+    assert_eq!(
+        endpoint(&app, &id).await.failing_since,
+        None,
+        "the failing period is over"
+    );
+    stays_announced(&app, "endpoint.recovered", 1, "recovery is announced once").await;
+    assert_heard_once(
+        &watch,
+        "endpoint.recovered",
+        "the partner hears of the recovery once",
+    );
+}
 
-on_both_backends!(
-    a_failure_after_recovery_starts_a_new_period_warned_an_hour_after_it,
-    |backend: Backend| async move {
-        let Scene {
-            app,
-            receiver,
-            id,
-            watch,
-        } = warned_then_recovered(backend).await;
-        receiver.set_default(Reply::status(500));
-        let started_again = app.clock.now_ms();
-        let second = app.publish("a.b", json!({})).await;
-        app.attempts_when(&second, &id, 1).await;
-        assert_eq!(endpoint(&app, &id).await.failing_since, Some(started_again));
-        advance(&app, HOUR - MINUTE);
-        app.attempts_when(&second, &id, 2).await;
-        let warnings = heard_only_after(
-            &app,
-            &watch,
-            "endpoint.failing",
-            1,
-            "the new period is not warned about before its hour",
-            2 * MINUTE,
-        )
-        .await;
-        assert_eq!(
-            warnings[1]["data"]["failing_since"],
-            format_time(started_again).as_str(),
-            "the second warning is about the new period"
-        );
-        stays_announced(&app, "endpoint.failing", 2, "the new period is warned once").await;
-    }
-);
+#[both_backends]
+async fn a_failure_after_recovery_starts_a_new_period_warned_an_hour_after_it(backend: Backend) {
+    let Scene {
+        app,
+        receiver,
+        id,
+        watch,
+    } = warned_then_recovered(backend).await;
+    receiver.set_default(Reply::status(500));
+    let started_again = app.clock.now_ms();
+    let second = app.publish("a.b", json!({})).await;
+    app.attempts_when(&second, &id, 1).await;
+    assert_eq!(endpoint(&app, &id).await.failing_since, Some(started_again));
+    advance(&app, HOUR - MINUTE);
+    app.attempts_when(&second, &id, 2).await;
+    let warnings = heard_only_after(
+        &app,
+        &watch,
+        "endpoint.failing",
+        1,
+        "the new period is not warned about before its hour",
+        2 * MINUTE,
+    )
+    .await;
+    assert_eq!(
+        warnings[1]["data"]["failing_since"],
+        format_time(started_again).as_str(),
+        "the second warning is about the new period"
+    );
+    stays_announced(&app, "endpoint.failing", 2, "the new period is warned once").await;
+}
 
 /// PostgreSQL only (SQLite takes one running hookd): an instance sweeps as it
 /// starts, not only at its first tick.

@@ -11,7 +11,7 @@ use crate::harness::{
     receiver::{Receiver, Reply},
     spawn_app_with,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// Four scheduled attempts, a second apart.
 const FOUR_ATTEMPTS: [(&str, &str); 2] = [
@@ -66,94 +66,92 @@ async fn endpoints_by(app: &TestApp, operator: &str, status: &str) -> i64 {
         .await
 }
 
-on_both_backends!(
-    endpoints_are_scraped_by_status_a_failing_one_apart_from_the_active_ones,
-    |backend: Backend| async move {
-        let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
-        let (fine_ep, _fine) = fine_endpoint(&app).await;
-        let metric = |status: &'static str| endpoints_by(&app, &operator, status);
-        assert_eq!(metric("active").await, 2, "neither has failed yet");
-        assert_eq!(metric("failing").await, 0);
+#[both_backends]
+async fn endpoints_are_scraped_by_status_a_failing_one_apart_from_the_active_ones(
+    backend: Backend,
+) {
+    let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
+    let (fine_ep, _fine) = fine_endpoint(&app).await;
+    let metric = |status: &'static str| endpoints_by(&app, &operator, status);
+    assert_eq!(metric("active").await, 2, "neither has failed yet");
+    assert_eq!(metric("failing").await, 0);
 
-        let ok = app.publish("a.b", json!({"n": 1})).await;
-        app.wait_for_state(&ok, &fine_ep, "delivered", WAIT).await;
-        let doomed = app.publish("c.d", json!({"n": 2})).await;
-        app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
-        for (status, n, which) in [
-            ("failing", 1, "the endpoint whose attempt failed"),
-            ("active", 1, "the one that succeeds"),
-            ("paused", 0, "none"),
-            ("disabled", 0, "none"),
-        ] {
-            assert_eq!(metric(status).await, n, "{status}: {which}");
-        }
+    let ok = app.publish("a.b", json!({"n": 1})).await;
+    app.wait_for_state(&ok, &fine_ep, "delivered", WAIT).await;
+    let doomed = app.publish("c.d", json!({"n": 2})).await;
+    app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
+    for (status, n, which) in [
+        ("failing", 1, "the endpoint whose attempt failed"),
+        ("active", 1, "the one that succeeds"),
+        ("paused", 0, "none"),
+        ("disabled", 0, "none"),
+    ] {
+        assert_eq!(metric(status).await, n, "{status}: {which}");
     }
-);
+}
 
-on_both_backends!(
-    a_delivery_is_saturated_while_it_waits_on_its_last_two_attempts_and_not_before,
-    |backend: Backend| async move {
-        let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
-        let saturation = || app.metric(&operator, "hookd_retry_saturation");
-        let doomed = doomed_event(&app, &broken).await;
-        app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
-        assert_eq!(
-            saturation().await,
-            0,
-            "one attempt of four made: three remain, more than the last two"
-        );
-        retried_until(&app, &doomed, &broken, 2).await;
-        app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
-        assert_eq!(
-            saturation().await,
-            1,
-            "two of four made: the last two remain"
-        );
-        retried_until(&app, &doomed, &broken, 4).await;
-        app.wait_for_state(&doomed, &broken, "dead", WAIT).await;
-        assert_eq!(saturation().await, 0, "a dead delivery waits on nothing");
-    }
-);
+#[both_backends]
+async fn a_delivery_is_saturated_while_it_waits_on_its_last_two_attempts_and_not_before(
+    backend: Backend,
+) {
+    let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
+    let saturation = || app.metric(&operator, "hookd_retry_saturation");
+    let doomed = doomed_event(&app, &broken).await;
+    app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
+    assert_eq!(
+        saturation().await,
+        0,
+        "one attempt of four made: three remain, more than the last two"
+    );
+    retried_until(&app, &doomed, &broken, 2).await;
+    app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
+    assert_eq!(
+        saturation().await,
+        1,
+        "two of four made: the last two remain"
+    );
+    retried_until(&app, &doomed, &broken, 4).await;
+    app.wait_for_state(&doomed, &broken, "dead", WAIT).await;
+    assert_eq!(saturation().await, 0, "a dead delivery waits on nothing");
+}
 
-on_both_backends!(
-    a_delivery_out_of_attempts_is_in_the_dead_backlog_and_counted_as_died_once,
-    |backend: Backend| async move {
-        let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
-        let metric = |name: &'static str| app.metric(&operator, name);
-        let doomed = doomed_event(&app, &broken).await;
-        retried_until(&app, &doomed, &broken, 3).await;
-        app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
-        assert_eq!(
-            metric("hookd_deliveries_dead").await,
-            0,
-            "one attempt remains"
-        );
-        assert_eq!(metric("hookd_deliveries_died_total").await, 0);
+#[both_backends]
+async fn a_delivery_out_of_attempts_is_in_the_dead_backlog_and_counted_as_died_once(
+    backend: Backend,
+) {
+    let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
+    let metric = |name: &'static str| app.metric(&operator, name);
+    let doomed = doomed_event(&app, &broken).await;
+    retried_until(&app, &doomed, &broken, 3).await;
+    app.wait_for_state(&doomed, &broken, "failed", WAIT).await;
+    assert_eq!(
+        metric("hookd_deliveries_dead").await,
+        0,
+        "one attempt remains"
+    );
+    assert_eq!(metric("hookd_deliveries_died_total").await, 0);
 
-        retried_until(&app, &doomed, &broken, 4).await;
-        app.wait_for_state(&doomed, &broken, "dead", WAIT).await;
-        assert_eq!(metric("hookd_deliveries_dead").await, 1);
-        assert_eq!(metric("hookd_deliveries_died_total").await, 1);
-    }
-);
+    retried_until(&app, &doomed, &broken, 4).await;
+    app.wait_for_state(&doomed, &broken, "dead", WAIT).await;
+    assert_eq!(metric("hookd_deliveries_dead").await, 1);
+    assert_eq!(metric("hookd_deliveries_died_total").await, 1);
+}
 
-on_both_backends!(
-    only_a_delivered_attempt_counts_toward_delivery_latency,
-    |backend: Backend| async move {
-        let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
-        let latency = || app.metric(&operator, "hookd_delivery_latency_seconds_count");
-        let (fine_ep, _fine) = fine_endpoint(&app).await;
-        let doomed = doomed_event(&app, &broken).await;
-        retried_until(&app, &doomed, &broken, 4).await;
-        app.wait_for_state(&doomed, &broken, "dead", WAIT).await;
-        assert_eq!(
-            latency().await,
-            0,
-            "failed attempts are not delivery latency"
-        );
+#[both_backends]
+async fn only_a_delivered_attempt_counts_toward_delivery_latency(backend: Backend) {
+    let (app, operator, broken, _receiver) = one_failing_endpoint(backend).await;
+    let latency = || app.metric(&operator, "hookd_delivery_latency_seconds_count");
+    let (fine_ep, _fine) = fine_endpoint(&app).await;
+    let doomed = doomed_event(&app, &broken).await;
+    retried_until(&app, &doomed, &broken, 4).await;
+    app.wait_for_state(&doomed, &broken, "dead", WAIT).await;
+    assert_eq!(
+        latency().await,
+        0,
+        "failed attempts are not delivery latency"
+    );
 
-        let ok = app.publish("a.b", json!({})).await;
-        app.wait_for_state(&ok, &fine_ep, "delivered", WAIT).await;
-        assert_eq!(latency().await, 1, "the 2xx is");
-    }
-);
+    let ok = app.publish("a.b", json!({})).await;
+    app.wait_for_state(&ok, &fine_ep, "delivered", WAIT).await;
+    assert_eq!(latency().await, 1, "the 2xx is");
+}

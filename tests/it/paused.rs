@@ -10,7 +10,7 @@ use crate::harness::{
     receiver::{Receiver, Reply},
     spawn_app_with, stays_quiet, wait_until,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 const SWEEPING: [(&str, &str); 2] = [
     ("HOOKD_RETENTION__SWEEP_INTERVAL", "50ms"),
@@ -68,74 +68,66 @@ async fn paused_by_a_disable(backend: Backend) -> (TestApp, String, Receiver, St
     (app, key, receiver, id, event)
 }
 
-on_both_backends!(
-    a_paused_delivery_is_not_counted_as_waiting_and_is_listed_as_paused,
-    |backend: Backend| async move {
-        let (app, key, _receiver, _id, event) = paused_by_a_disable(backend).await;
-        let operator = app.operator_key().await;
-        assert_eq!(
-            app.metric(&operator, "hookd_deliveries_waiting{state=\"failed\"}")
-                .await,
-            0
-        );
-        assert_eq!(app.metric(&operator, "hookd_deliveries_paused").await, 1);
-        let (_, listed, _) = app
-            .request("GET", "/v1/deliveries?state=paused", &key, None)
-            .await;
-        assert_eq!(listed["data"][0]["event_id"], event.as_str(), "{listed}");
-    }
-);
-
-on_both_backends!(
-    a_paused_delivery_resumes_at_once_when_its_endpoint_is_enabled,
-    |backend: Backend| async move {
-        let (app, key, receiver, id, event) = paused_by_a_disable(backend).await;
-        receiver.set_default(Reply::status(200));
-        let (status, enabled, _) = app
-            .request("POST", &format!("/v1/endpoints/{id}/enable"), &key, None)
-            .await;
-        assert_eq!(status, 200, "{enabled}");
-        // Due at once: no clock moves, yet it is delivered.
-        comes_to(&app, &event, "delivered").await;
-    }
-);
-
-on_both_backends!(
-    a_delivery_paused_past_its_maximum_age_is_dead_with_the_reason,
-    |backend: Backend| async move {
-        let (app, _key, _receiver, _id, event) = paused_by_a_disable(backend).await;
-        app.advance(Duration::from_secs(4 * 86_400 - 60));
-        stays_quiet(QUIET, || async {
-            let (state, _) = state(&app, &event).await;
-            (state != "paused").then(|| format!("within its maximum age it became {state}"))
-        })
+#[both_backends]
+async fn a_paused_delivery_is_not_counted_as_waiting_and_is_listed_as_paused(backend: Backend) {
+    let (app, key, _receiver, _id, event) = paused_by_a_disable(backend).await;
+    let operator = app.operator_key().await;
+    assert_eq!(
+        app.metric(&operator, "hookd_deliveries_waiting{state=\"failed\"}")
+            .await,
+        0
+    );
+    assert_eq!(app.metric(&operator, "hookd_deliveries_paused").await, 1);
+    let (_, listed, _) = app
+        .request("GET", "/v1/deliveries?state=paused", &key, None)
         .await;
-        assert_eq!(
-            state(&app, &event).await.0,
-            "paused",
-            "still paused within its maximum age"
-        );
-        app.advance(Duration::from_secs(120));
-        let (_, reason) = comes_to(&app, &event, "dead").await;
-        assert_eq!(reason.as_deref(), Some("paused-past-max-age"));
-    }
-);
+    assert_eq!(listed["data"][0]["event_id"], event.as_str(), "{listed}");
+}
 
-on_both_backends!(
-    a_410_disables_the_endpoint_and_pauses_every_delivery_it_holds,
-    |backend: Backend| async move {
-        let app = spawn_app_with(backend, &SWEEPING).await;
-        let (receiver, _id, first) = a_failed_delivery(&app).await;
-        receiver.set_default(Reply::status(410));
-        let second = app.publish("a.b", json!({})).await;
-        // The delivery that met the 410 waits with the others for the
-        // endpoint to be enabled.
-        comes_to(&app, &second, "paused").await;
-        comes_to(&app, &first, "paused").await;
-        assert_eq!(
-            app.count("SELECT COUNT(*) AS n FROM endpoint WHERE status = 'disabled'")
-                .await,
-            1
-        );
-    }
-);
+#[both_backends]
+async fn a_paused_delivery_resumes_at_once_when_its_endpoint_is_enabled(backend: Backend) {
+    let (app, key, receiver, id, event) = paused_by_a_disable(backend).await;
+    receiver.set_default(Reply::status(200));
+    let (status, enabled, _) = app
+        .request("POST", &format!("/v1/endpoints/{id}/enable"), &key, None)
+        .await;
+    assert_eq!(status, 200, "{enabled}");
+    // Due at once: no clock moves, yet it is delivered.
+    comes_to(&app, &event, "delivered").await;
+}
+
+#[both_backends]
+async fn a_delivery_paused_past_its_maximum_age_is_dead_with_the_reason(backend: Backend) {
+    let (app, _key, _receiver, _id, event) = paused_by_a_disable(backend).await;
+    app.advance(Duration::from_secs(4 * 86_400 - 60));
+    stays_quiet(QUIET, || async {
+        let (state, _) = state(&app, &event).await;
+        (state != "paused").then(|| format!("within its maximum age it became {state}"))
+    })
+    .await;
+    assert_eq!(
+        state(&app, &event).await.0,
+        "paused",
+        "still paused within its maximum age"
+    );
+    app.advance(Duration::from_secs(120));
+    let (_, reason) = comes_to(&app, &event, "dead").await;
+    assert_eq!(reason.as_deref(), Some("paused-past-max-age"));
+}
+
+#[both_backends]
+async fn a_410_disables_the_endpoint_and_pauses_every_delivery_it_holds(backend: Backend) {
+    let app = spawn_app_with(backend, &SWEEPING).await;
+    let (receiver, _id, first) = a_failed_delivery(&app).await;
+    receiver.set_default(Reply::status(410));
+    let second = app.publish("a.b", json!({})).await;
+    // The delivery that met the 410 waits with the others for the
+    // endpoint to be enabled.
+    comes_to(&app, &second, "paused").await;
+    comes_to(&app, &first, "paused").await;
+    assert_eq!(
+        app.count("SELECT COUNT(*) AS n FROM endpoint WHERE status = 'disabled'")
+            .await,
+        1
+    );
+}

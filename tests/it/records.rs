@@ -13,7 +13,7 @@ use crate::harness::{
     receiver::{Receiver, Reply},
     spawn_app,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// A `code` answer whose head carries `headers`.
 fn with_headers(code: u16, headers: Vec<(String, String)>) -> Reply {
@@ -60,75 +60,67 @@ async fn oversized_heads(backend: Backend) -> (TestApp, Receiver, String, String
     (app, receiver, event, endpoint)
 }
 
-on_both_backends!(
-    an_answer_with_too_many_headers_is_recorded_as_the_receivers_failure,
-    |backend: Backend| async move {
-        let (app, _receiver, event, endpoint) = oversized_heads(backend).await;
-        let attempts = app.attempts_when(&event, &endpoint, 1).await;
-        assert_head_too_large(&attempts[0], "120 headers");
-        app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
-        let d = app.delivery_row(&event, &endpoint).await;
-        assert_eq!(d.last_error_category.as_deref(), Some("http_status"));
-        assert_eq!(d.last_status, None, "the delivery shows no status either");
-    }
-);
+#[both_backends]
+async fn an_answer_with_too_many_headers_is_recorded_as_the_receivers_failure(backend: Backend) {
+    let (app, _receiver, event, endpoint) = oversized_heads(backend).await;
+    let attempts = app.attempts_when(&event, &endpoint, 1).await;
+    assert_head_too_large(&attempts[0], "120 headers");
+    app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
+    let d = app.delivery_row(&event, &endpoint).await;
+    assert_eq!(d.last_error_category.as_deref(), Some("http_status"));
+    assert_eq!(d.last_status, None, "the delivery shows no status either");
+}
 
-on_both_backends!(
-    an_answer_with_one_huge_header_is_recorded_as_the_receivers_failure,
-    |backend: Backend| async move {
-        let (app, _receiver, event, endpoint) = oversized_heads(backend).await;
-        app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
-        app.advance(Duration::from_secs(7));
-        let attempts = app.attempts_when(&event, &endpoint, 2).await;
-        assert_head_too_large(&attempts[1], "a 160 KiB header");
-    }
-);
+#[both_backends]
+async fn an_answer_with_one_huge_header_is_recorded_as_the_receivers_failure(backend: Backend) {
+    let (app, _receiver, event, endpoint) = oversized_heads(backend).await;
+    app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
+    app.advance(Duration::from_secs(7));
+    let attempts = app.attempts_when(&event, &endpoint, 2).await;
+    assert_head_too_large(&attempts[1], "a 160 KiB header");
+}
 
-on_both_backends!(
-    an_oversized_head_is_retried_on_the_schedule_like_a_5xx,
-    |backend: Backend| async move {
-        let (app, receiver, event, endpoint) = oversized_heads(backend).await;
-        app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
-        receiver.stays_at(1).await;
-        app.advance(Duration::from_secs(7));
-        app.attempts_when(&event, &endpoint, 2).await;
-        app.advance(Duration::from_secs(400));
-        assert_state_after(
-            &app,
-            &event,
-            &endpoint,
-            "delivered",
-            3,
-            "an oversized head is retried on the schedule like a 5xx",
-        )
-        .await;
-    }
-);
+#[both_backends]
+async fn an_oversized_head_is_retried_on_the_schedule_like_a_5xx(backend: Backend) {
+    let (app, receiver, event, endpoint) = oversized_heads(backend).await;
+    app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
+    receiver.stays_at(1).await;
+    app.advance(Duration::from_secs(7));
+    app.attempts_when(&event, &endpoint, 2).await;
+    app.advance(Duration::from_secs(400));
+    assert_state_after(
+        &app,
+        &event,
+        &endpoint,
+        "delivered",
+        3,
+        "an oversized head is retried on the schedule like a 5xx",
+    )
+    .await;
+}
 
-on_both_backends!(
-    a_server_error_excerpt_keeps_no_credentials,
-    |app: TestApp| async move {
-        let receiver = Receiver::start().await;
-        receiver.script([Reply::with_body(
-            500,
-            r#"password=hunter2 token=abcdefghijklmnop {"secret":"s3"}"#,
-        )]);
-        let (endpoint, _) = app.endpoint(&receiver.url()).await;
-        let event = app.publish("a.b", json!({"n": 1})).await;
+#[both_backends]
+async fn a_server_error_excerpt_keeps_no_credentials(app: TestApp) {
+    let receiver = Receiver::start().await;
+    receiver.script([Reply::with_body(
+        500,
+        r#"password=hunter2 token=abcdefghijklmnop {"secret":"s3"}"#,
+    )]);
+    let (endpoint, _) = app.endpoint(&receiver.url()).await;
+    let event = app.publish("a.b", json!({"n": 1})).await;
 
-        let attempts = app.attempts_when(&event, &endpoint, 1).await;
-        assert_eq!(attempts[0].status_code, Some(500));
-        assert_eq!(attempts[0].error_category.as_deref(), Some("http_status"));
-        let excerpt = attempts[0]
-            .response_excerpt
-            .as_deref()
-            .expect("an excerpt of the body");
-        for leaked in ["hunter2", "abcdefghijklmnop", "s3"] {
-            assert!(!excerpt.contains(leaked), "{leaked} leaked: {excerpt}");
-        }
-        assert_eq!(
-            excerpt, r#"password=[redacted] token=[redacted] {"secret":"[redacted]"}"#,
-            "the keys stay visible"
-        );
+    let attempts = app.attempts_when(&event, &endpoint, 1).await;
+    assert_eq!(attempts[0].status_code, Some(500));
+    assert_eq!(attempts[0].error_category.as_deref(), Some("http_status"));
+    let excerpt = attempts[0]
+        .response_excerpt
+        .as_deref()
+        .expect("an excerpt of the body");
+    for leaked in ["hunter2", "abcdefghijklmnop", "s3"] {
+        assert!(!excerpt.contains(leaked), "{leaked} leaked: {excerpt}");
     }
-);
+    assert_eq!(
+        excerpt, r#"password=[redacted] token=[redacted] {"secret":"[redacted]"}"#,
+        "the keys stay visible"
+    );
+}

@@ -10,7 +10,7 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseTransaction, Transact
 use serde_json::{Value, json};
 
 use crate::harness::TestApp;
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 const BUDGET: &str = "budget:bud_17";
 
@@ -149,68 +149,58 @@ async fn spend_the_first(app: &TestApp, n: usize) {
     }
 }
 
-on_both_backends!(
-    spending_below_80_percent_publishes_nothing,
-    |app: TestApp| async move {
-        spend_the_first(&app, 1).await;
-        assert_published(&app, &[], "79 % crosses nothing").await;
-    }
-);
+#[both_backends]
+async fn spending_below_80_percent_publishes_nothing(app: TestApp) {
+    spend_the_first(&app, 1).await;
+    assert_published(&app, &[], "79 % crosses nothing").await;
+}
 
-on_both_backends!(
-    spending_past_80_percent_publishes_80_once,
-    |app: TestApp| async move {
-        spend_the_first(&app, 2).await;
-        assert_eq!(percents_in_outbox(&app).await, [80]);
-    }
-);
+#[both_backends]
+async fn spending_past_80_percent_publishes_80_once(app: TestApp) {
+    spend_the_first(&app, 2).await;
+    assert_eq!(percents_in_outbox(&app).await, [80]);
+}
 
-on_both_backends!(
-    spending_past_100_percent_publishes_100_and_not_80_again,
-    |app: TestApp| async move {
-        spend_the_first(&app, 3).await;
-        assert_eq!(percents_in_outbox(&app).await, [80, 100]);
-    }
-);
+#[both_backends]
+async fn spending_past_100_percent_publishes_100_and_not_80_again(app: TestApp) {
+    spend_the_first(&app, 3).await;
+    assert_eq!(percents_in_outbox(&app).await, [80, 100]);
+}
 
-on_both_backends!(
-    a_credit_below_the_band_rearms_80_percent_and_spending_past_it_publishes_it_again,
-    |app: TestApp| async move {
-        spend_the_first(&app, 6).await;
-        let why = "80 once, 100 once, 80 again after the credit re-armed it";
-        assert_published(&app, &[80, 80, 100], why).await;
-    }
-);
+#[both_backends]
+async fn a_credit_below_the_band_rearms_80_percent_and_spending_past_it_publishes_it_again(
+    app: TestApp,
+) {
+    spend_the_first(&app, 6).await;
+    let why = "80 once, 100 once, 80 again after the credit re-armed it";
+    assert_published(&app, &[80, 80, 100], why).await;
+}
 
-on_both_backends!(
-    a_dip_within_the_band_does_not_rearm_80_percent,
-    |app: TestApp| async move {
-        #[rustfmt::skip]
+#[both_backends]
+async fn a_dip_within_the_band_does_not_rearm_80_percent(app: TestApp) {
+    #[rustfmt::skip]
         let steps: &[Step] = &[
             (("0", "85"),  &[80], "past 80"),
             (("85", "76"), &[],   "76 is within 5.00 of 80: still disarmed"),
             (("76", "84"), &[],   "back past 80 without a re-arm publishes nothing"),
         ];
-        commit_each(&app, &budget_tracker(band("5")), steps).await;
-        assert_eq!(percents_in_outbox(&app).await, [80]);
-    }
-);
+    commit_each(&app, &budget_tracker(band("5")), steps).await;
+    assert_eq!(percents_in_outbox(&app).await, [80]);
+}
 
-on_both_backends!(
-    a_crossings_money_stays_a_six_digit_decimal_string,
-    |app: TestApp| async move {
-        spend_the_first(&app, 3).await;
-        let spent: Vec<Value> = outbox(&app, "budget.threshold_crossed")
-            .await
-            .into_iter()
-            .map(|d| d["spent"].clone())
-            .collect();
-        assert!(
-            spent.contains(&json!("101.000000")),
-            "money stays a 6-digit decimal string: {spent:?}"
-        );
-    }
-);
+#[both_backends]
+async fn a_crossings_money_stays_a_six_digit_decimal_string(app: TestApp) {
+    spend_the_first(&app, 3).await;
+    let spent: Vec<Value> = outbox(&app, "budget.threshold_crossed")
+        .await
+        .into_iter()
+        .map(|d| d["spent"].clone())
+        .collect();
+    assert!(
+        spent.contains(&json!("101.000000")),
+        "money stays a 6-digit decimal string: {spent:?}"
+    );
+}
 
 /// Spends `change` in a transaction that rolls back; what fired inside it.
 async fn rolled_back(app: &TestApp, t: &Tracker, change: (&str, &str)) -> Vec<u32> {
@@ -220,156 +210,143 @@ async fn rolled_back(app: &TestApp, t: &Tracker, change: (&str, &str)) -> Vec<u3
     fired
 }
 
-on_both_backends!(
-    a_rolled_back_crossing_leaves_no_state_and_no_event,
-    |app: TestApp| async move {
-        let t = &budget_tracker(band("5"));
-        assert_eq!(
-            rolled_back(&app, t, ("79", "85")).await,
-            [80],
-            "it fired inside the transaction"
-        );
-        for (table, what) in [
-            ("threshold_state", "no state"),
-            ("outbox_event", "no event"),
-        ] {
-            let n = app
-                .count(&format!("SELECT COUNT(*) AS n FROM {table}"))
-                .await;
-            assert_eq!(n, 0, "{what} survives a rollback");
-        }
+#[both_backends]
+async fn a_rolled_back_crossing_leaves_no_state_and_no_event(app: TestApp) {
+    let t = &budget_tracker(band("5"));
+    assert_eq!(
+        rolled_back(&app, t, ("79", "85")).await,
+        [80],
+        "it fired inside the transaction"
+    );
+    for (table, what) in [
+        ("threshold_state", "no state"),
+        ("outbox_event", "no event"),
+    ] {
+        let n = app
+            .count(&format!("SELECT COUNT(*) AS n FROM {table}"))
+            .await;
+        assert_eq!(n, 0, "{what} survives a rollback");
     }
-);
+}
 
-on_both_backends!(
-    a_change_retried_after_a_rollback_fires_once_and_its_duplicate_not_at_all,
-    |app: TestApp| async move {
-        let t = &budget_tracker(band("5"));
-        rolled_back(&app, t, ("79", "85")).await;
-        #[rustfmt::skip]
+#[both_backends]
+async fn a_change_retried_after_a_rollback_fires_once_and_its_duplicate_not_at_all(app: TestApp) {
+    let t = &budget_tracker(band("5"));
+    rolled_back(&app, t, ("79", "85")).await;
+    #[rustfmt::skip]
         let steps: &[Step] = &[
             (("79", "85"), &[80], "the retry fires, once"),
             (("79", "85"), &[],   "a duplicate of the committed change does not"),
         ];
-        commit_each(&app, t, steps).await;
-        assert_eq!(percents_in_outbox(&app).await, [80]);
-    }
-);
+    commit_each(&app, t, steps).await;
+    assert_eq!(percents_in_outbox(&app).await, [80]);
+}
 
-on_both_backends!(
-    a_rolled_back_crossing_of_100_percent_keeps_80_disarmed_and_100_armed,
-    |app: TestApp| async move {
-        let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
-        committed(db, partner, t, ("79", "85")).await;
-        assert_eq!(rolled_back(&app, t, ("85", "101")).await, [100]);
-        assert_eq!(
-            app.count("SELECT COUNT(*) AS n FROM threshold_state WHERE NOT armed")
-                .await,
-            1,
-            "only 80 % is disarmed"
-        );
-        assert_eq!(committed(db, partner, t, ("85", "101")).await, [100]);
-        assert_published(&app, &[80, 100], "each exactly once").await;
-    }
-);
+#[both_backends]
+async fn a_rolled_back_crossing_of_100_percent_keeps_80_disarmed_and_100_armed(app: TestApp) {
+    let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
+    committed(db, partner, t, ("79", "85")).await;
+    assert_eq!(rolled_back(&app, t, ("85", "101")).await, [100]);
+    assert_eq!(
+        app.count("SELECT COUNT(*) AS n FROM threshold_state WHERE NOT armed")
+            .await,
+        1,
+        "only 80 % is disarmed"
+    );
+    assert_eq!(committed(db, partner, t, ("85", "101")).await, [100]);
+    assert_published(&app, &[80, 100], "each exactly once").await;
+}
 
-on_both_backends!(
-    two_transactions_crossing_at_once_publish_one_event,
-    |app: TestApp| async move {
-        let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
-        // The rows exist (armed) before the race, so only their lock serialises it.
-        assert_eq!(committed(db, partner, t, ("0", "79")).await, [0u32; 0]);
-        let first = db.begin().await.expect("a transaction");
-        assert_eq!(
-            spend(&first, partner, t, ("79", "85"), "2026-10").await,
-            [80]
-        );
-        // The second waits for the first's lock on the state, then sees 80 % fired.
-        let second = async {
-            let txn = db.begin().await.expect("a transaction");
-            let fired = spend(&txn, partner, t, ("79", "85"), "2026-10").await;
-            txn.commit().await.expect("commits");
-            fired
-        };
-        // The pause only lets the second reach the lock first; the outcome
-        // is the same in either order.
-        let commit_first = async {
-            actix_rt::time::sleep(std::time::Duration::from_millis(100)).await;
-            first.commit().await.expect("commits");
-        };
-        let (fired, ()) = futures_util::join!(second, commit_first);
-        assert_eq!(fired, [0u32; 0], "the second sees the first's crossing");
-        assert_eq!(percents_in_outbox(&app).await, [80]);
-    }
-);
+#[both_backends]
+async fn two_transactions_crossing_at_once_publish_one_event(app: TestApp) {
+    let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(band("5")));
+    // The rows exist (armed) before the race, so only their lock serialises it.
+    assert_eq!(committed(db, partner, t, ("0", "79")).await, [0u32; 0]);
+    let first = db.begin().await.expect("a transaction");
+    assert_eq!(
+        spend(&first, partner, t, ("79", "85"), "2026-10").await,
+        [80]
+    );
+    // The second waits for the first's lock on the state, then sees 80 % fired.
+    let second = async {
+        let txn = db.begin().await.expect("a transaction");
+        let fired = spend(&txn, partner, t, ("79", "85"), "2026-10").await;
+        txn.commit().await.expect("commits");
+        fired
+    };
+    // The pause only lets the second reach the lock first; the outcome
+    // is the same in either order.
+    let commit_first = async {
+        actix_rt::time::sleep(std::time::Duration::from_millis(100)).await;
+        first.commit().await.expect("commits");
+    };
+    let (fired, ()) = futures_util::join!(second, commit_first);
+    assert_eq!(fired, [0u32; 0], "the second sees the first's crossing");
+    assert_eq!(percents_in_outbox(&app).await, [80]);
+}
 
-on_both_backends!(
-    a_new_period_rearms_what_reversals_do_not,
-    |app: TestApp| async move {
-        let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(Rearm::NewPeriod));
-        let in_period = |change, period| async move {
-            let txn = db.begin().await.expect("a transaction");
-            let fired = spend(&txn, partner, t, change, period).await;
-            txn.commit().await.expect("commits");
-            fired
-        };
-        assert_eq!(in_period(("0", "85"), "2026-10").await, [80]);
-        assert_eq!(
-            in_period(("85", "10"), "2026-10").await,
-            [0u32; 0],
-            "a refund does not re-arm"
-        );
-        assert_eq!(in_period(("10", "90"), "2026-10").await, [0u32; 0]);
-        assert_eq!(
-            in_period(("0", "90"), "2026-11").await,
-            [80],
-            "the next period does"
-        );
-    }
-);
+#[both_backends]
+async fn a_new_period_rearms_what_reversals_do_not(app: TestApp) {
+    let (db, partner, t) = (app.db(), &app.partner_id, &budget_tracker(Rearm::NewPeriod));
+    let in_period = |change, period| async move {
+        let txn = db.begin().await.expect("a transaction");
+        let fired = spend(&txn, partner, t, change, period).await;
+        txn.commit().await.expect("commits");
+        fired
+    };
+    assert_eq!(in_period(("0", "85"), "2026-10").await, [80]);
+    assert_eq!(
+        in_period(("85", "10"), "2026-10").await,
+        [0u32; 0],
+        "a refund does not re-arm"
+    );
+    assert_eq!(in_period(("10", "90"), "2026-10").await, [0u32; 0]);
+    assert_eq!(
+        in_period(("0", "90"), "2026-11").await,
+        [80],
+        "the next period does"
+    );
+}
 
-on_both_backends!(
-    a_low_balance_publishes_once_as_it_falls_and_again_after_a_top_up,
-    |app: TestApp| async move {
-        let rule = Rule {
-            direction: Direction::Falling,
-            rearm: Rearm::Band(Band::ZERO),
+#[both_backends]
+async fn a_low_balance_publishes_once_as_it_falls_and_again_after_a_top_up(app: TestApp) {
+    let rule = Rule {
+        direction: Direction::Falling,
+        rearm: Rearm::Band(Band::ZERO),
+    };
+    let t = Tracker::new(rule, [Threshold::parse("10.00").expect("valid")]).expect("one threshold");
+    for (prior, new) in [("12", "9.5"), ("9.5", "8"), ("8", "15"), ("15", "10")] {
+        let txn = app.db().begin().await.expect("a transaction");
+        let update = Update {
+            subject: "balance:cus_204",
+            prior: amount(prior),
+            new: amount(new),
+            budget: None,
+            period: None,
         };
-        let t =
-            Tracker::new(rule, [Threshold::parse("10.00").expect("valid")]).expect("one threshold");
-        for (prior, new) in [("12", "9.5"), ("9.5", "8"), ("8", "15"), ("15", "10")] {
-            let txn = app.db().begin().await.expect("a transaction");
-            let update = Update {
-                subject: "balance:cus_204",
-                prior: amount(prior),
-                new: amount(new),
-                budget: None,
-                period: None,
-            };
-            for c in t.record(&txn, &update).await.expect("recorded").fired {
-                let data = json!({
-                    "customer_id": "cus_204", "currency": "USD", "balance": c.new.to_string(),
-                    "threshold": c.at.to_string(), "direction": "below", "previous_balance": c.prior.to_string(),
-                });
-                enqueue(
-                    &txn,
-                    Event::new("balance.threshold_crossed", &app.partner_id, data),
-                )
-                .await
-                .expect("valid");
-            }
-            txn.commit().await.expect("commits");
-        }
-        let mut balances: Vec<Value> = outbox(&app, "balance.threshold_crossed")
+        for c in t.record(&txn, &update).await.expect("recorded").fired {
+            let data = json!({
+                "customer_id": "cus_204", "currency": "USD", "balance": c.new.to_string(),
+                "threshold": c.at.to_string(), "direction": "below", "previous_balance": c.prior.to_string(),
+            });
+            enqueue(
+                &txn,
+                Event::new("balance.threshold_crossed", &app.partner_id, data),
+            )
             .await
-            .into_iter()
-            .map(|d| d["balance"].clone())
-            .collect();
-        balances.sort_by_key(|b| b.to_string());
-        assert_eq!(
-            balances,
-            [json!("10.000000"), json!("9.500000")],
-            "12 → 9.5 fired, 15 → 10 fired again; 9.5 → 8 did not"
-        );
+            .expect("valid");
+        }
+        txn.commit().await.expect("commits");
     }
-);
+    let mut balances: Vec<Value> = outbox(&app, "balance.threshold_crossed")
+        .await
+        .into_iter()
+        .map(|d| d["balance"].clone())
+        .collect();
+    balances.sort_by_key(|b| b.to_string());
+    assert_eq!(
+        balances,
+        [json!("10.000000"), json!("9.500000")],
+        "12 → 9.5 fired, 15 → 10 fired again; 9.5 → 8 did not"
+    );
+}

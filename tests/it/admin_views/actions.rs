@@ -8,8 +8,8 @@ use hookd::domain::{clock::Clock as _, event::format_time};
 use serde_json::{Value, json};
 
 use super::{World, audit_count, call, get, kind, world};
-use crate::harness::{Backend, WAIT, read_answer, receiver::Reply, wait_until};
-use crate::on_both_backends;
+use crate::harness::{WAIT, read_answer, receiver::Reply, wait_until};
+use hookd_test_macros::both_backends;
 
 /// The newest audit entry, read over the API, after checking there are
 /// `n` entries and that it says it is `action` on `target`, who acted, how
@@ -114,29 +114,29 @@ world_test!(
     }
 );
 
-on_both_backends!(
-    an_operator_enables_a_disabled_endpoint_and_its_partner_sees_it_active_again,
-    |backend: Backend| async move {
-        let w = world(backend, &TRUSTED_PROXY).await;
-        let (status, body) = enabled_through_a_proxy(&w).await;
-        assert_eq!(status, 200, "{body}");
-        assert_eq!(body["status"], "active");
-        assert_eq!(body["disabled_reason"], Value::Null);
-        let seen = status_partner_b_sees(&w).await;
-        assert_eq!(seen, "active", "the partner sees it active again");
-    }
-);
+#[both_backends]
+async fn an_operator_enables_a_disabled_endpoint_and_its_partner_sees_it_active_again(
+    backend: Backend,
+) {
+    let w = world(backend, &TRUSTED_PROXY).await;
+    let (status, body) = enabled_through_a_proxy(&w).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["status"], "active");
+    assert_eq!(body["disabled_reason"], Value::Null);
+    let seen = status_partner_b_sees(&w).await;
+    assert_eq!(seen, "active", "the partner sees it active again");
+}
 
-on_both_backends!(
-    an_action_through_a_trusted_proxy_is_audited_from_the_address_it_forwards,
-    |backend: Backend| async move {
-        let w = world(backend, &TRUSTED_PROXY).await;
-        enabled_through_a_proxy(&w).await;
-        let entry = newest_entry(&w, 2, "203.0.113.9", "endpoint.enable", &w.ep_b).await;
-        assert_eq!(entry["detail"]["reason"], "receiver fixed");
-        assert_eq!(entry["detail"]["previous_status"], "disabled");
-    }
-);
+#[both_backends]
+async fn an_action_through_a_trusted_proxy_is_audited_from_the_address_it_forwards(
+    backend: Backend,
+) {
+    let w = world(backend, &TRUSTED_PROXY).await;
+    enabled_through_a_proxy(&w).await;
+    let entry = newest_entry(&w, 2, "203.0.113.9", "endpoint.enable", &w.ep_b).await;
+    assert_eq!(entry["detail"]["reason"], "receiver fixed");
+    assert_eq!(entry["detail"]["previous_status"], "disabled");
+}
 
 world_test!(
     the_reason_an_operator_gives_for_a_disable_is_shown_and_audited,

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{World, call, each, world};
 use crate::harness::Backend;
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// Four actions a second apart, each audited: a replay of A's delivery,
 /// a disable and an enable of B's endpoint, a disable of A's. The world.
@@ -37,97 +37,87 @@ async fn targets(w: &World, query: &str) -> Vec<String> {
     each(&log(w, query).await, "target")
 }
 
-on_both_backends!(
-    the_audit_log_lists_entries_newest_first,
-    |backend: Backend| async move {
-        let w = four_actions(backend).await;
-        let (a, b) = (w.partner_a.as_str(), w.partner_b.as_str());
-        let all = log(&w, "").await;
-        assert_eq!(
-            each(&all, "action"),
-            [
-                "endpoint.disable",
-                "endpoint.enable",
-                "endpoint.disable",
-                "delivery.replay"
-            ],
-            "newest first: {all}"
-        );
-        assert_eq!(
-            each(&all, "target"),
-            [
-                w.ep_a.as_str(),
-                w.ep_b.as_str(),
-                w.ep_b.as_str(),
-                w.d_a.as_str()
-            ]
-        );
-        assert_eq!(each(&all, "partner_id"), [a, b, b, a]);
-    }
-);
+#[both_backends]
+async fn the_audit_log_lists_entries_newest_first(backend: Backend) {
+    let w = four_actions(backend).await;
+    let (a, b) = (w.partner_a.as_str(), w.partner_b.as_str());
+    let all = log(&w, "").await;
+    assert_eq!(
+        each(&all, "action"),
+        [
+            "endpoint.disable",
+            "endpoint.enable",
+            "endpoint.disable",
+            "delivery.replay"
+        ],
+        "newest first: {all}"
+    );
+    assert_eq!(
+        each(&all, "target"),
+        [
+            w.ep_a.as_str(),
+            w.ep_b.as_str(),
+            w.ep_b.as_str(),
+            w.d_a.as_str()
+        ]
+    );
+    assert_eq!(each(&all, "partner_id"), [a, b, b, a]);
+}
 
-on_both_backends!(
-    the_audit_log_filters_by_action,
-    |backend: Backend| async move {
-        let w = four_actions(backend).await;
-        let cases = [
-            ("action=endpoint.disable", vec![&w.ep_a, &w.ep_b]),
-            ("action=endpoint.recover", vec![]),
-        ];
-        for (query, want) in cases {
-            let got = targets(&w, query).await;
-            assert_eq!(got.iter().collect::<Vec<_>>(), want, "?{query}");
-        }
+#[both_backends]
+async fn the_audit_log_filters_by_action(backend: Backend) {
+    let w = four_actions(backend).await;
+    let cases = [
+        ("action=endpoint.disable", vec![&w.ep_a, &w.ep_b]),
+        ("action=endpoint.recover", vec![]),
+    ];
+    for (query, want) in cases {
+        let got = targets(&w, query).await;
+        assert_eq!(got.iter().collect::<Vec<_>>(), want, "?{query}");
     }
-);
+}
 
-on_both_backends!(
-    the_audit_log_filters_by_target,
-    |backend: Backend| async move {
-        let w = four_actions(backend).await;
-        let query = format!("target={}", w.ep_b);
+#[both_backends]
+async fn the_audit_log_filters_by_target(backend: Backend) {
+    let w = four_actions(backend).await;
+    let query = format!("target={}", w.ep_b);
+    let got = targets(&w, &query).await;
+    assert_eq!(got, [w.ep_b.as_str(), w.ep_b.as_str()], "?{query}");
+}
+
+#[both_backends]
+async fn the_audit_log_filters_by_partner_alone_or_with_an_action(backend: Backend) {
+    let w = four_actions(backend).await;
+    let (a, b) = (&w.partner_a, &w.partner_b);
+    let cases = [
+        (format!("partner_id={a}"), vec![&w.ep_a, &w.d_a]),
+        (
+            format!("partner_id={b}&action=endpoint.enable"),
+            vec![&w.ep_b],
+        ),
+    ];
+    for (query, want) in cases {
         let got = targets(&w, &query).await;
-        assert_eq!(got, [w.ep_b.as_str(), w.ep_b.as_str()], "?{query}");
+        assert_eq!(got.iter().collect::<Vec<_>>(), want, "?{query}");
     }
-);
+}
 
-on_both_backends!(
-    the_audit_log_filters_by_partner_alone_or_with_an_action,
-    |backend: Backend| async move {
-        let w = four_actions(backend).await;
-        let (a, b) = (&w.partner_a, &w.partner_b);
-        let cases = [
-            (format!("partner_id={a}"), vec![&w.ep_a, &w.d_a]),
-            (
-                format!("partner_id={b}&action=endpoint.enable"),
-                vec![&w.ep_b],
-            ),
-        ];
-        for (query, want) in cases {
-            let got = targets(&w, &query).await;
-            assert_eq!(got.iter().collect::<Vec<_>>(), want, "?{query}");
-        }
-    }
-);
-
-on_both_backends!(
-    the_audit_log_continues_from_a_pages_cursor,
-    |backend: Backend| async move {
-        let w = four_actions(backend).await;
-        let first = log(&w, "limit=3").await;
-        assert_eq!(each(&first, "target").len(), 3, "a page of 3: {first}");
-        let cursor = first["next_cursor"]
-            .as_str()
-            .expect("a full page has a cursor");
-        let rest = log(&w, &format!("limit=3&after={cursor}")).await;
-        assert_eq!(
-            each(&rest, "target"),
-            [w.d_a.as_str()],
-            "the cursor continues: {rest}"
-        );
-        assert_eq!(rest["next_cursor"], Value::Null);
-    }
-);
+#[both_backends]
+async fn the_audit_log_continues_from_a_pages_cursor(backend: Backend) {
+    let w = four_actions(backend).await;
+    let first = log(&w, "limit=3").await;
+    assert_eq!(each(&first, "target").len(), 3, "a page of 3: {first}");
+    let cursor = first["next_cursor"]
+        .as_str()
+        .expect("a full page has a cursor");
+    let rest = log(&w, &format!("limit=3&after={cursor}")).await;
+    assert_eq!(
+        each(&rest, "target"),
+        [w.d_a.as_str()],
+        "the cursor continues: {rest}"
+    );
+    assert_eq!(rest["next_cursor"], Value::Null);
+}
 
 world_test!(
     the_audit_log_refuses_a_parameter_it_does_not_know,

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{audit_count, call, endpoint_status, kind, refused_naming};
 use crate::harness::TestApp;
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// Every operator route of the API, with an id in those that take one.
 fn admin_routes(id: &str) -> Vec<(&'static str, String)> {
@@ -36,29 +36,25 @@ fn admin_routes(id: &str) -> Vec<(&'static str, String)> {
     routes
 }
 
-on_both_backends!(
-    a_partner_key_gets_403_on_every_admin_route,
-    |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let (endpoint, _) = app.endpoint("http://127.0.0.1:9/hook").await;
-        for (method, path) in admin_routes(&endpoint) {
-            let p = call(&app, (method, &path), &key, None, 403).await;
-            assert_eq!(kind(&p), "forbidden", "{method} {path}: {p}");
-        }
-        assert_nothing_done(&app, &endpoint).await;
+#[both_backends]
+async fn a_partner_key_gets_403_on_every_admin_route(app: TestApp) {
+    let key = app.partner_key().await;
+    let (endpoint, _) = app.endpoint("http://127.0.0.1:9/hook").await;
+    for (method, path) in admin_routes(&endpoint) {
+        let p = call(&app, (method, &path), &key, None, 403).await;
+        assert_eq!(kind(&p), "forbidden", "{method} {path}: {p}");
     }
-);
+    assert_nothing_done(&app, &endpoint).await;
+}
 
-on_both_backends!(
-    an_admin_action_without_a_key_gets_401_and_does_nothing,
-    |app: TestApp| async move {
-        let (endpoint, _) = app.endpoint("http://127.0.0.1:9/hook").await;
-        let path = format!("/v1/admin/endpoints/{endpoint}/disable");
-        let p = call(&app, ("POST", &path), "", None, 401).await;
-        assert_eq!(kind(&p), "unauthorized", "{p}");
-        assert_nothing_done(&app, &endpoint).await;
-    }
-);
+#[both_backends]
+async fn an_admin_action_without_a_key_gets_401_and_does_nothing(app: TestApp) {
+    let (endpoint, _) = app.endpoint("http://127.0.0.1:9/hook").await;
+    let path = format!("/v1/admin/endpoints/{endpoint}/disable");
+    let p = call(&app, ("POST", &path), "", None, 401).await;
+    assert_eq!(kind(&p), "unauthorized", "{p}");
+    assert_nothing_done(&app, &endpoint).await;
+}
 
 /// No audit entry, and `endpoint` still active.
 async fn assert_nothing_done(app: &TestApp, endpoint: &str) {
@@ -67,22 +63,20 @@ async fn assert_nothing_done(app: &TestApp, endpoint: &str) {
     assert_eq!(status, "active", "the endpoint is still active");
 }
 
-on_both_backends!(
-    an_unknown_id_is_a_404_problem_on_every_admin_route_that_takes_one,
-    |app: TestApp| async move {
-        let operator = app.operator_key().await;
-        let since = json!({"since": format_time(app.clock.now_ms() - 1000)});
-        for (method, path) in admin_routes("nope_0123") {
-            if !path.contains("nope_0123") {
-                continue;
-            }
-            let body = path.ends_with("/recover").then(|| since.clone());
-            let p = call(&app, (method, &path), &operator, body, 404).await;
-            assert_eq!(kind(&p), "not-found", "{method} {path}: {p}");
+#[both_backends]
+async fn an_unknown_id_is_a_404_problem_on_every_admin_route_that_takes_one(app: TestApp) {
+    let operator = app.operator_key().await;
+    let since = json!({"since": format_time(app.clock.now_ms() - 1000)});
+    for (method, path) in admin_routes("nope_0123") {
+        if !path.contains("nope_0123") {
+            continue;
         }
-        assert_eq!(audit_count(&app).await, 0, "nothing was done");
+        let body = path.ends_with("/recover").then(|| since.clone());
+        let p = call(&app, (method, &path), &operator, body, 404).await;
+        assert_eq!(kind(&p), "not-found", "{method} {path}: {p}");
     }
-);
+    assert_eq!(audit_count(&app).await, 0, "nothing was done");
+}
 
 world_test!(
     a_list_parameter_it_cannot_take_is_refused_naming_it,

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::{Behaviour, Inbox, endpoint_with_receiver};
 use crate::harness::{self, Backend, TestApp, answer::header, spawn_app};
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// An endpoint of the test partner on a correct receiver, checked once
 /// through the API (which answered 200).
@@ -57,88 +57,79 @@ impl Checked {
     }
 }
 
-on_both_backends!(
-    the_api_check_answers_a_passing_scorecard_of_eight_cases,
-    |backend: Backend| async move {
-        let Checked { card, id, .. } = Checked::once(backend).await;
-        assert_eq!(card["passed"], true, "{card}");
-        assert_eq!(card["endpoint_id"], id.as_str());
-        let cases = card["cases"].as_array().expect("cases");
-        assert_eq!(cases.len(), 8);
-        for c in cases {
-            let mut keys: Vec<&String> = c.as_object().expect("a case").keys().collect();
-            keys.sort();
-            assert_eq!(keys, ["expected", "got", "hint", "name", "passed"], "{c}");
-        }
-        let check_id = card["id"].as_str().expect("an id");
-        assert!(check_id.starts_with("chk_"), "{check_id}");
-        assert!(
-            card["checked_at"]
-                .as_str()
-                .is_some_and(|t| t.ends_with('Z'))
-        );
+#[both_backends]
+async fn the_api_check_answers_a_passing_scorecard_of_eight_cases(backend: Backend) {
+    let Checked { card, id, .. } = Checked::once(backend).await;
+    assert_eq!(card["passed"], true, "{card}");
+    assert_eq!(card["endpoint_id"], id.as_str());
+    let cases = card["cases"].as_array().expect("cases");
+    assert_eq!(cases.len(), 8);
+    for c in cases {
+        let mut keys: Vec<&String> = c.as_object().expect("a case").keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["expected", "got", "hint", "name", "passed"], "{c}");
     }
-);
+    let check_id = card["id"].as_str().expect("an id");
+    assert!(check_id.starts_with("chk_"), "{check_id}");
+    assert!(
+        card["checked_at"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z'))
+    );
+}
 
-on_both_backends!(
-    an_api_check_reaches_the_receiver_once_per_case_and_no_business_handler,
-    |backend: Backend| async move {
-        let Checked { inbox, .. } = Checked::once(backend).await;
-        assert_eq!(inbox.requests(), 8);
-        assert!(inbox.applied_nothing(), "no business handler ran");
-    }
-);
+#[both_backends]
+async fn an_api_check_reaches_the_receiver_once_per_case_and_no_business_handler(backend: Backend) {
+    let Checked { inbox, .. } = Checked::once(backend).await;
+    assert_eq!(inbox.requests(), 8);
+    assert!(inbox.applied_nothing(), "no business handler ran");
+}
 
-on_both_backends!(
-    an_api_checks_scorecard_is_stored_and_listed,
-    |backend: Backend| async move {
-        let checked = Checked::once(backend).await;
-        let list = checked.list("").await;
-        assert_eq!(list["data"][0]["id"], checked.card["id"], "{list}");
-        assert_eq!(
-            list["data"][0]["cases"], checked.card["cases"],
-            "the stored scorecard"
-        );
-        assert_eq!(list["data"][0]["passed"], true);
-        assert_eq!(list["next_cursor"], Value::Null);
-    }
-);
+#[both_backends]
+async fn an_api_checks_scorecard_is_stored_and_listed(backend: Backend) {
+    let checked = Checked::once(backend).await;
+    let list = checked.list("").await;
+    assert_eq!(list["data"][0]["id"], checked.card["id"], "{list}");
+    assert_eq!(
+        list["data"][0]["cases"], checked.card["cases"],
+        "the stored scorecard"
+    );
+    assert_eq!(list["data"][0]["passed"], true);
+    assert_eq!(list["next_cursor"], Value::Null);
+}
 
-on_both_backends!(
-    checks_are_listed_newest_first_a_page_at_a_time,
-    |backend: Backend| async move {
-        let checked = Checked::once(backend).await;
-        // A minute later a second check may run.
-        checked.app.advance(Duration::from_secs(61));
-        let (status, second) = checked.check().await;
-        assert_eq!(status, 200, "{second}");
-        let page = checked.list("?limit=1").await;
-        assert_eq!(page["data"][0]["id"], second["id"], "newest first: {page}");
-        let cursor = page["next_cursor"].as_str().expect("a next page");
-        let page = checked.list(&format!("?limit=1&after={cursor}")).await;
-        assert_eq!(page["data"][0]["id"], checked.card["id"], "{page}");
-    }
-);
+#[both_backends]
+async fn checks_are_listed_newest_first_a_page_at_a_time(backend: Backend) {
+    let checked = Checked::once(backend).await;
+    // A minute later a second check may run.
+    checked.app.advance(Duration::from_secs(61));
+    let (status, second) = checked.check().await;
+    assert_eq!(status, 200, "{second}");
+    let page = checked.list("?limit=1").await;
+    assert_eq!(page["data"][0]["id"], second["id"], "newest first: {page}");
+    let cursor = page["next_cursor"].as_str().expect("a next page");
+    let page = checked.list(&format!("?limit=1&after={cursor}")).await;
+    assert_eq!(page["data"][0]["id"], checked.card["id"], "{page}");
+}
 
-on_both_backends!(
-    a_second_check_within_a_minute_is_refused_with_retry_after_and_sends_nothing,
-    |backend: Backend| async move {
-        let checked = Checked::once(backend).await;
-        checked.app.advance(Duration::from_secs(30));
-        let path = format!("/v1/endpoints/{}/check", checked.id);
-        let (status, refused, headers) =
-            checked.app.request("POST", &path, &checked.key, None).await;
-        assert_eq!(status, 429, "{refused}");
-        let retry: u64 = header(&headers, "retry-after")
-            .and_then(|v| v.parse().ok())
-            .expect("a Retry-After");
-        assert!(
-            (29..=31).contains(&retry),
-            "retry in about 30 s, got {retry}"
-        );
-        assert_eq!(checked.inbox.requests(), 8, "nothing was sent again");
-    }
-);
+#[both_backends]
+async fn a_second_check_within_a_minute_is_refused_with_retry_after_and_sends_nothing(
+    backend: Backend,
+) {
+    let checked = Checked::once(backend).await;
+    checked.app.advance(Duration::from_secs(30));
+    let path = format!("/v1/endpoints/{}/check", checked.id);
+    let (status, refused, headers) = checked.app.request("POST", &path, &checked.key, None).await;
+    assert_eq!(status, 429, "{refused}");
+    let retry: u64 = header(&headers, "retry-after")
+        .and_then(|v| v.parse().ok())
+        .expect("a Retry-After");
+    assert!(
+        (29..=31).contains(&retry),
+        "retry in about 30 s, got {retry}"
+    );
+    assert_eq!(checked.inbox.requests(), 8, "nothing was sent again");
+}
 
 /// The limit is in the database: another instance refuses too (SQLite
 /// takes one instance, so this runs on PostgreSQL only).
@@ -164,29 +155,25 @@ async fn the_once_a_minute_limit_holds_on_another_instance() {
     harness::quiesce().await;
 }
 
-on_both_backends!(
-    another_partner_can_neither_check_an_endpoint_nor_list_its_checks,
-    |backend: Backend| async move {
-        let checked = Checked::once(backend).await;
-        let (_, stranger) = checked.app.another_partner("Other").await;
-        checked.app.advance(Duration::from_secs(60));
-        let check = format!("/v1/endpoints/{}/check", checked.id);
-        for (method, path) in [("POST", check.clone()), ("GET", format!("{check}s"))] {
-            let (status, body, _) = checked.app.request(method, &path, &stranger, None).await;
-            assert_eq!(status, 404, "{method} {path} of another partner: {body}");
-            assert!(!body.to_string().contains("chk_"), "{body}");
-        }
-        assert_eq!(checked.inbox.requests(), 8, "the stranger sent nothing");
+#[both_backends]
+async fn another_partner_can_neither_check_an_endpoint_nor_list_its_checks(backend: Backend) {
+    let checked = Checked::once(backend).await;
+    let (_, stranger) = checked.app.another_partner("Other").await;
+    checked.app.advance(Duration::from_secs(60));
+    let check = format!("/v1/endpoints/{}/check", checked.id);
+    for (method, path) in [("POST", check.clone()), ("GET", format!("{check}s"))] {
+        let (status, body, _) = checked.app.request(method, &path, &stranger, None).await;
+        assert_eq!(status, 404, "{method} {path} of another partner: {body}");
+        assert!(!body.to_string().contains("chk_"), "{body}");
     }
-);
+    assert_eq!(checked.inbox.requests(), 8, "the stranger sent nothing");
+}
 
-on_both_backends!(
-    the_checks_of_an_unknown_endpoint_are_a_404,
-    |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let (status, body, _) = app
-            .request("GET", "/v1/endpoints/ep_nope/checks", &key, None)
-            .await;
-        assert_eq!(status, 404, "{body}");
-    }
-);
+#[both_backends]
+async fn the_checks_of_an_unknown_endpoint_are_a_404(app: TestApp) {
+    let key = app.partner_key().await;
+    let (status, body, _) = app
+        .request("GET", "/v1/endpoints/ep_nope/checks", &key, None)
+        .await;
+    assert_eq!(status, 404, "{body}");
+}

@@ -8,7 +8,7 @@ use std::process::Output;
 use serde_json::{Value, json};
 
 use crate::harness::{Backend, TestApp, spawn_app_with};
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 fn hookd(args: &[&str], env: &[(&str, &str)]) -> Output {
     crate::harness::process::command(args, env.iter().copied())
@@ -132,34 +132,31 @@ async fn published(app: &TestApp, name: &str) -> Value {
         .clone()
 }
 
-on_both_backends!(
-    an_operators_catalog_adds_a_type_that_ingest_takes_and_checks_without_a_rebuild,
-    |backend: Backend| async move {
-        let (app, _dir) = with_seat_assigned(backend).await;
-        let event = |data: Value| json!({"type": "seat.assigned", "partner_id": app.partner_id, "data": data});
-        let (status, body) = app.post_events(&event(json!({"seat_id": "seat_9"}))).await;
-        assert_eq!(status, 201, "{body}");
-        let (status, body) = app.post_events(&event(json!({}))).await;
-        assert_eq!(status, 422, "{body}");
-    }
-);
+#[both_backends]
+async fn an_operators_catalog_adds_a_type_that_ingest_takes_and_checks_without_a_rebuild(
+    backend: Backend,
+) {
+    let (app, _dir) = with_seat_assigned(backend).await;
+    let event =
+        |data: Value| json!({"type": "seat.assigned", "partner_id": app.partner_id, "data": data});
+    let (status, body) = app.post_events(&event(json!({"seat_id": "seat_9"}))).await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = app.post_events(&event(json!({}))).await;
+    assert_eq!(status, 422, "{body}");
+}
 
-on_both_backends!(
-    an_operators_own_type_is_published_with_its_example,
-    |backend: Backend| async move {
-        let (app, _dir) = with_seat_assigned(backend).await;
-        let seat = published(&app, "seat.assigned").await;
-        assert_eq!(seat["versions"][0]["example"], json!({"seat_id": "seat_1"}));
-    }
-);
+#[both_backends]
+async fn an_operators_own_type_is_published_with_its_example(backend: Backend) {
+    let (app, _dir) = with_seat_assigned(backend).await;
+    let seat = published(&app, "seat.assigned").await;
+    assert_eq!(seat["versions"][0]["example"], json!({"seat_id": "seat_1"}));
+}
 
-on_both_backends!(
-    the_bundled_types_stay_published_beside_an_operators_own,
-    |backend: Backend| async move {
-        let (app, _dir) = with_seat_assigned(backend).await;
-        let usage = published(&app, "usage.finalized").await;
-        assert_eq!(usage["latest_version"], 2);
-        assert_eq!(usage["versions"][1]["compatible_with"], json!([1]));
-        assert!(usage["sensitivity"].as_str().is_some_and(|s| !s.is_empty()));
-    }
-);
+#[both_backends]
+async fn the_bundled_types_stay_published_beside_an_operators_own(backend: Backend) {
+    let (app, _dir) = with_seat_assigned(backend).await;
+    let usage = published(&app, "usage.finalized").await;
+    assert_eq!(usage["latest_version"], 2);
+    assert_eq!(usage["versions"][1]["compatible_with"], json!([1]));
+    assert!(usage["sensitivity"].as_str().is_some_and(|s| !s.is_empty()));
+}

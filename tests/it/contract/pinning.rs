@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::STRICT;
 use crate::harness::{Backend, TestApp, WAIT, receiver::Receiver, spawn_app_with};
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 fn v1_data() -> Value {
     json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800", "usage_id": "usage_9"})
@@ -154,67 +154,57 @@ impl PinnedV2 {
     }
 }
 
-on_both_backends!(
-    an_endpoints_pins_are_shown_as_set,
-    |backend: Backend| async move {
-        let Pinned { app, key, eps, .. } = Pinned::set_up(backend).await;
-        let path = format!("/v1/endpoints/{}", eps["/v1"].0);
-        let (_, shown, _) = app.request("GET", &path, &key, None).await;
-        assert_eq!(shown["schema_versions"], json!({"usage.finalized": 1}));
-    }
-);
+#[both_backends]
+async fn an_endpoints_pins_are_shown_as_set(backend: Backend) {
+    let Pinned { app, key, eps, .. } = Pinned::set_up(backend).await;
+    let path = format!("/v1/endpoints/{}", eps["/v1"].0);
+    let (_, shown, _) = app.request("GET", &path, &key, None).await;
+    assert_eq!(shown["schema_versions"], json!({"usage.finalized": 1}));
+}
 
-on_both_backends!(
-    an_endpoint_pinned_to_1_gets_a_v2_event_projected_to_version_1,
-    |backend: Backend| async move {
-        let pinned = PinnedV2::published(backend).await;
-        let v1 = pinned.at("/v1");
-        assert_eq!(v1["schema_version"], 1);
-        assert!(
-            v1["data"].get("model").is_none(),
-            "v1 never names model: {v1}"
-        );
-        assert_eq!(v1["data"]["final_cost"], "1.274800");
-    }
-);
+#[both_backends]
+async fn an_endpoint_pinned_to_1_gets_a_v2_event_projected_to_version_1(backend: Backend) {
+    let pinned = PinnedV2::published(backend).await;
+    let v1 = pinned.at("/v1");
+    assert_eq!(v1["schema_version"], 1);
+    assert!(
+        v1["data"].get("model").is_none(),
+        "v1 never names model: {v1}"
+    );
+    assert_eq!(v1["data"]["final_cost"], "1.274800");
+}
 
-on_both_backends!(
-    an_endpoint_pinned_to_2_gets_a_v2_event_at_version_2,
-    |backend: Backend| async move {
-        let pinned = PinnedV2::published(backend).await;
-        let v2 = pinned.at("/v2");
-        assert_eq!(
-            (v2["schema_version"].clone(), v2["data"]["model"].clone()),
-            (json!(2), json!("gpt-x"))
-        );
-    }
-);
+#[both_backends]
+async fn an_endpoint_pinned_to_2_gets_a_v2_event_at_version_2(backend: Backend) {
+    let pinned = PinnedV2::published(backend).await;
+    let v2 = pinned.at("/v2");
+    assert_eq!(
+        (v2["schema_version"].clone(), v2["data"]["model"].clone()),
+        (json!(2), json!("gpt-x"))
+    );
+}
 
-on_both_backends!(
-    an_endpoint_on_latest_gets_the_event_as_sent,
-    |backend: Backend| async move {
-        let pinned = PinnedV2::published(backend).await;
-        let latest = pinned.at("/latest");
-        assert_eq!(latest["schema_version"], 2, "{latest}");
-        assert_eq!(latest, pinned.at("/v2"), "latest gets the event as sent");
-    }
-);
+#[both_backends]
+async fn an_endpoint_on_latest_gets_the_event_as_sent(backend: Backend) {
+    let pinned = PinnedV2::published(backend).await;
+    let latest = pinned.at("/latest");
+    assert_eq!(latest["schema_version"], 2, "{latest}");
+    assert_eq!(latest, pinned.at("/v2"), "latest gets the event as sent");
+}
 
-on_both_backends!(
-    the_api_shows_an_event_at_a_version_as_the_endpoint_pinned_to_it_got_it,
-    |backend: Backend| async move {
-        let pinned = PinnedV2::published(backend).await;
-        let path = format!("/v1/events/{}?schema_version=1", pinned.event);
-        let (app, key) = (&pinned.pinned.app, &pinned.pinned.key);
-        let (status, detail, _) = app.request("GET", &path, key, None).await;
-        assert_eq!(status, 200, "{detail}");
-        assert_eq!(
-            detail["event"],
-            pinned.at("/v1"),
-            "the API shows the rendering the v1 endpoint got"
-        );
-    }
-);
+#[both_backends]
+async fn the_api_shows_an_event_at_a_version_as_the_endpoint_pinned_to_it_got_it(backend: Backend) {
+    let pinned = PinnedV2::published(backend).await;
+    let path = format!("/v1/events/{}?schema_version=1", pinned.event);
+    let (app, key) = (&pinned.pinned.app, &pinned.pinned.key);
+    let (status, detail, _) = app.request("GET", &path, key, None).await;
+    assert_eq!(status, 200, "{detail}");
+    assert_eq!(
+        detail["event"],
+        pinned.at("/v1"),
+        "the API shows the rendering the v1 endpoint got"
+    );
+}
 
 /// The three pinned endpoints, and a `usage.finalized` event sent at
 /// version 1 without a rendition, delivered to `/v1` and `/latest` and
@@ -244,103 +234,95 @@ async fn listed_delivery(app: &TestApp, key: &str, event: &str, endpoint: &str) 
     list["data"][0].clone()
 }
 
-on_both_backends!(
-    an_older_event_without_a_rendition_is_skipped_for_a_newer_pin_never_sent_and_says_why,
-    |backend: Backend| async move {
-        let (pinned, bare, skipped) = v1_without_a_rendition(backend).await;
-        let receiver = &pinned.receiver;
-        assert_eq!(
-            skipped["reason"], "no-rendering-for-pinned-version",
-            "{skipped}"
-        );
-        assert_eq!(skipped["attempt_count"], 0);
-        receiver.stays_at(2).await;
-        assert!(
-            !receiver
-                .received()
-                .iter()
-                .any(|r| r.path == "/v2" && r.header("webhook-id") == Some(bare.as_str())),
-            "the skipped delivery was never sent"
-        );
-    }
-);
+#[both_backends]
+async fn an_older_event_without_a_rendition_is_skipped_for_a_newer_pin_never_sent_and_says_why(
+    backend: Backend,
+) {
+    let (pinned, bare, skipped) = v1_without_a_rendition(backend).await;
+    let receiver = &pinned.receiver;
+    assert_eq!(
+        skipped["reason"], "no-rendering-for-pinned-version",
+        "{skipped}"
+    );
+    assert_eq!(skipped["attempt_count"], 0);
+    receiver.stays_at(2).await;
+    assert!(
+        !receiver
+            .received()
+            .iter()
+            .any(|r| r.path == "/v2" && r.header("webhook-id") == Some(bare.as_str())),
+        "the skipped delivery was never sent"
+    );
+}
 
-on_both_backends!(
-    a_skipped_delivery_cannot_be_replayed_into_the_wrong_shape,
-    |backend: Backend| async move {
-        let (pinned, _, skipped) = v1_without_a_rendition(backend).await;
-        let id = skipped["id"].as_str().expect("an id");
-        let path = format!("/v1/deliveries/{id}/replay");
-        let (status, body, _) = pinned.app.request("POST", &path, &pinned.key, None).await;
-        assert_eq!(
-            status, 409,
-            "a skipped delivery cannot be replayed into the wrong shape: {body}"
-        );
-    }
-);
+#[both_backends]
+async fn a_skipped_delivery_cannot_be_replayed_into_the_wrong_shape(backend: Backend) {
+    let (pinned, _, skipped) = v1_without_a_rendition(backend).await;
+    let id = skipped["id"].as_str().expect("an id");
+    let path = format!("/v1/deliveries/{id}/replay");
+    let (status, body, _) = pinned.app.request("POST", &path, &pinned.key, None).await;
+    assert_eq!(
+        status, 409,
+        "a skipped delivery cannot be replayed into the wrong shape: {body}"
+    );
+}
 
-on_both_backends!(
-    an_older_event_reaches_a_newer_pin_as_the_producers_rendition,
-    |backend: Backend| async move {
-        let pinned = Pinned::set_up(backend).await;
-        let rendered = pinned
-            .publish(json!({"schema_version": 1, "data": v1_data(),
+#[both_backends]
+async fn an_older_event_reaches_a_newer_pin_as_the_producers_rendition(backend: Backend) {
+    let pinned = Pinned::set_up(backend).await;
+    let rendered = pinned
+        .publish(json!({"schema_version": 1, "data": v1_data(),
                             "renditions": {"2": v2_data()}}))
-            .await;
-        pinned
-            .app
-            .wait_for_state(&rendered, &pinned.eps["/v2"].0, "delivered", WAIT)
-            .await;
-        let v2 = pinned.received("/v2", &rendered);
-        assert_eq!(
-            (v2["schema_version"].clone(), v2["data"].clone()),
-            (json!(2), v2_data())
-        );
-    }
-);
+        .await;
+    pinned
+        .app
+        .wait_for_state(&rendered, &pinned.eps["/v2"].0, "delivered", WAIT)
+        .await;
+    let v2 = pinned.received("/v2", &rendered);
+    assert_eq!(
+        (v2["schema_version"].clone(), v2["data"].clone()),
+        (json!(2), v2_data())
+    );
+}
 
-on_both_backends!(
-    a_rendition_that_fails_its_version_is_refused_at_ingest,
-    |backend: Backend| async move {
-        let app = spawn_app_with(backend, &[STRICT]).await;
-        let (status, body) = app
-            .post_events(&json!({"type": "usage.finalized", "schema_version": 1,
+#[both_backends]
+async fn a_rendition_that_fails_its_version_is_refused_at_ingest(backend: Backend) {
+    let app = spawn_app_with(backend, &[STRICT]).await;
+    let (status, body) = app
+        .post_events(&json!({"type": "usage.finalized", "schema_version": 1,
                                  "partner_id": app.partner_id, "data": v1_data(),
                                  "renditions": {"2": v1_data()}}))
-            .await;
-        assert_eq!(status, 422, "{body}");
-        assert_eq!(body["field"], "renditions.2");
-        let stored = app.count("SELECT COUNT(*) AS n FROM outbox_event").await;
-        assert_eq!(stored, 0, "nothing of a refused event is stored");
-    }
-);
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["field"], "renditions.2");
+    let stored = app.count("SELECT COUNT(*) AS n FROM outbox_event").await;
+    assert_eq!(stored, 0, "nothing of a refused event is stored");
+}
 
-on_both_backends!(
-    a_pin_must_name_a_catalog_type_and_one_of_its_versions,
-    |backend: Backend| async move {
-        let app = spawn_app_with(backend, &[STRICT]).await;
-        let key = app.partner_key().await;
-        let (id, _) = app.endpoint("http://127.0.0.1:9/hooks").await;
-        for (pins, field) in [
-            (
-                json!({"usage.finalized": 3}),
-                "schema_versions.usage.finalized",
-            ),
-            (json!({"made.up": 1}), "schema_versions.made.up"),
-        ] {
-            let (status, body, _) = app
-                .request(
-                    "PATCH",
-                    &format!("/v1/endpoints/{id}"),
-                    &key,
-                    Some(&json!({"schema_versions": pins})),
-                )
-                .await;
-            assert_eq!(
-                (status, body["field"].as_str()),
-                (422, Some(field)),
-                "{body}"
-            );
-        }
+#[both_backends]
+async fn a_pin_must_name_a_catalog_type_and_one_of_its_versions(backend: Backend) {
+    let app = spawn_app_with(backend, &[STRICT]).await;
+    let key = app.partner_key().await;
+    let (id, _) = app.endpoint("http://127.0.0.1:9/hooks").await;
+    for (pins, field) in [
+        (
+            json!({"usage.finalized": 3}),
+            "schema_versions.usage.finalized",
+        ),
+        (json!({"made.up": 1}), "schema_versions.made.up"),
+    ] {
+        let (status, body, _) = app
+            .request(
+                "PATCH",
+                &format!("/v1/endpoints/{id}"),
+                &key,
+                Some(&json!({"schema_versions": pins})),
+            )
+            .await;
+        assert_eq!(
+            (status, body["field"].as_str()),
+            (422, Some(field)),
+            "{body}"
+        );
     }
-);
+}

@@ -7,8 +7,8 @@ use sea_orm::ConnectionTrait;
 use serde_json::Value;
 
 use super::STRICT;
-use crate::harness::{Backend, WAIT, receiver::Receiver, spawn_app_with, wait_until};
-use crate::on_both_backends;
+use crate::harness::{WAIT, receiver::Receiver, spawn_app_with, wait_until};
+use hookd_test_macros::both_backends;
 
 async fn insert(app: &crate::harness::TestApp, id: &str, payload: &str) {
     let now = app.clock.now_ms();
@@ -66,54 +66,49 @@ async fn a_bad_row_and_a_good_one(
     (app, receiver, endpoint, bad, listed)
 }
 
-on_both_backends!(
-    a_plain_sql_row_that_fails_its_schema_is_never_delivered,
-    |backend: Backend| async move {
-        let (app, receiver, endpoint, bad, _) = a_bad_row_and_a_good_one(backend).await;
-        assert_eq!(
-            app.delivery(bad, &endpoint).await,
-            None,
-            "no delivery was created"
-        );
-        assert_eq!(receiver.count(), 1, "only the valid event went out");
-    }
-);
+#[both_backends]
+async fn a_plain_sql_row_that_fails_its_schema_is_never_delivered(backend: Backend) {
+    let (app, receiver, endpoint, bad, _) = a_bad_row_and_a_good_one(backend).await;
+    assert_eq!(
+        app.delivery(bad, &endpoint).await,
+        None,
+        "no delivery was created"
+    );
+    assert_eq!(receiver.count(), 1, "only the valid event went out");
+}
 
-on_both_backends!(
-    a_rejected_row_is_listed_for_the_operator_with_the_reason,
-    |backend: Backend| async move {
-        let (_app, _receiver, _endpoint, bad, listed) = a_bad_row_and_a_good_one(backend).await;
-        let row = &listed["data"][0];
-        assert_eq!(row["event_id"], bad);
-        let reason = row["reason"].as_str().expect("a reason");
-        assert!(
-            reason.contains("/currency") && reason.contains("/balance"),
-            "{reason}"
-        );
-    }
-);
+#[both_backends]
+async fn a_rejected_row_is_listed_for_the_operator_with_the_reason(backend: Backend) {
+    let (_app, _receiver, _endpoint, bad, listed) = a_bad_row_and_a_good_one(backend).await;
+    let row = &listed["data"][0];
+    assert_eq!(row["event_id"], bad);
+    let reason = row["reason"].as_str().expect("a reason");
+    assert!(
+        reason.contains("/currency") && reason.contains("/balance"),
+        "{reason}"
+    );
+}
 
-on_both_backends!(a_rejected_row_is_counted, |backend: Backend| async move {
+#[both_backends]
+async fn a_rejected_row_is_counted(backend: Backend) {
     let (app, _receiver, _endpoint, _, _) = a_bad_row_and_a_good_one(backend).await;
     let operator = app.operator_key().await;
     assert_eq!(
         app.metric(&operator, "hookd_events_rejected_total").await,
         1
     );
-});
+}
 
-on_both_backends!(
-    the_event_list_takes_no_state_but_rejected,
-    |backend: Backend| async move {
-        let app = spawn_app_with(backend, &[STRICT]).await;
-        let operator = app.operator_key().await;
-        let (status, body, _) = app
-            .request("GET", "/v1/admin/events?state=published", &operator, None)
-            .await;
-        assert_eq!(
-            (status, body["field"].as_str()),
-            (422, Some("state")),
-            "{body}"
-        );
-    }
-);
+#[both_backends]
+async fn the_event_list_takes_no_state_but_rejected(backend: Backend) {
+    let app = spawn_app_with(backend, &[STRICT]).await;
+    let operator = app.operator_key().await;
+    let (status, body, _) = app
+        .request("GET", "/v1/admin/events?state=published", &operator, None)
+        .await;
+    assert_eq!(
+        (status, body["field"].as_str()),
+        (422, Some("state")),
+        "{body}"
+    );
+}

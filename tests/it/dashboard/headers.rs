@@ -9,7 +9,7 @@ use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieAge};
 
 use super::sign_in::{Answer, answer, assert_signed_in, client, sign_in, with_session};
 use crate::harness::{TestApp, answer::header};
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// `GET path` on the dashboard, with the session cookie `session` if given.
 async fn get(app: &TestApp, path: &str, session: Option<&str>) -> Answer {
@@ -61,30 +61,26 @@ async fn every_kind_of_answer(app: &TestApp) -> Vec<(&'static str, Answer)> {
     ]
 }
 
-on_both_backends!(
-    every_dashboard_answer_carries_the_strict_content_security_policy,
-    |app: TestApp| async move {
-        let expected: BTreeSet<String> = POLICY.iter().map(|d| d.to_string()).collect();
-        for (what, got) in every_kind_of_answer(&app).await {
-            let policy = header(&got.headers, "content-security-policy");
-            let policy = policy.unwrap_or_else(|| panic!("{what} has no CSP: {got:?}"));
-            assert_eq!(directives(policy), expected, "{what}: {policy}");
-        }
+#[both_backends]
+async fn every_dashboard_answer_carries_the_strict_content_security_policy(app: TestApp) {
+    let expected: BTreeSet<String> = POLICY.iter().map(|d| d.to_string()).collect();
+    for (what, got) in every_kind_of_answer(&app).await {
+        let policy = header(&got.headers, "content-security-policy");
+        let policy = policy.unwrap_or_else(|| panic!("{what} has no CSP: {got:?}"));
+        assert_eq!(directives(policy), expected, "{what}: {policy}");
     }
-);
+}
 
-on_both_backends!(
-    every_dashboard_answer_is_never_framed_sniffed_cached_or_referred_elsewhere,
-    |app: TestApp| async move {
-        for (what, got) in every_kind_of_answer(&app).await {
-            let h = |name| header(&got.headers, name);
-            assert_eq!(h("x-frame-options"), Some("DENY"), "{what}");
-            assert_eq!(h("x-content-type-options"), Some("nosniff"), "{what}");
-            assert_eq!(h("cache-control"), Some("no-store"), "{what}");
-            assert_eq!(h("referrer-policy"), Some("same-origin"), "{what}");
-        }
+#[both_backends]
+async fn every_dashboard_answer_is_never_framed_sniffed_cached_or_referred_elsewhere(app: TestApp) {
+    for (what, got) in every_kind_of_answer(&app).await {
+        let h = |name| header(&got.headers, name);
+        assert_eq!(h("x-frame-options"), Some("DENY"), "{what}");
+        assert_eq!(h("x-content-type-options"), Some("nosniff"), "{what}");
+        assert_eq!(h("cache-control"), Some("no-store"), "{what}");
+        assert_eq!(h("referrer-policy"), Some("same-origin"), "{what}");
     }
-);
+}
 
 /// The `hookd_session` cookie an answer sets.
 #[track_caller]
@@ -106,28 +102,24 @@ fn assert_guarded(cookie: &Cookie<'_>) {
     assert_eq!(cookie.path(), Some("/dashboard"), "{cookie}");
 }
 
-on_both_backends!(
-    the_session_cookie_is_http_only_strict_secure_and_lasts_twelve_hours,
-    |app: TestApp| async move {
-        let own = app.base_url.clone();
-        let signed = sign_in(&app, &app.operator_key().await, &[("origin", &own)]).await;
-        assert_signed_in(&signed, "an operator key");
-        let cookie = session_cookie(&signed);
-        assert_guarded(&cookie);
-        assert_eq!(cookie.max_age(), Some(CookieAge::hours(12)), "{cookie}");
-    }
-);
+#[both_backends]
+async fn the_session_cookie_is_http_only_strict_secure_and_lasts_twelve_hours(app: TestApp) {
+    let own = app.base_url.clone();
+    let signed = sign_in(&app, &app.operator_key().await, &[("origin", &own)]).await;
+    assert_signed_in(&signed, "an operator key");
+    let cookie = session_cookie(&signed);
+    assert_guarded(&cookie);
+    assert_eq!(cookie.max_age(), Some(CookieAge::hours(12)), "{cookie}");
+}
 
-on_both_backends!(
-    signing_out_clears_the_same_cookie_it_set,
-    |app: TestApp| async move {
-        let own = app.base_url.clone();
-        let signed = sign_in(&app, &app.operator_key().await, &[("origin", &own)]).await;
-        let value = session_cookie(&signed).value().to_string();
-        let out = with_session(&app, "POST", "/dashboard/logout", &value, &own).await;
-        let cleared = session_cookie(&out);
-        assert_guarded(&cleared);
-        assert_eq!(cleared.value(), "", "{cleared}");
-        assert_eq!(cleared.max_age(), Some(CookieAge::ZERO), "{cleared}");
-    }
-);
+#[both_backends]
+async fn signing_out_clears_the_same_cookie_it_set(app: TestApp) {
+    let own = app.base_url.clone();
+    let signed = sign_in(&app, &app.operator_key().await, &[("origin", &own)]).await;
+    let value = session_cookie(&signed).value().to_string();
+    let out = with_session(&app, "POST", "/dashboard/logout", &value, &own).await;
+    let cleared = session_cookie(&out);
+    assert_guarded(&cleared);
+    assert_eq!(cleared.value(), "", "{cleared}");
+    assert_eq!(cleared.max_age(), Some(CookieAge::ZERO), "{cleared}");
+}

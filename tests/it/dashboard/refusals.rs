@@ -6,7 +6,7 @@
 use super::sign_in::{Answer, answer, client, open_at, sign_in};
 use crate::admin_views::{audit_count, endpoint_status};
 use crate::harness::{TestApp, answer::header, read_text, send::send_with_optional_body};
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// What a dashboard request got, with its body.
 struct Got {
@@ -114,139 +114,129 @@ impl Bed {
     }
 }
 
-on_both_backends!(
-    a_disable_without_its_sessions_own_token_or_from_another_site_is_refused_and_does_nothing,
-    |app: TestApp| async move {
-        let b = bed(app).await;
-        let (t_mine, t_other) = (b.token_of(&b.mine).await, b.token_of(&b.other).await);
-        assert_ne!(t_mine, t_other, "each session has its own token");
-        let own = b.own.as_str();
-        let cases = [
-            ("no token", own, "reason=x".to_string()),
-            ("a made-up token", own, "csrf=AAAA&reason=x".into()),
-            (
-                "another session's token",
-                own,
-                format!("csrf={t_other}&reason=x"),
-            ),
-            (
-                "another site",
-                "https://evil.example",
-                format!("csrf={t_mine}&reason=x"),
-            ),
-            (
-                "an opaque origin",
-                "null",
-                format!("csrf={t_mine}&reason=x"),
-            ),
-        ];
-        for (what, origin, form) in &cases {
-            let got = b.post(&b.disable, origin, form).await;
-            assert_eq!(got.answer.status, 403, "{what}: refused: {}", got.body);
-            assert!(got.content_type.starts_with("text/html"), "{what}: a page");
-            assert!(
-                got.body.contains("nothing was done"),
-                "{what}: {}",
-                got.body
-            );
-            assert_eq!(
-                status_and_audit(&b.app, &b.ep).await,
-                ("active".into(), 0),
-                "{what}: nothing is done or written"
-            );
-        }
-    }
-);
-
-on_both_backends!(
-    every_dashboard_action_refuses_a_post_without_the_token,
-    |app: TestApp| async move {
-        let b = bed(app).await;
-        for action in ["enable", "recover"] {
-            let path = format!("/dashboard/endpoints/{}/{action}", b.ep);
-            let got = b.post(&path, &b.own, "since=x").await;
-            assert_eq!(got.answer.status, 403, "{action} without a token");
-        }
-        let got = b
-            .post("/dashboard/deliveries/dlv_x/replay", &b.own, "")
-            .await;
-        assert_eq!(got.answer.status, 403, "replay without a token");
-        assert_eq!(status_and_audit(&b.app, &b.ep).await, ("active".into(), 0));
-    }
-);
-
-on_both_backends!(
-    a_signed_out_post_is_sent_to_sign_in_and_does_nothing,
-    |app: TestApp| async move {
-        let b = bed(app).await;
-        let form = format!("csrf={}&reason=x", b.token_of(&b.mine).await);
-        let signed_out = send(&b.app, ("POST", &b.disable), "", &b.own, Some(&form)).await;
-        assert_eq!(
-            (
-                signed_out.answer.status,
-                signed_out.answer.location.as_deref()
-            ),
-            (303, Some("/dashboard/login")),
-            "signed out, a post is sent to sign in"
-        );
-        assert_eq!(status_and_audit(&b.app, &b.ep).await, ("active".into(), 0));
-    }
-);
-
-on_both_backends!(
-    a_post_with_its_sessions_token_from_hookds_own_origin_is_taken_and_audited,
-    |app: TestApp| async move {
-        let b = bed(app).await;
-        let form = format!("csrf={}&reason=x", b.token_of(&b.mine).await);
-        let taken = b.post(&b.disable, &b.own, &form).await;
-        assert_eq!(
-            taken.answer.status, 303,
-            "with its token it is taken: {}",
-            taken.body
-        );
-        assert_eq!(
-            taken.answer.location,
-            Some(format!("/dashboard/endpoints/{}?done=disabled", b.ep))
+#[both_backends]
+async fn a_disable_without_its_sessions_own_token_or_from_another_site_is_refused_and_does_nothing(
+    app: TestApp,
+) {
+    let b = bed(app).await;
+    let (t_mine, t_other) = (b.token_of(&b.mine).await, b.token_of(&b.other).await);
+    assert_ne!(t_mine, t_other, "each session has its own token");
+    let own = b.own.as_str();
+    let cases = [
+        ("no token", own, "reason=x".to_string()),
+        ("a made-up token", own, "csrf=AAAA&reason=x".into()),
+        (
+            "another session's token",
+            own,
+            format!("csrf={t_other}&reason=x"),
+        ),
+        (
+            "another site",
+            "https://evil.example",
+            format!("csrf={t_mine}&reason=x"),
+        ),
+        (
+            "an opaque origin",
+            "null",
+            format!("csrf={t_mine}&reason=x"),
+        ),
+    ];
+    for (what, origin, form) in &cases {
+        let got = b.post(&b.disable, origin, form).await;
+        assert_eq!(got.answer.status, 403, "{what}: refused: {}", got.body);
+        assert!(got.content_type.starts_with("text/html"), "{what}: a page");
+        assert!(
+            got.body.contains("nothing was done"),
+            "{what}: {}",
+            got.body
         );
         assert_eq!(
             status_and_audit(&b.app, &b.ep).await,
-            ("disabled".into(), 1)
+            ("active".into(), 0),
+            "{what}: nothing is done or written"
         );
     }
-);
+}
 
-on_both_backends!(
-    an_unknown_page_or_id_is_a_404_page,
-    |app: TestApp| async move {
-        let b = bed(app).await;
-        for path in [
-            "/dashboard/endpoints/ep_nope",
-            "/dashboard/deliveries/dlv_nope",
-            "/dashboard/no-such-page",
-        ] {
-            let got = send(&b.app, ("GET", path), &b.mine, "", None).await;
-            assert_eq!(got.answer.status, 404, "{path}: {}", got.body);
-            assert!(got.content_type.starts_with("text/html"), "{path}: a page");
-            assert!(got.body.contains("Not found"), "{path}: {}", got.body);
-        }
+#[both_backends]
+async fn every_dashboard_action_refuses_a_post_without_the_token(app: TestApp) {
+    let b = bed(app).await;
+    for action in ["enable", "recover"] {
+        let path = format!("/dashboard/endpoints/{}/{action}", b.ep);
+        let got = b.post(&path, &b.own, "since=x").await;
+        assert_eq!(got.answer.status, 403, "{action} without a token");
     }
-);
+    let got = b
+        .post("/dashboard/deliveries/dlv_x/replay", &b.own, "")
+        .await;
+    assert_eq!(got.answer.status, 403, "replay without a token");
+    assert_eq!(status_and_audit(&b.app, &b.ep).await, ("active".into(), 0));
+}
 
-on_both_backends!(
-    an_action_on_an_unknown_id_is_a_404_and_audits_nothing,
-    |app: TestApp| async move {
-        let b = bed(app).await;
-        let form = format!("csrf={}", b.token_of(&b.mine).await);
-        for path in [
-            "/dashboard/deliveries/dlv_nope/replay",
-            "/dashboard/endpoints/ep_nope/enable",
-        ] {
-            let got = b.post(path, &b.own, &form).await;
-            assert_eq!(got.answer.status, 404, "{path}: {}", got.body);
-        }
-        assert_eq!(b.app.count("SELECT COUNT(*) AS n FROM audit").await, 0);
+#[both_backends]
+async fn a_signed_out_post_is_sent_to_sign_in_and_does_nothing(app: TestApp) {
+    let b = bed(app).await;
+    let form = format!("csrf={}&reason=x", b.token_of(&b.mine).await);
+    let signed_out = send(&b.app, ("POST", &b.disable), "", &b.own, Some(&form)).await;
+    assert_eq!(
+        (
+            signed_out.answer.status,
+            signed_out.answer.location.as_deref()
+        ),
+        (303, Some("/dashboard/login")),
+        "signed out, a post is sent to sign in"
+    );
+    assert_eq!(status_and_audit(&b.app, &b.ep).await, ("active".into(), 0));
+}
+
+#[both_backends]
+async fn a_post_with_its_sessions_token_from_hookds_own_origin_is_taken_and_audited(app: TestApp) {
+    let b = bed(app).await;
+    let form = format!("csrf={}&reason=x", b.token_of(&b.mine).await);
+    let taken = b.post(&b.disable, &b.own, &form).await;
+    assert_eq!(
+        taken.answer.status, 303,
+        "with its token it is taken: {}",
+        taken.body
+    );
+    assert_eq!(
+        taken.answer.location,
+        Some(format!("/dashboard/endpoints/{}?done=disabled", b.ep))
+    );
+    assert_eq!(
+        status_and_audit(&b.app, &b.ep).await,
+        ("disabled".into(), 1)
+    );
+}
+
+#[both_backends]
+async fn an_unknown_page_or_id_is_a_404_page(app: TestApp) {
+    let b = bed(app).await;
+    for path in [
+        "/dashboard/endpoints/ep_nope",
+        "/dashboard/deliveries/dlv_nope",
+        "/dashboard/no-such-page",
+    ] {
+        let got = send(&b.app, ("GET", path), &b.mine, "", None).await;
+        assert_eq!(got.answer.status, 404, "{path}: {}", got.body);
+        assert!(got.content_type.starts_with("text/html"), "{path}: a page");
+        assert!(got.body.contains("Not found"), "{path}: {}", got.body);
     }
-);
+}
+
+#[both_backends]
+async fn an_action_on_an_unknown_id_is_a_404_and_audits_nothing(app: TestApp) {
+    let b = bed(app).await;
+    let form = format!("csrf={}", b.token_of(&b.mine).await);
+    for path in [
+        "/dashboard/deliveries/dlv_nope/replay",
+        "/dashboard/endpoints/ep_nope/enable",
+    ] {
+        let got = b.post(path, &b.own, &form).await;
+        assert_eq!(got.answer.status, 404, "{path}: {}", got.body);
+    }
+    assert_eq!(b.app.count("SELECT COUNT(*) AS n FROM audit").await, 0);
+}
 
 /// Pages a signed-out browser may ask for.
 fn pages(ep: &str) -> [String; 5] {
@@ -259,20 +249,18 @@ fn pages(ep: &str) -> [String; 5] {
     ]
 }
 
-on_both_backends!(
-    every_page_sends_a_signed_out_request_to_sign_in,
-    |app: TestApp| async move {
-        let b = bed(app).await;
-        for path in &pages(&b.ep) {
-            let got = send(&b.app, ("GET", path), "", "", None).await;
-            assert_eq!(
-                (got.answer.status, got.answer.location.as_deref()),
-                (303, Some("/dashboard/login")),
-                "{path} signed out"
-            );
-        }
+#[both_backends]
+async fn every_page_sends_a_signed_out_request_to_sign_in(app: TestApp) {
+    let b = bed(app).await;
+    for path in &pages(&b.ep) {
+        let got = send(&b.app, ("GET", path), "", "", None).await;
+        assert_eq!(
+            (got.answer.status, got.answer.location.as_deref()),
+            (303, Some("/dashboard/login")),
+            "{path} signed out"
+        );
     }
-);
+}
 
 browser_test!(
     a_signed_out_browser_lands_on_the_sign_in_page,

@@ -16,7 +16,7 @@ use crate::harness::{
     receiver::{Receiver, Reply},
     spawn_app_with, wait_until,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 async fn all_samples(app: &TestApp) -> Vec<Sample> {
     samples::since(app.db(), 0).await.expect("the samples read")
@@ -56,66 +56,58 @@ async fn sample_now(app: &TestApp) {
         .expect("a sample");
 }
 
-on_both_backends!(
-    the_backlog_is_sampled_when_the_engine_starts,
-    |backend: Backend| async move {
-        let (app, start) = sampled_at_start(backend).await;
-        let minutes: Vec<i64> = all_samples(&app).await.iter().map(|s| s.minute).collect();
-        assert_eq!(minutes, [start], "one sample, of the start's minute");
-    }
-);
+#[both_backends]
+async fn the_backlog_is_sampled_when_the_engine_starts(backend: Backend) {
+    let (app, start) = sampled_at_start(backend).await;
+    let minutes: Vec<i64> = all_samples(&app).await.iter().map(|s| s.minute).collect();
+    assert_eq!(minutes, [start], "one sample, of the start's minute");
+}
 
-on_both_backends!(
-    a_minute_is_sampled_once_and_its_first_sample_stands,
-    |backend: Backend| async move {
-        let (app, _) = sampled_at_start(backend).await;
-        let _failing = a_failed_delivery(&app).await;
-        sample_now(&app).await;
-        let now = all_samples(&app).await;
-        assert_eq!(now.len(), 1, "a minute is sampled once: {now:?}");
-        assert_eq!(now[0].failed, 0, "the minute's first sample stands");
-    }
-);
+#[both_backends]
+async fn a_minute_is_sampled_once_and_its_first_sample_stands(backend: Backend) {
+    let (app, _) = sampled_at_start(backend).await;
+    let _failing = a_failed_delivery(&app).await;
+    sample_now(&app).await;
+    let now = all_samples(&app).await;
+    assert_eq!(now.len(), 1, "a minute is sampled once: {now:?}");
+    assert_eq!(now[0].failed, 0, "the minute's first sample stands");
+}
 
-on_both_backends!(
-    the_next_minutes_sample_counts_the_deliveries_waiting_to_retry,
-    |backend: Backend| async move {
-        let (app, start) = sampled_at_start(backend).await;
-        let _failing = a_failed_delivery(&app).await;
-        app.advance(Duration::from_secs(60));
-        sample_now(&app).await;
-        let now = all_samples(&app).await;
-        let minutes: Vec<i64> = now.iter().map(|s| s.minute).collect();
-        assert_eq!(
-            minutes,
-            [start, start + 60_000],
-            "the next minute is sampled"
-        );
-        assert_eq!(
-            now[1].failed, 1,
-            "the next sample counts the delivery waiting to retry"
-        );
-    }
-);
+#[both_backends]
+async fn the_next_minutes_sample_counts_the_deliveries_waiting_to_retry(backend: Backend) {
+    let (app, start) = sampled_at_start(backend).await;
+    let _failing = a_failed_delivery(&app).await;
+    app.advance(Duration::from_secs(60));
+    sample_now(&app).await;
+    let now = all_samples(&app).await;
+    let minutes: Vec<i64> = now.iter().map(|s| s.minute).collect();
+    assert_eq!(
+        minutes,
+        [start, start + 60_000],
+        "the next minute is sampled"
+    );
+    assert_eq!(
+        now[1].failed, 1,
+        "the next sample counts the delivery waiting to retry"
+    );
+}
 
-on_both_backends!(
-    samples_older_than_25_hours_go_when_the_next_is_taken,
-    |backend: Backend| async move {
-        let (app, start) = sampled_at_start(backend).await;
-        let old = Sample {
-            minute: start - 26 * 3_600_000,
-            ..Sample::default()
-        };
-        assert!(samples::record(app.db(), &old).await.expect("written"));
-        let kept = all_samples(&app).await.len();
-        assert_eq!(kept, 2, "the old sample is there until the next is taken");
-        app.advance(Duration::from_secs(60));
-        sample_now(&app).await;
-        let minutes: Vec<i64> = all_samples(&app).await.iter().map(|s| s.minute).collect();
-        assert_eq!(
-            minutes,
-            [start, start + 60_000],
-            "the next minute is sampled, and the one from 26 h ago is gone"
-        );
-    }
-);
+#[both_backends]
+async fn samples_older_than_25_hours_go_when_the_next_is_taken(backend: Backend) {
+    let (app, start) = sampled_at_start(backend).await;
+    let old = Sample {
+        minute: start - 26 * 3_600_000,
+        ..Sample::default()
+    };
+    assert!(samples::record(app.db(), &old).await.expect("written"));
+    let kept = all_samples(&app).await.len();
+    assert_eq!(kept, 2, "the old sample is there until the next is taken");
+    app.advance(Duration::from_secs(60));
+    sample_now(&app).await;
+    let minutes: Vec<i64> = all_samples(&app).await.iter().map(|s| s.minute).collect();
+    assert_eq!(
+        minutes,
+        [start, start + 60_000],
+        "the next minute is sampled, and the one from 26 h ago is gone"
+    );
+}

@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 
 use super::signed_in;
 use crate::harness::{
-    Backend, TestApp,
+    TestApp,
     browser::{Browser, Page},
     spawn_app_with,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// Reads the endpoints table as `{endpoint: {waiting, circuit, failures}}`.
 const READ_TABLE: &str = r#"
@@ -145,25 +145,23 @@ async fn post_login(app: &TestApp, key: &str, origin: Option<&str>) -> (u16, Str
     )
 }
 
-on_both_backends!(
-    a_sign_in_posted_from_another_site_is_refused,
-    |app: TestApp| async move {
-        let operator = app.operator_key().await;
-        let (status, body) = post_login(&app, &operator, Some("https://evil.example")).await;
-        assert_eq!(status, 403, "{body}");
-        assert!(body.contains("posted from another site"), "{body}");
-        let (status, body) = post_login(&app, &operator, Some("null")).await;
-        assert_eq!(status, 403, "an opaque origin is another site: {body}");
-        assert_eq!(
-            app.count("SELECT COUNT(*) AS n FROM dashboard_session")
-                .await,
-            0,
-            "no refused sign-in may leave a session"
-        );
-        let (status, body) = post_login(&app, "hkp_wrong", None).await;
-        assert_eq!(status, 401, "no Origin at all is not another site: {body}");
-    }
-);
+#[both_backends]
+async fn a_sign_in_posted_from_another_site_is_refused(app: TestApp) {
+    let operator = app.operator_key().await;
+    let (status, body) = post_login(&app, &operator, Some("https://evil.example")).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("posted from another site"), "{body}");
+    let (status, body) = post_login(&app, &operator, Some("null")).await;
+    assert_eq!(status, 403, "an opaque origin is another site: {body}");
+    assert_eq!(
+        app.count("SELECT COUNT(*) AS n FROM dashboard_session")
+            .await,
+        0,
+        "no refused sign-in may leave a session"
+    );
+    let (status, body) = post_login(&app, "hkp_wrong", None).await;
+    assert_eq!(status, 401, "no Origin at all is not another site: {body}");
+}
 
 // ----- the cross-site check and signing out, over plain HTTP -----
 
@@ -249,130 +247,126 @@ fn assert_cross_site(got: &Answer, what: &str) {
     );
 }
 
-on_both_backends!(
-    forged_forwarding_headers_and_a_wrong_scheme_do_not_pass_the_cross_site_check,
-    |backend: Backend| async move {
-        let app = spawn_app_with(backend, &[]).await;
-        let operator = app.operator_key().await;
-        let port = app.running.addr.port();
-        let https_self = format!("https://127.0.0.1:{port}");
-        let cases: [(&str, &[(&str, &str)]); 5] = [
-            (
-                "an evil Origin vouched for by X-Forwarded-Host",
-                &[
-                    ("origin", "http://evil.example"),
-                    ("x-forwarded-host", "evil.example"),
-                ],
-            ),
-            (
-                "an evil Origin vouched for by Forwarded",
-                &[
-                    ("origin", "http://evil.example"),
-                    ("forwarded", "host=evil.example"),
-                ],
-            ),
-            (
-                "an evil https Origin with a forged proto and host",
-                &[
-                    ("origin", "https://evil.example"),
-                    ("x-forwarded-proto", "https"),
-                    ("x-forwarded-host", "evil.example"),
-                ],
-            ),
-            ("hookd's own host over https", &[("origin", &https_self)]),
-            (
-                "hookd's own host over https with a forged proto",
-                &[("origin", &https_self), ("x-forwarded-proto", "https")],
-            ),
-        ];
-        for (what, headers) in cases {
-            assert_cross_site(&sign_in(&app, &operator, headers).await, what);
-        }
-        assert_eq!(
-            app.count("SELECT COUNT(*) AS n FROM dashboard_session")
-                .await,
-            0,
-            "no refused sign-in may leave a session"
-        );
-        let own = app.base_url.clone();
-        assert_signed_in(
-            &sign_in(&app, &operator, &[("origin", &own)]).await,
-            "hookd's own origin",
-        );
+#[both_backends]
+async fn forged_forwarding_headers_and_a_wrong_scheme_do_not_pass_the_cross_site_check(
+    backend: Backend,
+) {
+    let app = spawn_app_with(backend, &[]).await;
+    let operator = app.operator_key().await;
+    let port = app.running.addr.port();
+    let https_self = format!("https://127.0.0.1:{port}");
+    let cases: [(&str, &[(&str, &str)]); 5] = [
+        (
+            "an evil Origin vouched for by X-Forwarded-Host",
+            &[
+                ("origin", "http://evil.example"),
+                ("x-forwarded-host", "evil.example"),
+            ],
+        ),
+        (
+            "an evil Origin vouched for by Forwarded",
+            &[
+                ("origin", "http://evil.example"),
+                ("forwarded", "host=evil.example"),
+            ],
+        ),
+        (
+            "an evil https Origin with a forged proto and host",
+            &[
+                ("origin", "https://evil.example"),
+                ("x-forwarded-proto", "https"),
+                ("x-forwarded-host", "evil.example"),
+            ],
+        ),
+        ("hookd's own host over https", &[("origin", &https_self)]),
+        (
+            "hookd's own host over https with a forged proto",
+            &[("origin", &https_self), ("x-forwarded-proto", "https")],
+        ),
+    ];
+    for (what, headers) in cases {
+        assert_cross_site(&sign_in(&app, &operator, headers).await, what);
     }
-);
+    assert_eq!(
+        app.count("SELECT COUNT(*) AS n FROM dashboard_session")
+            .await,
+        0,
+        "no refused sign-in may leave a session"
+    );
+    let own = app.base_url.clone();
+    assert_signed_in(
+        &sign_in(&app, &operator, &[("origin", &own)]).await,
+        "hookd's own origin",
+    );
+}
 
-on_both_backends!(
-    behind_a_trusted_proxy_the_origin_it_reports_is_the_one_accepted,
-    |backend: Backend| async move {
-        let trust = [("HOOKD_HTTP__TRUST_PROXY", r#"["127.0.0.0/8"]"#)];
-        let app = spawn_app_with(backend, &trust).await;
-        let operator = app.operator_key().await;
-        let own = app.base_url.clone();
-        let x_forwarded = [
-            ("x-forwarded-proto", "https"),
-            ("x-forwarded-host", "hooks.example.com"),
-        ];
-        let forwarded = [("forwarded", "proto=https;host=hooks.example.com")];
-        let from = |origin: &'static str, proxy: &[(&'static str, &'static str)]| {
-            [&[("origin", origin)][..], proxy].concat()
-        };
-        let public = "https://hooks.example.com";
-        for (what, headers) in [
-            ("X-Forwarded-Proto and -Host", from(public, &x_forwarded)),
-            ("Forwarded", from(public, &forwarded)),
-        ] {
-            assert_signed_in(&sign_in(&app, &operator, &headers).await, what);
-        }
-        for (what, headers) in [
-            (
-                "plain http when the proxy says https",
-                from("http://hooks.example.com", &x_forwarded),
-            ),
-            ("another site", from("https://evil.example", &forwarded)),
-        ] {
-            assert_cross_site(&sign_in(&app, &operator, &headers).await, what);
-        }
-        let headers = [&[("origin", own.as_str())][..], &x_forwarded].concat();
-        assert_cross_site(
-            &sign_in(&app, &operator, &headers).await,
-            "the proxy's own address, when the proxy says the site is hooks.example.com",
-        );
+#[both_backends]
+async fn behind_a_trusted_proxy_the_origin_it_reports_is_the_one_accepted(backend: Backend) {
+    let trust = [("HOOKD_HTTP__TRUST_PROXY", r#"["127.0.0.0/8"]"#)];
+    let app = spawn_app_with(backend, &trust).await;
+    let operator = app.operator_key().await;
+    let own = app.base_url.clone();
+    let x_forwarded = [
+        ("x-forwarded-proto", "https"),
+        ("x-forwarded-host", "hooks.example.com"),
+    ];
+    let forwarded = [("forwarded", "proto=https;host=hooks.example.com")];
+    let from = |origin: &'static str, proxy: &[(&'static str, &'static str)]| {
+        [&[("origin", origin)][..], proxy].concat()
+    };
+    let public = "https://hooks.example.com";
+    for (what, headers) in [
+        ("X-Forwarded-Proto and -Host", from(public, &x_forwarded)),
+        ("Forwarded", from(public, &forwarded)),
+    ] {
+        assert_signed_in(&sign_in(&app, &operator, &headers).await, what);
     }
-);
+    for (what, headers) in [
+        (
+            "plain http when the proxy says https",
+            from("http://hooks.example.com", &x_forwarded),
+        ),
+        ("another site", from("https://evil.example", &forwarded)),
+    ] {
+        assert_cross_site(&sign_in(&app, &operator, &headers).await, what);
+    }
+    let headers = [&[("origin", own.as_str())][..], &x_forwarded].concat();
+    assert_cross_site(
+        &sign_in(&app, &operator, &headers).await,
+        "the proxy's own address, when the proxy says the site is hooks.example.com",
+    );
+}
 
-on_both_backends!(
-    with_a_public_url_only_that_origin_may_sign_in,
-    |backend: Backend| async move {
-        let app = spawn_app_with(
-            backend,
-            &[("HOOKD_HTTP__PUBLIC_URL", "https://hooks.example.com")],
-        )
-        .await;
-        let operator = app.operator_key().await;
-        let own = app.base_url.clone();
-        for (what, origin) in [
-            ("the Host hookd was reached at", own.as_str()),
-            (
-                "the public host over plain http",
-                "http://hooks.example.com",
-            ),
-            (
-                "the public host on another port",
-                "https://hooks.example.com:8443",
-            ),
-            ("another site", "https://evil.example"),
-        ] {
-            let forged = [("origin", origin), ("x-forwarded-host", "evil.example")];
-            assert_cross_site(&sign_in(&app, &operator, &forged[..1]).await, what);
-            assert_cross_site(&sign_in(&app, &operator, &forged).await, what);
-        }
-        assert_signed_in(
-            &sign_in(&app, &operator, &[("origin", "https://hooks.example.com")]).await,
-            "the public URL's origin",
-        );
+#[both_backends]
+async fn with_a_public_url_only_that_origin_may_sign_in(backend: Backend) {
+    let app = spawn_app_with(
+        backend,
+        &[("HOOKD_HTTP__PUBLIC_URL", "https://hooks.example.com")],
+    )
+    .await;
+    let operator = app.operator_key().await;
+    let own = app.base_url.clone();
+    for (what, origin) in [
+        ("the Host hookd was reached at", own.as_str()),
+        (
+            "the public host over plain http",
+            "http://hooks.example.com",
+        ),
+        (
+            "the public host on another port",
+            "https://hooks.example.com:8443",
+        ),
+        ("another site", "https://evil.example"),
+    ] {
+        let forged = [("origin", origin), ("x-forwarded-host", "evil.example")];
+        assert_cross_site(&sign_in(&app, &operator, &forged[..1]).await, what);
+        assert_cross_site(&sign_in(&app, &operator, &forged).await, what);
     }
-);
+    assert_signed_in(
+        &sign_in(&app, &operator, &[("origin", "https://hooks.example.com")]).await,
+        "the public URL's origin",
+    );
+}
 
 /// `method path` on the dashboard with the session cookie `session`, from
 /// `origin`.
@@ -408,59 +402,57 @@ async fn assert_session_rows(app: &crate::harness::TestApp, cookie: &str, n: i64
     assert_eq!(session_rows(app, cookie).await, n, "{why}");
 }
 
-on_both_backends!(
-    signing_out_ends_that_session_on_the_server_and_no_other,
-    |backend: Backend| async move {
-        let app = spawn_app_with(backend, &[]).await;
-        let operator = app.operator_key().await;
-        let own = app.base_url.clone();
-        let signed_in = sign_in(&app, &operator, &[("origin", &own)]).await;
-        assert_signed_in(&signed_in, "the first sign-in");
-        let cookie = signed_in.session.expect("a session cookie");
-        let other = sign_in(&app, &operator, &[("origin", &own)]).await;
-        let other = other.session.expect("a second session cookie");
-        assert_session_rows(&app, &cookie, 1, "the session is a row").await;
+#[both_backends]
+async fn signing_out_ends_that_session_on_the_server_and_no_other(backend: Backend) {
+    let app = spawn_app_with(backend, &[]).await;
+    let operator = app.operator_key().await;
+    let own = app.base_url.clone();
+    let signed_in = sign_in(&app, &operator, &[("origin", &own)]).await;
+    assert_signed_in(&signed_in, "the first sign-in");
+    let cookie = signed_in.session.expect("a session cookie");
+    let other = sign_in(&app, &operator, &[("origin", &own)]).await;
+    let other = other.session.expect("a second session cookie");
+    assert_session_rows(&app, &cookie, 1, "the session is a row").await;
 
-        let page = with_session(&app, "GET", "/dashboard", &cookie, &own).await;
-        assert_eq!(page.status, 200, "signed in, the dashboard shows: {page:?}");
+    let page = with_session(&app, "GET", "/dashboard", &cookie, &own).await;
+    assert_eq!(page.status, 200, "signed in, the dashboard shows: {page:?}");
 
-        let forged = with_session(
-            &app,
-            "POST",
-            "/dashboard/logout",
-            &cookie,
-            "https://evil.example",
-        )
-        .await;
-        assert_eq!(
-            forged.status, 403,
-            "a sign-out from another site is refused: {forged:?}"
-        );
-        assert_session_rows(&app, &cookie, 1, "and the session lives on").await;
+    let forged = with_session(
+        &app,
+        "POST",
+        "/dashboard/logout",
+        &cookie,
+        "https://evil.example",
+    )
+    .await;
+    assert_eq!(
+        forged.status, 403,
+        "a sign-out from another site is refused: {forged:?}"
+    );
+    assert_session_rows(&app, &cookie, 1, "and the session lives on").await;
 
-        let out = with_session(&app, "POST", "/dashboard/logout", &cookie, &own).await;
-        assert_eq!(
-            out.status, 303,
-            "signing out answers with a redirect: {out:?}"
-        );
-        assert_eq!(out.location.as_deref(), Some("/dashboard/login"), "{out:?}");
-        assert_eq!(
-            out.session.as_deref(),
-            Some(""),
-            "the browser's cookie is cleared: {out:?}"
-        );
-        assert_session_rows(&app, &cookie, 0, "no row is left for the session").await;
+    let out = with_session(&app, "POST", "/dashboard/logout", &cookie, &own).await;
+    assert_eq!(
+        out.status, 303,
+        "signing out answers with a redirect: {out:?}"
+    );
+    assert_eq!(out.location.as_deref(), Some("/dashboard/login"), "{out:?}");
+    assert_eq!(
+        out.session.as_deref(),
+        Some(""),
+        "the browser's cookie is cleared: {out:?}"
+    );
+    assert_session_rows(&app, &cookie, 0, "no row is left for the session").await;
 
-        let replayed = with_session(&app, "GET", "/dashboard", &cookie, &own).await;
-        assert_eq!(
-            (replayed.status, replayed.location.as_deref()),
-            (303, Some("/dashboard/login")),
-            "a kept copy of the old cookie should be sent to sign in: {replayed:?}"
-        );
-        let still = with_session(&app, "GET", "/dashboard", &other, &own).await;
-        assert_eq!(
-            still.status, 200,
-            "another session of the same key lives on: {still:?}"
-        );
-    }
-);
+    let replayed = with_session(&app, "GET", "/dashboard", &cookie, &own).await;
+    assert_eq!(
+        (replayed.status, replayed.location.as_deref()),
+        (303, Some("/dashboard/login")),
+        "a kept copy of the old cookie should be sent to sign in: {replayed:?}"
+    );
+    let still = with_session(&app, "GET", "/dashboard", &other, &own).await;
+    assert_eq!(
+        still.status, 200,
+        "another session of the same key lives on: {still:?}"
+    );
+}

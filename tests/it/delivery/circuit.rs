@@ -14,7 +14,7 @@ use crate::harness::{
     receiver::{Receiver, Reply},
     spawn_app_with,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// Five deliveries to an endpoint answering 500, one at a time, with a
 /// circuit that opens after two failures (default 5 s cool-down):
@@ -35,36 +35,33 @@ async fn five_behind_an_open_circuit(backend: Backend) -> (TestApp, Receiver, St
     (app, receiver, endpoint)
 }
 
-on_both_backends!(
-    an_open_circuit_spends_no_attempts,
-    |backend: Backend| async move {
-        let (app, receiver, endpoint) = five_behind_an_open_circuit(backend).await;
-        receiver.stays_at(2).await;
-        let untouched = app
+#[both_backends]
+async fn an_open_circuit_spends_no_attempts(backend: Backend) {
+    let (app, receiver, endpoint) = five_behind_an_open_circuit(backend).await;
+    receiver.stays_at(2).await;
+    let untouched = app
             .count(&format!(
                 "SELECT COUNT(*) AS n FROM delivery WHERE endpoint_id = '{endpoint}' AND attempt_count = 0"
             ))
             .await;
-        assert_eq!(
-            untouched, 3,
-            "deliveries behind an open circuit keep their attempts"
-        );
-    }
-);
+    assert_eq!(
+        untouched, 3,
+        "deliveries behind an open circuit keep their attempts"
+    );
+}
 
-on_both_backends!(
-    what_waited_behind_the_circuit_follows_a_successful_probe,
-    |backend: Backend| async move {
-        let (app, receiver, endpoint) = five_behind_an_open_circuit(backend).await;
-        receiver.set_default(Reply::status(200));
-        app.advance(Duration::from_secs(6));
-        receiver
-            .wait_for(5, WAIT)
-            .await
-            .expect("after the cool-down a probe succeeds and the rest follow");
-        // The two that failed retry on their own schedule (5 s, ±20 %).
-        app.advance(Duration::from_secs(10));
-        let done = crate::harness::wait_until(WAIT, || async {
+#[both_backends]
+async fn what_waited_behind_the_circuit_follows_a_successful_probe(backend: Backend) {
+    let (app, receiver, endpoint) = five_behind_an_open_circuit(backend).await;
+    receiver.set_default(Reply::status(200));
+    app.advance(Duration::from_secs(6));
+    receiver
+        .wait_for(5, WAIT)
+        .await
+        .expect("after the cool-down a probe succeeds and the rest follow");
+    // The two that failed retry on their own schedule (5 s, ±20 %).
+    app.advance(Duration::from_secs(10));
+    let done = crate::harness::wait_until(WAIT, || async {
             let n = app
                 .count(&format!(
                     "SELECT COUNT(*) AS n FROM delivery WHERE endpoint_id = '{endpoint}' AND state = 'delivered'"
@@ -73,9 +70,8 @@ on_both_backends!(
             (n == 5).then_some(())
         })
         .await;
-        assert!(done.is_some(), "every delivery ends delivered");
-    }
-);
+    assert!(done.is_some(), "every delivery ends delivered");
+}
 
 /// The initial cool-down in the tests below: longer than the one-second
 /// retry schedule, so that only the circuit holds a retry back.
@@ -149,43 +145,37 @@ async fn probe_goes_after(
     recorded(app, endpoint, sent + 1).await;
 }
 
-on_both_backends!(
-    the_circuit_opens_for_its_initial_cool_down,
-    |backend: Backend| async move {
-        let (app, receiver, endpoint) = just_opened(backend, vec![]).await;
-        probe_goes_after(&app, &receiver, &endpoint, 2, COOL_DOWN).await;
-    }
-);
+#[both_backends]
+async fn the_circuit_opens_for_its_initial_cool_down(backend: Backend) {
+    let (app, receiver, endpoint) = just_opened(backend, vec![]).await;
+    probe_goes_after(&app, &receiver, &endpoint, 2, COOL_DOWN).await;
+}
 
-on_both_backends!(
-    a_failed_probe_doubles_the_cool_down,
-    |backend: Backend| async move {
-        let (app, receiver, endpoint) = just_opened(backend, vec![]).await;
-        probe_goes_after(&app, &receiver, &endpoint, 2, COOL_DOWN).await;
-        probe_goes_after(&app, &receiver, &endpoint, 3, COOL_DOWN * 2).await;
-        probe_goes_after(&app, &receiver, &endpoint, 4, COOL_DOWN * 4).await;
-    }
-);
+#[both_backends]
+async fn a_failed_probe_doubles_the_cool_down(backend: Backend) {
+    let (app, receiver, endpoint) = just_opened(backend, vec![]).await;
+    probe_goes_after(&app, &receiver, &endpoint, 2, COOL_DOWN).await;
+    probe_goes_after(&app, &receiver, &endpoint, 3, COOL_DOWN * 2).await;
+    probe_goes_after(&app, &receiver, &endpoint, 4, COOL_DOWN * 4).await;
+}
 
-on_both_backends!(
-    a_successful_probe_puts_the_cool_down_back_to_its_initial_value,
-    |backend: Backend| async move {
-        let replies = vec![
-            Reply::status(500),
-            Reply::status(500),
-            Reply::status(500),
-            Reply::status(200),
-        ];
-        let (app, receiver, endpoint) = just_opened(backend, replies).await;
-        probe_goes_after(&app, &receiver, &endpoint, 2, COOL_DOWN).await;
-        // The failed probe doubled it; the next one succeeds.
-        probe_goes_after(&app, &receiver, &endpoint, 3, COOL_DOWN * 2).await;
-        // Closed: a new event goes at once, and two failures open it again,
-        // for the initial cool-down, not the doubled one.
-        fails_twice(&app, &receiver, &endpoint, 4).await;
-        probe_goes_after(&app, &receiver, &endpoint, 6, COOL_DOWN).await;
-    }
-);
+#[both_backends]
+async fn a_successful_probe_puts_the_cool_down_back_to_its_initial_value(backend: Backend) {
+    let replies = vec![
+        Reply::status(500),
+        Reply::status(500),
+        Reply::status(500),
+        Reply::status(200),
+    ];
+    let (app, receiver, endpoint) = just_opened(backend, replies).await;
+    probe_goes_after(&app, &receiver, &endpoint, 2, COOL_DOWN).await;
+    // The failed probe doubled it; the next one succeeds.
+    probe_goes_after(&app, &receiver, &endpoint, 3, COOL_DOWN * 2).await;
+    // Closed: a new event goes at once, and two failures open it again,
+    // for the initial cool-down, not the doubled one.
+    fails_twice(&app, &receiver, &endpoint, 4).await;
+    probe_goes_after(&app, &receiver, &endpoint, 6, COOL_DOWN).await;
+}
 
 /// Waits until `n` attempts to the endpoint are recorded: the circuit has
 /// taken their outcomes in by then, so the clock may move on.

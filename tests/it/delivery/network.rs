@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{assert_ended_within, endpoint_on, first_attempt_against};
 use crate::harness::{Backend, WAIT, outcome::assert_mentions, receiver::Reply, spawn_app};
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// Sends one event to a receiver answering `reply` and checks the attempt
 /// fails as `category`, cut off by the test's 2 s request timeout (not the
@@ -27,45 +27,37 @@ async fn fails_as(backend: Backend, reply: Reply, category: &str) {
     app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
 }
 
-on_both_backends!(
-    a_receiver_that_never_answers_times_out,
-    |backend: Backend| async move {
-        fails_as(
-            backend,
-            Reply::StallHeaders(Duration::from_secs(8)),
-            "timeout",
-        )
-        .await;
-    }
-);
+#[both_backends]
+async fn a_receiver_that_never_answers_times_out(backend: Backend) {
+    fails_as(
+        backend,
+        Reply::StallHeaders(Duration::from_secs(8)),
+        "timeout",
+    )
+    .await;
+}
 
-on_both_backends!(
-    a_receiver_that_stalls_mid_body_times_out,
-    |backend: Backend| async move {
-        fails_as(backend, Reply::StallBody(Duration::from_secs(8)), "timeout").await;
-    }
-);
+#[both_backends]
+async fn a_receiver_that_stalls_mid_body_times_out(backend: Backend) {
+    fails_as(backend, Reply::StallBody(Duration::from_secs(8)), "timeout").await;
+}
 
-on_both_backends!(
-    a_dropped_connection_is_a_connect_failure,
-    |backend: Backend| async move {
-        fails_as(backend, Reply::Drop, "connect").await;
-    }
-);
+#[both_backends]
+async fn a_dropped_connection_is_a_connect_failure(backend: Backend) {
+    fails_as(backend, Reply::Drop, "connect").await;
+}
 
-on_both_backends!(
-    a_loopback_destination_is_blocked_unless_allowed,
-    |backend: Backend| async move {
-        let (app, receiver, endpoint) =
-            endpoint_on(backend, &[("HOOKD_EGRESS__ALLOW_CIDRS", "[]")]).await;
-        let event = app.publish("a.b", json!({})).await;
-        let a = app.attempts_when(&event, &endpoint, 1).await;
-        assert_eq!(a[0].error_category.as_deref(), Some("blocked"));
-        assert_mentions(
-            a[0].error_detail.as_deref(),
-            "127.0.0.1",
-            "the refusal names the address",
-        );
-        receiver.stays_at(0).await;
-    }
-);
+#[both_backends]
+async fn a_loopback_destination_is_blocked_unless_allowed(backend: Backend) {
+    let (app, receiver, endpoint) =
+        endpoint_on(backend, &[("HOOKD_EGRESS__ALLOW_CIDRS", "[]")]).await;
+    let event = app.publish("a.b", json!({})).await;
+    let a = app.attempts_when(&event, &endpoint, 1).await;
+    assert_eq!(a[0].error_category.as_deref(), Some("blocked"));
+    assert_mentions(
+        a[0].error_detail.as_deref(),
+        "127.0.0.1",
+        "the refusal names the address",
+    );
+    receiver.stays_at(0).await;
+}

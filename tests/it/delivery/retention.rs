@@ -14,7 +14,7 @@ use crate::harness::{
     receiver::{Receiver, Reply},
     spawn_app_with, stays_quiet, wait_until,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 const HOUR: Duration = Duration::from_secs(3600);
 const DAY: Duration = Duration::from_secs(86_400);
@@ -97,34 +97,32 @@ async fn sentinel(app: &TestApp) -> String {
     event
 }
 
-on_both_backends!(
-    finished_rows_younger_than_their_retention_are_kept,
-    |backend: Backend| async move {
-        let (app, _receiver, endpoint) = sweeping(backend, "1d", "1d", &[]).await;
-        let old = sentinel(&app).await;
-        app.advance(2 * HOUR);
-        let (young, delivery) = delivered_event(&app, &endpoint).await;
+#[both_backends]
+async fn finished_rows_younger_than_their_retention_are_kept(backend: Backend) {
+    let (app, _receiver, endpoint) = sweeping(backend, "1d", "1d", &[]).await;
+    let old = sentinel(&app).await;
+    app.advance(2 * HOUR);
+    let (young, delivery) = delivered_event(&app, &endpoint).await;
 
-        swept_after(&app, 23 * HOUR, &old).await;
-        kept(
-            &app,
-            "delivery",
-            "id",
-            &delivery,
-            "a delivery finished 23 h ago is kept under a 1 d retention",
-        )
-        .await;
-        kept(
-            &app,
-            "attempt",
-            "delivery_id",
-            &delivery,
-            "so is its attempt",
-        )
-        .await;
-        kept(&app, "outbox_event", "event_id", &young, "and its event").await;
-    }
-);
+    swept_after(&app, 23 * HOUR, &old).await;
+    kept(
+        &app,
+        "delivery",
+        "id",
+        &delivery,
+        "a delivery finished 23 h ago is kept under a 1 d retention",
+    )
+    .await;
+    kept(
+        &app,
+        "attempt",
+        "delivery_id",
+        &delivery,
+        "so is its attempt",
+    )
+    .await;
+    kept(&app, "outbox_event", "event_id", &young, "and its event").await;
+}
 
 /// Under a 1 d retention and a one-attempt schedule: a delivered and a dead
 /// delivery, each with its attempt, and a third (delivered) with a replay
@@ -194,112 +192,102 @@ async fn swept_with_its_attempts(app: &TestApp, delivery: &str) {
     );
 }
 
-on_both_backends!(
-    a_delivered_delivery_past_retention_is_swept_with_its_attempts,
-    |backend: Backend| async move {
-        let past = past_retention(backend).await;
-        swept_with_its_attempts(&past.app, &past.delivered.1).await;
+#[both_backends]
+async fn a_delivered_delivery_past_retention_is_swept_with_its_attempts(backend: Backend) {
+    let past = past_retention(backend).await;
+    swept_with_its_attempts(&past.app, &past.delivered.1).await;
+}
+
+#[both_backends]
+async fn a_dead_delivery_past_retention_is_swept_with_its_attempts(backend: Backend) {
+    let past = past_retention(backend).await;
+    swept_with_its_attempts(&past.app, &past.dead.1).await;
+}
+
+#[both_backends]
+async fn a_delivery_with_a_waiting_replay_is_kept_past_retention_until_the_replay_has_gone(
+    backend: Backend,
+) {
+    let past = past_retention(backend).await;
+    let app = &past.app;
+    let replayed = &past.replayed.1;
+    // The sweep has run at the new now: it took the other two.
+    swept(app, "delivery", "id", &past.delivered.1).await;
+    swept(app, "delivery", "id", &past.dead.1).await;
+    kept(
+        app,
+        "delivery",
+        "id",
+        replayed,
+        "a partner asked for its replay",
+    )
+    .await;
+    kept(app, "replay", "delivery_id", replayed, "it still waits").await;
+
+    let key = app.partner_key().await;
+    let enable = format!("/v1/endpoints/{}/enable", past.endpoint);
+    let (status, body, _) = app.request("POST", &enable, &key, None).await;
+    assert_eq!(status, 200, "{body}");
+    swept(app, "replay", "delivery_id", replayed).await;
+    assert_eq!(
+        past.receiver.received().len(),
+        4,
+        "the replay reached the receiver"
+    );
+    assert_eq!(
+        rows(app, "attempt", "delivery_id", replayed).await,
+        2,
+        "the replay was attempted once the endpoint took it"
+    );
+    app.advance(2 * DAY);
+    swept(app, "delivery", "id", replayed).await;
+}
+
+#[both_backends]
+async fn an_event_past_retention_is_swept_once_its_deliveries_are(backend: Backend) {
+    let past = past_retention(backend).await;
+    for (event, _) in [&past.delivered, &past.dead] {
+        swept(&past.app, "outbox_event", "event_id", event).await;
     }
-);
+}
 
-on_both_backends!(
-    a_dead_delivery_past_retention_is_swept_with_its_attempts,
-    |backend: Backend| async move {
-        let past = past_retention(backend).await;
-        swept_with_its_attempts(&past.app, &past.dead.1).await;
-    }
-);
+#[both_backends]
+async fn an_event_outlives_its_swept_deliveries_until_its_own_retention(backend: Backend) {
+    let (app, _receiver, endpoint) = sweeping(backend, "1d", "3d", &[]).await;
+    let (event, delivery) = delivered_event(&app, &endpoint).await;
 
-on_both_backends!(
-    a_delivery_with_a_waiting_replay_is_kept_past_retention_until_the_replay_has_gone,
-    |backend: Backend| async move {
-        let past = past_retention(backend).await;
-        let app = &past.app;
-        let replayed = &past.replayed.1;
-        // The sweep has run at the new now: it took the other two.
-        swept(app, "delivery", "id", &past.delivered.1).await;
-        swept(app, "delivery", "id", &past.dead.1).await;
-        kept(
-            app,
-            "delivery",
-            "id",
-            replayed,
-            "a partner asked for its replay",
-        )
-        .await;
-        kept(app, "replay", "delivery_id", replayed, "it still waits").await;
+    app.advance(2 * DAY);
+    swept(&app, "delivery", "id", &delivery).await;
+    stays_quiet(QUIET, || async {
+        (rows(&app, "outbox_event", "event_id", &event).await == 0)
+            .then(|| "the 2-day-old event went under a 3 d retention".to_string())
+    })
+    .await;
 
-        let key = app.partner_key().await;
-        let enable = format!("/v1/endpoints/{}/enable", past.endpoint);
-        let (status, body, _) = app.request("POST", &enable, &key, None).await;
-        assert_eq!(status, 200, "{body}");
-        swept(app, "replay", "delivery_id", replayed).await;
-        assert_eq!(
-            past.receiver.received().len(),
-            4,
-            "the replay reached the receiver"
-        );
-        assert_eq!(
-            rows(app, "attempt", "delivery_id", replayed).await,
-            2,
-            "the replay was attempted once the endpoint took it"
-        );
-        app.advance(2 * DAY);
-        swept(app, "delivery", "id", replayed).await;
-    }
-);
+    app.advance(DAY + HOUR);
+    swept(&app, "outbox_event", "event_id", &event).await;
+}
 
-on_both_backends!(
-    an_event_past_retention_is_swept_once_its_deliveries_are,
-    |backend: Backend| async move {
-        let past = past_retention(backend).await;
-        for (event, _) in [&past.delivered, &past.dead] {
-            swept(&past.app, "outbox_event", "event_id", event).await;
-        }
-    }
-);
+#[both_backends]
+async fn an_event_is_kept_while_it_has_deliveries(backend: Backend) {
+    let (app, _receiver, endpoint) = sweeping(backend, "3d", "1d", &[]).await;
+    let old = sentinel(&app).await;
+    let (event, delivery) = delivered_event(&app, &endpoint).await;
 
-on_both_backends!(
-    an_event_outlives_its_swept_deliveries_until_its_own_retention,
-    |backend: Backend| async move {
-        let (app, _receiver, endpoint) = sweeping(backend, "1d", "3d", &[]).await;
-        let (event, delivery) = delivered_event(&app, &endpoint).await;
+    swept_after(&app, 2 * DAY, &old).await;
+    kept(
+        &app,
+        "outbox_event",
+        "event_id",
+        &event,
+        "a 2-day-old event is kept (1 d retention) while its delivery is (3 d)",
+    )
+    .await;
 
-        app.advance(2 * DAY);
-        swept(&app, "delivery", "id", &delivery).await;
-        stays_quiet(QUIET, || async {
-            (rows(&app, "outbox_event", "event_id", &event).await == 0)
-                .then(|| "the 2-day-old event went under a 3 d retention".to_string())
-        })
-        .await;
-
-        app.advance(DAY + HOUR);
-        swept(&app, "outbox_event", "event_id", &event).await;
-    }
-);
-
-on_both_backends!(
-    an_event_is_kept_while_it_has_deliveries,
-    |backend: Backend| async move {
-        let (app, _receiver, endpoint) = sweeping(backend, "3d", "1d", &[]).await;
-        let old = sentinel(&app).await;
-        let (event, delivery) = delivered_event(&app, &endpoint).await;
-
-        swept_after(&app, 2 * DAY, &old).await;
-        kept(
-            &app,
-            "outbox_event",
-            "event_id",
-            &event,
-            "a 2-day-old event is kept (1 d retention) while its delivery is (3 d)",
-        )
-        .await;
-
-        app.advance(DAY + HOUR);
-        swept(&app, "delivery", "id", &delivery).await;
-        swept(&app, "outbox_event", "event_id", &event).await;
-    }
-);
+    app.advance(DAY + HOUR);
+    swept(&app, "delivery", "id", &delivery).await;
+    swept(&app, "outbox_event", "event_id", &event).await;
+}
 
 /// A delivery that failed two days ago and retries in ten (the schedule is
 /// one attempt, then ten days), under a 1 d retention, after a sweep has
@@ -319,40 +307,35 @@ async fn unfinished_past_retention(backend: Backend) -> (TestApp, String, String
     (app, event, delivery)
 }
 
-on_both_backends!(
-    an_unfinished_delivery_is_never_swept,
-    |backend: Backend| async move {
-        let (app, _, delivery) = unfinished_past_retention(backend).await;
-        let failed = format!(
-            "SELECT COUNT(*) AS n FROM delivery WHERE id = '{delivery}' AND state = 'failed'"
-        );
-        assert_eq!(
-            app.count(&failed).await,
-            1,
-            "a failed delivery still retrying is kept however old"
-        );
-        kept(
-            &app,
-            "attempt",
-            "delivery_id",
-            &delivery,
-            "with its attempt",
-        )
-        .await;
-    }
-);
+#[both_backends]
+async fn an_unfinished_delivery_is_never_swept(backend: Backend) {
+    let (app, _, delivery) = unfinished_past_retention(backend).await;
+    let failed =
+        format!("SELECT COUNT(*) AS n FROM delivery WHERE id = '{delivery}' AND state = 'failed'");
+    assert_eq!(
+        app.count(&failed).await,
+        1,
+        "a failed delivery still retrying is kept however old"
+    );
+    kept(
+        &app,
+        "attempt",
+        "delivery_id",
+        &delivery,
+        "with its attempt",
+    )
+    .await;
+}
 
-on_both_backends!(
-    an_event_with_an_unfinished_delivery_is_kept,
-    |backend: Backend| async move {
-        let (app, event, _) = unfinished_past_retention(backend).await;
-        kept(
-            &app,
-            "outbox_event",
-            "event_id",
-            &event,
-            "its event stays while the delivery is unfinished",
-        )
-        .await;
-    }
-);
+#[both_backends]
+async fn an_event_with_an_unfinished_delivery_is_kept(backend: Backend) {
+    let (app, event, _) = unfinished_past_retention(backend).await;
+    kept(
+        &app,
+        "outbox_event",
+        "event_id",
+        &event,
+        "its event stays while the delivery is unfinished",
+    )
+    .await;
+}

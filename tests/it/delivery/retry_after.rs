@@ -13,7 +13,7 @@ use crate::harness::{
     receiver::{Receiver, Reply},
     spawn_app_with,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// A hookd without jitter (and `extra`), a receiver that answers `first`
 /// once and 200 after, and one event sent to it: (app, receiver, endpoint,
@@ -49,50 +49,44 @@ async fn retried_exactly_after(
     app.wait_for_state(event, endpoint, "delivered", WAIT).await;
 }
 
-on_both_backends!(
-    retry_after_in_seconds_is_honoured_to_the_second,
-    |backend: Backend| async move {
-        let (app, receiver, endpoint, event) =
-            refused_once(backend, &[], Reply::retry_after(429, "120")).await;
-        retried_exactly_after(&app, &receiver, &endpoint, &event, Duration::from_secs(120)).await;
-    }
-);
+#[both_backends]
+async fn retry_after_in_seconds_is_honoured_to_the_second(backend: Backend) {
+    let (app, receiver, endpoint, event) =
+        refused_once(backend, &[], Reply::retry_after(429, "120")).await;
+    retried_exactly_after(&app, &receiver, &endpoint, &event, Duration::from_secs(120)).await;
+}
 
-on_both_backends!(
-    retry_after_as_an_http_date_is_honoured_on_the_engines_clock,
-    |backend: Backend| async move {
-        let app = spawn_app_with(backend, &[("HOOKD_DELIVERY__JITTER", "0")]).await;
-        // A day ahead of the wall clock: a date read against the wall clock
-        // instead of the engine's would ask for a day (capped to an hour).
-        app.advance(Duration::from_secs(86_400));
-        let now_ms = app.clock.now_ms();
-        // The whole second at least two minutes ahead: the retry is due then.
-        let due_ms = (now_ms / 1000 + 121) * 1000;
-        let date = from_ms(due_ms)
-            .format("%a, %d %b %Y %H:%M:%S GMT")
-            .to_string();
-        let receiver = Receiver::start().await;
-        receiver.script([Reply::retry_after(503, &date)]);
-        let (endpoint, _) = app.endpoint(&receiver.url()).await;
-        let event = app.publish("a.b", json!({})).await;
-        app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
-        let delay = Duration::from_millis((due_ms - now_ms) as u64);
-        retried_exactly_after(&app, &receiver, &endpoint, &event, delay).await;
-    }
-);
+#[both_backends]
+async fn retry_after_as_an_http_date_is_honoured_on_the_engines_clock(backend: Backend) {
+    let app = spawn_app_with(backend, &[("HOOKD_DELIVERY__JITTER", "0")]).await;
+    // A day ahead of the wall clock: a date read against the wall clock
+    // instead of the engine's would ask for a day (capped to an hour).
+    app.advance(Duration::from_secs(86_400));
+    let now_ms = app.clock.now_ms();
+    // The whole second at least two minutes ahead: the retry is due then.
+    let due_ms = (now_ms / 1000 + 121) * 1000;
+    let date = from_ms(due_ms)
+        .format("%a, %d %b %Y %H:%M:%S GMT")
+        .to_string();
+    let receiver = Receiver::start().await;
+    receiver.script([Reply::retry_after(503, &date)]);
+    let (endpoint, _) = app.endpoint(&receiver.url()).await;
+    let event = app.publish("a.b", json!({})).await;
+    app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
+    let delay = Duration::from_millis((due_ms - now_ms) as u64);
+    retried_exactly_after(&app, &receiver, &endpoint, &event, delay).await;
+}
 
-on_both_backends!(
-    a_retry_after_over_the_cap_is_cut_to_the_cap,
-    |backend: Backend| async move {
-        let (app, receiver, endpoint, event) = refused_once(
-            backend,
-            &[("HOOKD_DELIVERY__RETRY_AFTER_CAP", "90s")],
-            Reply::retry_after(503, "600"),
-        )
-        .await;
-        retried_exactly_after(&app, &receiver, &endpoint, &event, Duration::from_secs(90)).await;
-    }
-);
+#[both_backends]
+async fn a_retry_after_over_the_cap_is_cut_to_the_cap(backend: Backend) {
+    let (app, receiver, endpoint, event) = refused_once(
+        backend,
+        &[("HOOKD_DELIVERY__RETRY_AFTER_CAP", "90s")],
+        Reply::retry_after(503, "600"),
+    )
+    .await;
+    retried_exactly_after(&app, &receiver, &endpoint, &event, Duration::from_secs(90)).await;
+}
 
 /// A status the README retries like 429: a failure of category
 /// `http_status` with its status recorded, retried when its `Retry-After`
@@ -110,16 +104,12 @@ async fn is_retried_after_its_retry_after(backend: Backend, status: u16) {
     retried_exactly_after(&app, &receiver, &endpoint, &event, Duration::from_secs(60)).await;
 }
 
-on_both_backends!(
-    a_408_is_retried_after_its_retry_after,
-    |backend: Backend| async move {
-        is_retried_after_its_retry_after(backend, 408).await;
-    }
-);
+#[both_backends]
+async fn a_408_is_retried_after_its_retry_after(backend: Backend) {
+    is_retried_after_its_retry_after(backend, 408).await;
+}
 
-on_both_backends!(
-    a_425_is_retried_after_its_retry_after,
-    |backend: Backend| async move {
-        is_retried_after_its_retry_after(backend, 425).await;
-    }
-);
+#[both_backends]
+async fn a_425_is_retried_after_its_retry_after(backend: Backend) {
+    is_retried_after_its_retry_after(backend, 425).await;
+}

@@ -14,60 +14,55 @@ use crate::harness::{
     receiver::{Received, Receiver, Reply},
     spawn_app,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
-on_both_backends!(
-    a_delivery_is_signed_over_the_exact_bytes_sent,
-    |app: TestApp| async move {
-        let receiver = Receiver::start().await;
-        let (_, secret) = app.endpoint(&format!("{}/hooks", receiver.url())).await;
-        let event = app.publish("usage.finalized", usage(9182)).await;
+#[both_backends]
+async fn a_delivery_is_signed_over_the_exact_bytes_sent(app: TestApp) {
+    let receiver = Receiver::start().await;
+    let (_, secret) = app.endpoint(&format!("{}/hooks", receiver.url())).await;
+    let event = app.publish("usage.finalized", usage(9182)).await;
 
-        let got = receiver.wait_for(1, WAIT).await.expect("the event arrives");
-        let r = &got[0];
-        assert_eq!(r.method, "POST");
-        assert_eq!(r.path, "/hooks");
-        assert_eq!(r.header("content-type"), Some("application/json"));
-        assert_eq!(
-            r.header("webhook-id"),
-            Some(event.as_str()),
-            "webhook-id is the event id"
-        );
-        verify(&app, &secret, &event, r)
-            .expect("the signature verifies with the endpoint's secret");
-        let envelope: serde_json::Value = serde_json::from_slice(&r.body).expect("a JSON envelope");
-        assert_eq!(envelope["event_id"], event.as_str());
-        assert_eq!(envelope["partner_id"], app.partner_id.as_str());
-        assert_eq!(envelope["data"]["final_cost"], "1.274800");
-    }
-);
+    let got = receiver.wait_for(1, WAIT).await.expect("the event arrives");
+    let r = &got[0];
+    assert_eq!(r.method, "POST");
+    assert_eq!(r.path, "/hooks");
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(
+        r.header("webhook-id"),
+        Some(event.as_str()),
+        "webhook-id is the event id"
+    );
+    verify(&app, &secret, &event, r).expect("the signature verifies with the endpoint's secret");
+    let envelope: serde_json::Value = serde_json::from_slice(&r.body).expect("a JSON envelope");
+    assert_eq!(envelope["event_id"], event.as_str());
+    assert_eq!(envelope["partner_id"], app.partner_id.as_str());
+    assert_eq!(envelope["data"]["final_cost"], "1.274800");
+}
 
-on_both_backends!(
-    a_delivered_attempt_records_the_dialled_address,
-    |app: TestApp| async move {
-        let receiver = Receiver::start().await;
-        let (endpoint, _) = app.endpoint(&receiver.url()).await;
-        let event = app.publish("a.b", json!({})).await;
-        assert_state_after(
-            &app,
-            &event,
-            &endpoint,
-            "delivered",
-            1,
-            "a 200 at the first attempt",
-        )
-        .await;
-        let attempts = app.attempts(&event, &endpoint).await;
-        assert_eq!(attempts.len(), 1);
-        assert_eq!(attempts[0].status_code, Some(200));
-        assert_eq!(attempts[0].trigger, "scheduled");
-        assert_eq!(
-            attempts[0].remote_addr.as_deref(),
-            Some(receiver.addr().to_string().as_str()),
-            "the dialled address is recorded"
-        );
-    }
-);
+#[both_backends]
+async fn a_delivered_attempt_records_the_dialled_address(app: TestApp) {
+    let receiver = Receiver::start().await;
+    let (endpoint, _) = app.endpoint(&receiver.url()).await;
+    let event = app.publish("a.b", json!({})).await;
+    assert_state_after(
+        &app,
+        &event,
+        &endpoint,
+        "delivered",
+        1,
+        "a 200 at the first attempt",
+    )
+    .await;
+    let attempts = app.attempts(&event, &endpoint).await;
+    assert_eq!(attempts.len(), 1);
+    assert_eq!(attempts[0].status_code, Some(200));
+    assert_eq!(attempts[0].trigger, "scheduled");
+    assert_eq!(
+        attempts[0].remote_addr.as_deref(),
+        Some(receiver.addr().to_string().as_str()),
+        "the dialled address is recorded"
+    );
+}
 
 /// A delivery refused once (503) and retried: the app, the endpoint's
 /// secret, the event and the two requests.
@@ -86,20 +81,19 @@ async fn sent_twice(backend: Backend) -> (TestApp, Secret, String, Vec<Received>
     (app, secret, event, got)
 }
 
-on_both_backends!(
-    a_retry_sends_the_same_id_and_body,
-    |backend: Backend| async move {
-        let (_app, _, event, got) = sent_twice(backend).await;
-        assert_eq!(
-            got[0].body, got[1].body,
-            "the body is byte-identical across retries"
-        );
-        assert_eq!(got[0].header("webhook-id"), Some(event.as_str()));
-        assert_eq!(got[1].header("webhook-id"), Some(event.as_str()));
-    }
-);
+#[both_backends]
+async fn a_retry_sends_the_same_id_and_body(backend: Backend) {
+    let (_app, _, event, got) = sent_twice(backend).await;
+    assert_eq!(
+        got[0].body, got[1].body,
+        "the body is byte-identical across retries"
+    );
+    assert_eq!(got[0].header("webhook-id"), Some(event.as_str()));
+    assert_eq!(got[1].header("webhook-id"), Some(event.as_str()));
+}
 
-on_both_backends!(each_attempt_is_signed_anew, |backend: Backend| async move {
+#[both_backends]
+async fn each_attempt_is_signed_anew(backend: Backend) {
     let (app, secret, event, got) = sent_twice(backend).await;
     assert_ne!(
         got[0].header("webhook-timestamp"),
@@ -112,7 +106,7 @@ on_both_backends!(each_attempt_is_signed_anew, |backend: Backend| async move {
         "and its own signature"
     );
     verify(&app, &secret, &event, &got[1]).expect("the retry's signature verifies");
-});
+}
 
 /// Verifies `r` as a receiver would, at the manual clock's now.
 fn verify(

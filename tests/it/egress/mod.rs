@@ -26,7 +26,7 @@ use crate::harness::{
     receiver::{Receiver, Reply},
     spawn_app_with, stays_quiet, wait_until,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// Fails if `receiver` accepts a connection during `QUIET`.
 async fn never_contacted(receiver: &Receiver, what: &str) {
@@ -119,31 +119,29 @@ async fn private_metadata_and_special_addresses_are_refused_at_registration() {
     );
 }
 
-on_both_backends!(
-    a_stored_loopback_url_in_any_spelling_is_never_contacted,
-    |backend: Backend| async move {
-        let app = spawn_app_with(backend, &[("HOOKD_EGRESS__ALLOW_CIDRS", "[]")]).await;
-        let receiver = Receiver::start().await;
-        let mut endpoints = Vec::new();
-        for url in loopback_spellings(receiver.addr().port()) {
-            // Written straight into the store, as if registration had been bypassed.
-            let (id, _) = app.endpoint(&url).await;
-            endpoints.push((id, url));
-        }
-        let event = app.publish("a.b", json!({})).await;
-        for (endpoint, url) in &endpoints {
-            let attempt = first_attempt_to(&app, &event, endpoint, url).await;
-            assert_eq!(
-                attempt.error_category.as_deref(),
-                Some("blocked"),
-                "{url}: {:?}",
-                attempt.error_detail
-            );
-            assert!(attempt.remote_addr.is_none(), "{url} was dialled");
-        }
-        never_contacted(&receiver, "the loopback receiver").await;
+#[both_backends]
+async fn a_stored_loopback_url_in_any_spelling_is_never_contacted(backend: Backend) {
+    let app = spawn_app_with(backend, &[("HOOKD_EGRESS__ALLOW_CIDRS", "[]")]).await;
+    let receiver = Receiver::start().await;
+    let mut endpoints = Vec::new();
+    for url in loopback_spellings(receiver.addr().port()) {
+        // Written straight into the store, as if registration had been bypassed.
+        let (id, _) = app.endpoint(&url).await;
+        endpoints.push((id, url));
     }
-);
+    let event = app.publish("a.b", json!({})).await;
+    for (endpoint, url) in &endpoints {
+        let attempt = first_attempt_to(&app, &event, endpoint, url).await;
+        assert_eq!(
+            attempt.error_category.as_deref(),
+            Some("blocked"),
+            "{url}: {:?}",
+            attempt.error_detail
+        );
+        assert!(attempt.remote_addr.is_none(), "{url} was dialled");
+    }
+    never_contacted(&receiver, "the loopback receiver").await;
+}
 
 /// hookd resolving names through a fake DNS server, with `allow` as the only
 /// loopback addresses it may contact.
@@ -201,26 +199,24 @@ async fn first_attempt_to(app: &TestApp, event: &str, endpoint: &str, what: &str
     .unwrap_or_else(|| panic!("no attempt recorded for {what}"))
 }
 
-on_both_backends!(
-    a_redirect_to_an_internal_address_is_not_followed,
-    |backend: Backend| async move {
-        let app = spawn_app_with(
-            backend,
-            &[("HOOKD_EGRESS__ALLOW_CIDRS", r#"["127.0.0.1/32"]"#)],
-        )
-        .await;
-        let redirecting = Receiver::start().await;
-        let port = redirecting.addr().port();
-        let internal = Receiver::start_on(format!("127.0.0.2:{port}").parse().unwrap())
-            .await
-            .expect("binds");
-        let location = format!("http://127.0.0.2:{port}/admin");
-        redirecting.set_default(Reply::redirect_to(&location));
-        let (endpoint, _) = app.endpoint(&redirecting.url()).await;
-        let event = app.publish("a.b", json!({})).await;
-        let attempt = first_attempt(&app, &event, &endpoint).await;
-        // The Location is shown to the partner.
-        assert_failed_naming(&attempt, "redirect", &location);
-        never_contacted(&internal, "the redirect target").await;
-    }
-);
+#[both_backends]
+async fn a_redirect_to_an_internal_address_is_not_followed(backend: Backend) {
+    let app = spawn_app_with(
+        backend,
+        &[("HOOKD_EGRESS__ALLOW_CIDRS", r#"["127.0.0.1/32"]"#)],
+    )
+    .await;
+    let redirecting = Receiver::start().await;
+    let port = redirecting.addr().port();
+    let internal = Receiver::start_on(format!("127.0.0.2:{port}").parse().unwrap())
+        .await
+        .expect("binds");
+    let location = format!("http://127.0.0.2:{port}/admin");
+    redirecting.set_default(Reply::redirect_to(&location));
+    let (endpoint, _) = app.endpoint(&redirecting.url()).await;
+    let event = app.publish("a.b", json!({})).await;
+    let attempt = first_attempt(&app, &event, &endpoint).await;
+    // The Location is shown to the partner.
+    assert_failed_naming(&attempt, "redirect", &location);
+    never_contacted(&internal, "the redirect target").await;
+}

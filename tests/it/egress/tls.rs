@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::{app_with_dns, assert_failed_as, first_attempt};
 use crate::harness::{Backend, TestApp, WAIT, dns::FakeDns, receiver::Receiver, tls::TestCa};
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// An event published to `https://hooks.test:<port>/hook`, with hookd
 /// trusting a test CA and `hooks.test` resolving to 127.0.0.1, where a TLS
@@ -54,32 +54,28 @@ async fn published_over_tls(backend: Backend, certificate_names: &[&str]) -> Ove
     }
 }
 
-on_both_backends!(
-    https_dials_the_pinned_address_with_the_urls_hostname_as_sni,
-    |backend: Backend| async move {
-        let right = published_over_tls(backend, &["hooks.test"]).await;
-        right
-            .app
-            .wait_for_state(&right.event, &right.endpoint, "delivered", WAIT)
-            .await;
-        assert_eq!(
-            right.receiver.sni(),
-            vec![Some("hooks.test".to_string())],
-            "SNI carries the URL's hostname, not the address"
-        );
-    }
-);
+#[both_backends]
+async fn https_dials_the_pinned_address_with_the_urls_hostname_as_sni(backend: Backend) {
+    let right = published_over_tls(backend, &["hooks.test"]).await;
+    right
+        .app
+        .wait_for_state(&right.event, &right.endpoint, "delivered", WAIT)
+        .await;
+    assert_eq!(
+        right.receiver.sni(),
+        vec![Some("hooks.test".to_string())],
+        "SNI carries the URL's hostname, not the address"
+    );
+}
 
-on_both_backends!(
-    https_refuses_a_certificate_for_another_name,
-    |backend: Backend| async move {
-        let wrong = published_over_tls(backend, &["other.test"]).await;
-        let attempt = first_attempt(&wrong.app, &wrong.event, &wrong.endpoint).await;
-        assert_failed_as(&attempt, "tls");
-        assert_eq!(
-            wrong.receiver.count(),
-            0,
-            "no request crossed a certificate for another name"
-        );
-    }
-);
+#[both_backends]
+async fn https_refuses_a_certificate_for_another_name(backend: Backend) {
+    let wrong = published_over_tls(backend, &["other.test"]).await;
+    let attempt = first_attempt(&wrong.app, &wrong.event, &wrong.endpoint).await;
+    assert_failed_as(&attempt, "tls");
+    assert_eq!(
+        wrong.receiver.count(),
+        0,
+        "no request crossed a certificate for another name"
+    );
+}

@@ -3,7 +3,7 @@
 //! change, with exponents of any case.
 
 use crate::harness::{Backend, TestApp, WAIT, read_text, receiver::Receiver, spawn_app};
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// A 300-digit integer, far past any machine number.
 fn three_hundred_digits() -> String {
@@ -101,46 +101,38 @@ async fn assert_delivered_as_written(backend: Backend, numbers: &[(&str, String)
     assert_numbers_kept(&text, numbers, "the delivered body");
 }
 
-on_both_backends!(
-    numbers_reach_the_receiver_digit_for_digit,
-    |backend: Backend| async move {
-        assert_delivered_as_written(backend, &exact_numbers()).await;
-    }
-);
+#[both_backends]
+async fn numbers_reach_the_receiver_digit_for_digit(backend: Backend) {
+    assert_delivered_as_written(backend, &exact_numbers()).await;
+}
 
-on_both_backends!(
-    numbers_read_back_from_the_api_are_as_sent_digit_for_digit,
-    |backend: Backend| async move {
-        let numbers = exact_numbers();
-        let (app, event, _) = delivered(backend, &numbers).await;
-        let key = app.partner_key().await;
-        let path = format!("/v1/events/{event}");
-        let sent = app
-            .http
-            .get(format!("{}{path}", app.base_url))
-            .bearer_auth(&key)
-            .send()
-            .await;
-        let (status, stored, _) =
-            read_text(sent.unwrap_or_else(|e| panic!("GET {path} completes: {e}"))).await;
-        assert_eq!(
-            status, 200,
-            "the partner should read its event back: {stored}"
-        );
-        assert_numbers_kept(&stored, &numbers, "GET /v1/events/{id}");
-    }
-);
+#[both_backends]
+async fn numbers_read_back_from_the_api_are_as_sent_digit_for_digit(backend: Backend) {
+    let numbers = exact_numbers();
+    let (app, event, _) = delivered(backend, &numbers).await;
+    let key = app.partner_key().await;
+    let path = format!("/v1/events/{event}");
+    let sent = app
+        .http
+        .get(format!("{}{path}", app.base_url))
+        .bearer_auth(&key)
+        .send()
+        .await;
+    let (status, stored, _) =
+        read_text(sent.unwrap_or_else(|e| panic!("GET {path} completes: {e}"))).await;
+    assert_eq!(
+        status, 200,
+        "the partner should read its event back: {stored}"
+    );
+    assert_numbers_kept(&stored, &numbers, "GET /v1/events/{id}");
+}
 
-on_both_backends!(
-    a_number_that_an_f64_prints_alike_reaches_the_receiver_spelt_as_sent,
-    |backend: Backend| async move {
-        assert_delivered_as_written(backend, &plain_spellings()).await;
-    }
-);
+#[both_backends]
+async fn a_number_that_an_f64_prints_alike_reaches_the_receiver_spelt_as_sent(backend: Backend) {
+    assert_delivered_as_written(backend, &plain_spellings()).await;
+}
 
-on_both_backends!(
-    an_exponent_reaches_the_receiver_spelt_as_sent,
-    |backend: Backend| async move {
-        assert_delivered_as_written(backend, &exponents()).await;
-    }
-);
+#[both_backends]
+async fn an_exponent_reaches_the_receiver_spelt_as_sent(backend: Backend) {
+    assert_delivered_as_written(backend, &exponents()).await;
+}

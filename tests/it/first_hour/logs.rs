@@ -21,7 +21,7 @@ use crate::harness::{
     receiver::{Receiver, Reply},
     spawn_app_with, stays_quiet, wait_until,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// One line as the test captured it.
 #[derive(Debug, Clone)]
@@ -201,52 +201,48 @@ async fn failing_then_recovering(backend: Backend) -> (TestApp, String, String, 
     (app, endpoint, host, said)
 }
 
-on_both_backends!(
-    a_failing_receiver_says_each_line_once_and_in_order,
-    |backend: Backend| async move {
-        let (_app, _endpoint, _host, said) = failing_then_recovering(backend).await;
-        expect(
-            &said,
-            &[
-                (INFO, "endpoint failing"),
-                (WARN, "circuit opened"),
-                (WARN, "delivery dead"),
-                (
-                    WARN,
-                    "endpoint marked failing (no success for endpoints.warn_after)",
-                ),
-                (INFO, "endpoint delivering again after failed attempts"),
-            ],
-        );
-        assert_eq!(said[2].field("delivery"), said[0].field("delivery"));
-        assert_eq!(said[2].field("attempts"), "3");
-        assert_eq!(said[4].field("failures"), "3", "{:?}", said[4]);
-    }
-);
+#[both_backends]
+async fn a_failing_receiver_says_each_line_once_and_in_order(backend: Backend) {
+    let (_app, _endpoint, _host, said) = failing_then_recovering(backend).await;
+    expect(
+        &said,
+        &[
+            (INFO, "endpoint failing"),
+            (WARN, "circuit opened"),
+            (WARN, "delivery dead"),
+            (
+                WARN,
+                "endpoint marked failing (no success for endpoints.warn_after)",
+            ),
+            (INFO, "endpoint delivering again after failed attempts"),
+        ],
+    );
+    assert_eq!(said[2].field("delivery"), said[0].field("delivery"));
+    assert_eq!(said[2].field("attempts"), "3");
+    assert_eq!(said[4].field("failures"), "3", "{:?}", said[4]);
+}
 
-on_both_backends!(
-    the_first_failure_line_names_the_partner_host_status_category_attempt_and_delivery,
-    |backend: Backend| async move {
-        let (app, _endpoint, host, said) = failing_then_recovering(backend).await;
-        let first = &said[0];
-        assert_eq!(first.field("partner"), app.partner_id);
-        assert_eq!(first.field("host"), host);
-        assert_eq!(first.field("status"), "500");
-        assert_eq!(first.field("category"), "http_status");
-        assert_eq!(first.field("attempt"), "1");
-        assert!(first.field("delivery").starts_with("dlv_"), "{first:?}");
-    }
-);
+#[both_backends]
+async fn the_first_failure_line_names_the_partner_host_status_category_attempt_and_delivery(
+    backend: Backend,
+) {
+    let (app, _endpoint, host, said) = failing_then_recovering(backend).await;
+    let first = &said[0];
+    assert_eq!(first.field("partner"), app.partner_id);
+    assert_eq!(first.field("host"), host);
+    assert_eq!(first.field("status"), "500");
+    assert_eq!(first.field("category"), "http_status");
+    assert_eq!(first.field("attempt"), "1");
+    assert!(first.field("delivery").starts_with("dlv_"), "{first:?}");
+}
 
-on_both_backends!(
-    no_line_about_a_failing_receiver_shows_its_urls_query_or_a_body,
-    |backend: Backend| async move {
-        let (_app, endpoint, _host, said) = failing_then_recovering(backend).await;
-        assert_eq!(said.len(), 5, "the lines to look through: {said:#?}");
-        nowhere(&endpoint, "hush-hush");
-        nowhere(&endpoint, "BODY-MARKER");
-    }
-);
+#[both_backends]
+async fn no_line_about_a_failing_receiver_shows_its_urls_query_or_a_body(backend: Backend) {
+    let (_app, endpoint, _host, said) = failing_then_recovering(backend).await;
+    assert_eq!(said.len(), 5, "the lines to look through: {said:#?}");
+    nowhere(&endpoint, "hush-hush");
+    nowhere(&endpoint, "BODY-MARKER");
+}
 
 #[actix_rt::test]
 async fn a_receiver_that_answers_410_says_its_endpoint_is_disabled_and_why() {

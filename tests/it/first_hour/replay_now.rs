@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 use crate::harness::{
     Backend, TestApp, WAIT,
@@ -86,52 +86,48 @@ async fn replayed_through_an_open_circuit(
     (app, receiver, first, held, queued)
 }
 
-on_both_backends!(
-    a_replay_goes_at_once_through_an_open_circuit,
-    |backend: Backend| async move {
-        let (_app, receiver, first, _, queued) = replayed_through_an_open_circuit(backend).await;
-        assert_eq!(queued["sends"], "now", "{queued}");
-        assert!(queued.get("waiting_for").is_none(), "{queued}");
-        let why = "the replay goes 10 minutes before the cool-down ends";
-        assert_eq!(nth_webhook_id(&receiver, 2, why).await, first);
-    }
-);
+#[both_backends]
+async fn a_replay_goes_at_once_through_an_open_circuit(backend: Backend) {
+    let (_app, receiver, first, _, queued) = replayed_through_an_open_circuit(backend).await;
+    assert_eq!(queued["sends"], "now", "{queued}");
+    assert!(queued.get("waiting_for").is_none(), "{queued}");
+    let why = "the replay goes 10 minutes before the cool-down ends";
+    assert_eq!(nth_webhook_id(&receiver, 2, why).await, first);
+}
 
-on_both_backends!(
-    a_replay_answered_well_closes_the_circuit_and_releases_what_waited_behind_it,
-    |backend: Backend| async move {
-        let (_app, receiver, _, held, _) = replayed_through_an_open_circuit(backend).await;
-        let why = "the replay closed the circuit: what waited behind it goes now";
-        assert_eq!(nth_webhook_id(&receiver, 3, why).await, held);
-    }
-);
+#[both_backends]
+async fn a_replay_answered_well_closes_the_circuit_and_releases_what_waited_behind_it(
+    backend: Backend,
+) {
+    let (_app, receiver, _, held, _) = replayed_through_an_open_circuit(backend).await;
+    let why = "the replay closed the circuit: what waited behind it goes now";
+    assert_eq!(nth_webhook_id(&receiver, 3, why).await, held);
+}
 
-on_both_backends!(
-    a_failed_replay_reopens_the_circuit_for_twice_the_cool_down,
-    |backend: Backend| async move {
-        let (app, key, receiver, endpoint, first) = an_open_circuit(backend).await;
-        let held = app.publish("a.b", json!({"n": 2})).await;
-        replay(&app, &key, &first).await;
-        receiver.wait_for(2, WAIT).await.expect("the replay goes");
-        receiver.stays_at(2).await;
+#[both_backends]
+async fn a_failed_replay_reopens_the_circuit_for_twice_the_cool_down(backend: Backend) {
+    let (app, key, receiver, endpoint, first) = an_open_circuit(backend).await;
+    let held = app.publish("a.b", json!({"n": 2})).await;
+    replay(&app, &key, &first).await;
+    receiver.wait_for(2, WAIT).await.expect("the replay goes");
+    receiver.stays_at(2).await;
 
-        receiver.set_default(Reply::status(200));
-        app.advance(Duration::from_secs(11 * 60));
-        receiver.stays_at(2).await;
-        app.advance(Duration::from_secs(10 * 60));
-        let sent = wait_until(WAIT, || async {
-            webhook_ids(&receiver).contains(&held).then_some(())
-        })
+    receiver.set_default(Reply::status(200));
+    app.advance(Duration::from_secs(11 * 60));
+    receiver.stays_at(2).await;
+    app.advance(Duration::from_secs(10 * 60));
+    let sent = wait_until(WAIT, || async {
+        webhook_ids(&receiver).contains(&held).then_some(())
+    })
+    .await;
+    assert!(
+        sent.is_some(),
+        "after 20 minutes the probe goes, and the held delivery with it or after it: {:?}",
+        webhook_ids(&receiver)
+    );
+    app.wait_for_state(&held, &endpoint, "delivered", WAIT)
         .await;
-        assert!(
-            sent.is_some(),
-            "after 20 minutes the probe goes, and the held delivery with it or after it: {:?}",
-            webhook_ids(&receiver)
-        );
-        app.wait_for_state(&held, &endpoint, "delivered", WAIT)
-            .await;
-    }
-);
+}
 
 /// An open circuit whose endpoint the partner disabled, its receiver
 /// answering 200 again, and the first event replayed: (app, partner key,
@@ -148,35 +144,32 @@ async fn replayed_to_a_disabled_endpoint(
     (app, key, receiver, endpoint, first, queued)
 }
 
-on_both_backends!(
-    a_replay_to_a_disabled_endpoint_says_it_waits_until_the_endpoint_is_enabled,
-    |backend: Backend| async move {
-        let (_app, _key, receiver, endpoint, _, queued) =
-            replayed_to_a_disabled_endpoint(backend).await;
-        assert_eq!(queued["sends"], "when-enabled", "{queued}");
-        let why = queued["waiting_for"].as_str().expect("what it waits for");
-        assert!(
-            why.contains(&format!("/v1/endpoints/{endpoint}/enable")),
-            "{why}"
-        );
-        receiver.stays_at(1).await;
-    }
-);
+#[both_backends]
+async fn a_replay_to_a_disabled_endpoint_says_it_waits_until_the_endpoint_is_enabled(
+    backend: Backend,
+) {
+    let (_app, _key, receiver, endpoint, _, queued) =
+        replayed_to_a_disabled_endpoint(backend).await;
+    assert_eq!(queued["sends"], "when-enabled", "{queued}");
+    let why = queued["waiting_for"].as_str().expect("what it waits for");
+    assert!(
+        why.contains(&format!("/v1/endpoints/{endpoint}/enable")),
+        "{why}"
+    );
+    receiver.stays_at(1).await;
+}
 
-on_both_backends!(
-    a_replay_waiting_for_a_disabled_endpoint_goes_once_it_is_enabled,
-    |backend: Backend| async move {
-        let (app, key, receiver, endpoint, first, _) =
-            replayed_to_a_disabled_endpoint(backend).await;
-        receiver.stays_at(1).await;
-        let enable = format!("/v1/endpoints/{endpoint}/enable");
-        let (status, body, _) = app.request("POST", &enable, &key, None).await;
-        assert_eq!(status, 200, "{body}");
-        let replayed = wait_until(WAIT, || async {
-            let attempts = app.attempts(&first, &endpoint).await;
-            attempts.iter().any(|a| a.trigger == "manual").then_some(())
-        })
-        .await;
-        assert!(replayed.is_some(), "enabled, the replay goes");
-    }
-);
+#[both_backends]
+async fn a_replay_waiting_for_a_disabled_endpoint_goes_once_it_is_enabled(backend: Backend) {
+    let (app, key, receiver, endpoint, first, _) = replayed_to_a_disabled_endpoint(backend).await;
+    receiver.stays_at(1).await;
+    let enable = format!("/v1/endpoints/{endpoint}/enable");
+    let (status, body, _) = app.request("POST", &enable, &key, None).await;
+    assert_eq!(status, 200, "{body}");
+    let replayed = wait_until(WAIT, || async {
+        let attempts = app.attempts(&first, &endpoint).await;
+        attempts.iter().any(|a| a.trigger == "manual").then_some(())
+    })
+    .await;
+    assert!(replayed.is_some(), "enabled, the replay goes");
+}

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{Scene, hookd_with_every_channel, set_channel};
 use crate::harness::{Backend, TestApp, receiver::Receiver};
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// The scene with the partner's notification URL set (to a receiver's,
 /// with a trailing slash), then its email: the scene, the URL, and what
@@ -51,116 +51,102 @@ async fn with_a_notification_endpoint(backend: Backend) -> (Scene, String) {
     (scene, id)
 }
 
-on_both_backends!(
-    a_notification_urls_secret_is_shown_once,
-    |backend: Backend| async move {
-        let (_scene, _url, first, again) = with_a_channel(backend).await;
-        assert!(
-            first["notification_secret"]
-                .as_str()
-                .is_some_and(|s| s.starts_with("whsec_"))
-        );
-        assert!(
-            again.get("notification_secret").is_none(),
-            "the secret is shown once: {again}"
-        );
-    }
-);
+#[both_backends]
+async fn a_notification_urls_secret_is_shown_once(backend: Backend) {
+    let (_scene, _url, first, again) = with_a_channel(backend).await;
+    assert!(
+        first["notification_secret"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("whsec_"))
+    );
+    assert!(
+        again.get("notification_secret").is_none(),
+        "the secret is shown once: {again}"
+    );
+}
 
-on_both_backends!(
-    the_notification_channel_is_read_back_as_set,
-    |backend: Backend| async move {
-        let (scene, url, _, _) = with_a_channel(backend).await;
-        let read = read_partner(&scene).await;
-        assert_eq!(read["notification_email"], "a@b.example");
-        assert_eq!(read["notification_url"], url.as_str());
-        assert_eq!(read["id"], scene.app.partner_id.as_str());
-        assert!(read["notification_endpoint_id"].is_string(), "{read}");
-    }
-);
+#[both_backends]
+async fn the_notification_channel_is_read_back_as_set(backend: Backend) {
+    let (scene, url, _, _) = with_a_channel(backend).await;
+    let read = read_partner(&scene).await;
+    assert_eq!(read["notification_email"], "a@b.example");
+    assert_eq!(read["notification_url"], url.as_str());
+    assert_eq!(read["id"], scene.app.partner_id.as_str());
+    assert!(read["notification_endpoint_id"].is_string(), "{read}");
+}
 
-on_both_backends!(
-    the_notification_endpoint_cannot_be_changed_as_an_endpoint,
-    |backend: Backend| async move {
-        let (scene, endpoint_id) = with_a_notification_endpoint(backend).await;
-        let (app, key) = (&scene.app, &scene.partner_key);
-        let path = format!("/v1/endpoints/{endpoint_id}");
-        let (status, answer) = patch(app, &path, key, json!({"description": "x"})).await;
-        assert_eq!(status, 409, "{answer}");
-    }
-);
+#[both_backends]
+async fn the_notification_endpoint_cannot_be_changed_as_an_endpoint(backend: Backend) {
+    let (scene, endpoint_id) = with_a_notification_endpoint(backend).await;
+    let (app, key) = (&scene.app, &scene.partner_key);
+    let path = format!("/v1/endpoints/{endpoint_id}");
+    let (status, answer) = patch(app, &path, key, json!({"description": "x"})).await;
+    assert_eq!(status, 409, "{answer}");
+}
 
-on_both_backends!(
-    a_notification_email_or_url_that_is_not_one_is_refused,
-    |backend: Backend| async move {
-        let Scene {
-            app, partner_key, ..
-        } = hookd_with_every_channel(backend).await;
-        let email = json!({"notification_email": "not an address"});
-        let (status, bad_email) = patch(&app, "/v1/partner", &partner_key, email).await;
-        assert_eq!(status, 422, "{bad_email}");
-        assert_eq!(bad_email["field"], "notification_email");
-        let url = json!({"notification_url": "http://10.0.0.1/x"});
-        let (status, bad_url) = patch(&app, "/v1/partner", &partner_key, url).await;
-        assert_eq!(status, 422, "{bad_url}");
-    }
-);
+#[both_backends]
+async fn a_notification_email_or_url_that_is_not_one_is_refused(backend: Backend) {
+    let Scene {
+        app, partner_key, ..
+    } = hookd_with_every_channel(backend).await;
+    let email = json!({"notification_email": "not an address"});
+    let (status, bad_email) = patch(&app, "/v1/partner", &partner_key, email).await;
+    assert_eq!(status, 422, "{bad_email}");
+    assert_eq!(bad_email["field"], "notification_email");
+    let url = json!({"notification_url": "http://10.0.0.1/x"});
+    let (status, bad_url) = patch(&app, "/v1/partner", &partner_key, url).await;
+    assert_eq!(status, 422, "{bad_url}");
+}
 
-on_both_backends!(
-    removing_the_notification_channel_deletes_its_endpoint,
-    |backend: Backend| async move {
-        let (scene, endpoint_id) = with_a_notification_endpoint(backend).await;
-        let (app, key) = (&scene.app, &scene.partner_key);
-        let count = format!("SELECT COUNT(*) AS n FROM endpoint WHERE id = '{endpoint_id}'");
-        assert_eq!(app.count(&count).await, 1, "its endpoint exists");
-        let removed = set_channel(
-            app,
-            key,
-            json!({"notification_email": null, "notification_url": null}),
-        )
+#[both_backends]
+async fn removing_the_notification_channel_deletes_its_endpoint(backend: Backend) {
+    let (scene, endpoint_id) = with_a_notification_endpoint(backend).await;
+    let (app, key) = (&scene.app, &scene.partner_key);
+    let count = format!("SELECT COUNT(*) AS n FROM endpoint WHERE id = '{endpoint_id}'");
+    assert_eq!(app.count(&count).await, 1, "its endpoint exists");
+    let removed = set_channel(
+        app,
+        key,
+        json!({"notification_email": null, "notification_url": null}),
+    )
+    .await;
+    assert!(
+        removed["notification_email"].is_null() && removed["notification_url"].is_null(),
+        "{removed}"
+    );
+    assert_eq!(app.count(&count).await, 0);
+}
+
+#[both_backends]
+async fn an_operator_sets_a_partners_channel_and_a_partner_key_may_not(backend: Backend) {
+    let Scene {
+        app, partner_key, ..
+    } = hookd_with_every_channel(backend).await;
+    let operator = app.operator_key().await;
+    let path = format!("/v1/admin/partners/{}", app.partner_id);
+    let email = json!({"notification_email": "x@y.example"});
+    let (status, by_operator) = patch(&app, &path, &operator, email).await;
+    assert_eq!(status, 200, "{by_operator}");
+    assert_eq!(
+        app.request("GET", &path, &operator, None).await.1["notification_email"],
+        "x@y.example"
+    );
+    assert_eq!(patch(&app, &path, &partner_key, json!({})).await.0, 403);
+}
+
+#[both_backends]
+async fn the_operators_own_partner_is_not_listed_as_a_tenant(backend: Backend) {
+    let Scene { app, .. } = hookd_with_every_channel(backend).await;
+    let operator = app.operator_key().await;
+    let (_, listed, _) = app
+        .request("GET", "/v1/admin/partners", &operator, None)
         .await;
-        assert!(
-            removed["notification_email"].is_null() && removed["notification_url"].is_null(),
-            "{removed}"
-        );
-        assert_eq!(app.count(&count).await, 0);
-    }
-);
-
-on_both_backends!(
-    an_operator_sets_a_partners_channel_and_a_partner_key_may_not,
-    |backend: Backend| async move {
-        let Scene {
-            app, partner_key, ..
-        } = hookd_with_every_channel(backend).await;
-        let operator = app.operator_key().await;
-        let path = format!("/v1/admin/partners/{}", app.partner_id);
-        let email = json!({"notification_email": "x@y.example"});
-        let (status, by_operator) = patch(&app, &path, &operator, email).await;
-        assert_eq!(status, 200, "{by_operator}");
-        assert_eq!(
-            app.request("GET", &path, &operator, None).await.1["notification_email"],
-            "x@y.example"
-        );
-        assert_eq!(patch(&app, &path, &partner_key, json!({})).await.0, 403);
-    }
-);
-
-on_both_backends!(
-    the_operators_own_partner_is_not_listed_as_a_tenant,
-    |backend: Backend| async move {
-        let Scene { app, .. } = hookd_with_every_channel(backend).await;
-        let operator = app.operator_key().await;
-        let (_, listed, _) = app
-            .request("GET", "/v1/admin/partners", &operator, None)
-            .await;
-        assert!(
-            listed["data"].as_array().is_some_and(|d| !d.is_empty()),
-            "the test's partner is listed: {listed}"
-        );
-        assert!(
-            !listed.to_string().contains("hookd:operator"),
-            "the operator's own partner is not a tenant: {listed}"
-        );
-    }
-);
+    assert!(
+        listed["data"].as_array().is_some_and(|d| !d.is_empty()),
+        "the test's partner is listed: {listed}"
+    );
+    assert!(
+        !listed.to_string().contains("hookd:operator"),
+        "the operator's own partner is not a tenant: {listed}"
+    );
+}

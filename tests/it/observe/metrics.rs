@@ -14,31 +14,28 @@ use super::{
     one_failing_one_fine, one_failing_one_fine_event, scrape, scraped,
 };
 use crate::harness::{TestApp, WAIT};
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
-on_both_backends!(
-    the_scrape_is_openmetrics_text_ending_in_eof,
-    |app: TestApp| async move {
-        let operator = app.operator_key().await;
-        let (status, content_type, text) = scrape(&app, &operator).await;
-        assert_eq!(status, 200, "{text}");
-        assert!(
-            content_type.starts_with("application/openmetrics-text"),
-            "{content_type}"
-        );
-        assert!(
-            text.ends_with("# EOF\n"),
-            "OpenMetrics ends with `# EOF`: {text}"
-        );
-    }
-);
+#[both_backends]
+async fn the_scrape_is_openmetrics_text_ending_in_eof(app: TestApp) {
+    let operator = app.operator_key().await;
+    let (status, content_type, text) = scrape(&app, &operator).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        content_type.starts_with("application/openmetrics-text"),
+        "{content_type}"
+    );
+    assert!(
+        text.ends_with("# EOF\n"),
+        "OpenMetrics ends with `# EOF`: {text}"
+    );
+}
 
-on_both_backends!(
-    after_one_delivered_and_one_failed_attempt_each_metric_reads_its_row,
-    |app: TestApp| async move {
-        let operator = app.operator_key().await;
-        one_failing_one_fine(&app).await;
-        #[rustfmt::skip]
+#[both_backends]
+async fn after_one_delivered_and_one_failed_attempt_each_metric_reads_its_row(app: TestApp) {
+    let operator = app.operator_key().await;
+    one_failing_one_fine(&app).await;
+    #[rustfmt::skip]
         let expected = [
             ("hookd_events_ingested_total",                                                          1, "the one event"),
             ("hookd_deliveries_created_total",                                                       2, "one delivery per endpoint"),
@@ -50,11 +47,10 @@ on_both_backends!(
             (r#"hookd_deliveries_waiting{state="delivering"}"#,                                      0, "nothing is in flight"),
             ("hookd_outbox_unpublished",                                                             0, "the event was fanned out"),
         ];
-        for (name, value, why) in expected {
-            assert_eq!(app.metric(&operator, name).await, value, "{name}: {why}");
-        }
+    for (name, value, why) in expected {
+        assert_eq!(app.metric(&operator, name).await, value, "{name}: {why}");
     }
-);
+}
 
 /// One event delivered to one endpoint, failed at another, whose waiting
 /// retry is then cancelled (the endpoint stopped subscribing): every labelled
@@ -77,87 +73,83 @@ async fn one_of_each_outcome(app: &TestApp) -> (String, String, String) {
     (broken, fine, event)
 }
 
-on_both_backends!(
-    every_metric_the_readme_documents_is_scraped_with_its_type_and_labels,
-    |app: TestApp| async move {
-        one_of_each_outcome(&app).await;
-        let text = scraped(&app).await;
-        let documented = documented_metrics();
-        assert!(
-            documented.len() >= 20,
-            "the README's metrics paragraph was not found whole: {documented:?}"
-        );
-        let typed = families(&text);
-        let mut family_of_documented = BTreeMap::new();
-        for name in documented.keys() {
-            let family = match name.strip_suffix("_total") {
-                Some(counter) => {
-                    assert_eq!(
-                        typed.get(counter).map(String::as_str),
-                        Some("counter"),
-                        "the README documents `{name}`: the scrape has no counter `{counter}`:\n{text}"
-                    );
-                    counter
-                }
-                None => {
-                    assert!(
-                        typed.contains_key(name.as_str()),
-                        "the README documents `{name}`: the scrape has no `# TYPE {name}`:\n{text}"
-                    );
-                    name.as_str()
-                }
-            };
-            family_of_documented.insert(family.to_string(), name.clone());
-        }
-        for family in typed.keys() {
-            assert!(
-                family_of_documented.contains_key(family),
-                "the scrape has `{family}`, which the README's metrics paragraph does not document"
-            );
-        }
-        for sample in samples(&text) {
-            let family = family_of(&sample.name, &typed)
-                .unwrap_or_else(|| panic!("the sample `{}` has no `# TYPE`:\n{text}", sample.name));
-            let labels: BTreeSet<String> = sample
-                .labels
-                .keys()
-                .filter(|k| *k != "le")
-                .cloned()
-                .collect();
-            let name = &family_of_documented[family];
-            assert_eq!(
-                labels, documented[name],
-                "`{}` carries the labels {labels:?}; the README documents `{name}` with {:?}",
-                sample.name, documented[name]
-            );
-        }
-    }
-);
-
-on_both_backends!(
-    no_metric_label_carries_an_id_or_a_url,
-    |app: TestApp| async move {
-        let (broken, fine, event) = one_of_each_outcome(&app).await;
-        let text = scraped(&app).await;
-        let known = [&app.partner_id, &broken, &fine, &event];
-        let mut labelled = 0;
-        for sample in samples(&text) {
-            for (key, value) in &sample.labels {
-                labelled += 1;
-                assert!(
-                    !looks_like_an_id(value) && !known.iter().any(|id| value.contains(id.as_str())),
-                    "`{}` has a label {key}=\"{value}\" that names one object:\n{text}",
-                    sample.name
+#[both_backends]
+async fn every_metric_the_readme_documents_is_scraped_with_its_type_and_labels(app: TestApp) {
+    one_of_each_outcome(&app).await;
+    let text = scraped(&app).await;
+    let documented = documented_metrics();
+    assert!(
+        documented.len() >= 20,
+        "the README's metrics paragraph was not found whole: {documented:?}"
+    );
+    let typed = families(&text);
+    let mut family_of_documented = BTreeMap::new();
+    for name in documented.keys() {
+        let family = match name.strip_suffix("_total") {
+            Some(counter) => {
+                assert_eq!(
+                    typed.get(counter).map(String::as_str),
+                    Some("counter"),
+                    "the README documents `{name}`: the scrape has no counter `{counter}`:\n{text}"
                 );
+                counter
             }
-        }
+            None => {
+                assert!(
+                    typed.contains_key(name.as_str()),
+                    "the README documents `{name}`: the scrape has no `# TYPE {name}`:\n{text}"
+                );
+                name.as_str()
+            }
+        };
+        family_of_documented.insert(family.to_string(), name.clone());
+    }
+    for family in typed.keys() {
         assert!(
-            text.contains("hookd_deliveries_cancelled_total{reason="),
-            "the cancellation is in the scrape, labelled:\n{text}"
-        );
-        assert!(
-            labelled > 20,
-            "the scrape has labelled samples to check:\n{text}"
+            family_of_documented.contains_key(family),
+            "the scrape has `{family}`, which the README's metrics paragraph does not document"
         );
     }
-);
+    for sample in samples(&text) {
+        let family = family_of(&sample.name, &typed)
+            .unwrap_or_else(|| panic!("the sample `{}` has no `# TYPE`:\n{text}", sample.name));
+        let labels: BTreeSet<String> = sample
+            .labels
+            .keys()
+            .filter(|k| *k != "le")
+            .cloned()
+            .collect();
+        let name = &family_of_documented[family];
+        assert_eq!(
+            labels, documented[name],
+            "`{}` carries the labels {labels:?}; the README documents `{name}` with {:?}",
+            sample.name, documented[name]
+        );
+    }
+}
+
+#[both_backends]
+async fn no_metric_label_carries_an_id_or_a_url(app: TestApp) {
+    let (broken, fine, event) = one_of_each_outcome(&app).await;
+    let text = scraped(&app).await;
+    let known = [&app.partner_id, &broken, &fine, &event];
+    let mut labelled = 0;
+    for sample in samples(&text) {
+        for (key, value) in &sample.labels {
+            labelled += 1;
+            assert!(
+                !looks_like_an_id(value) && !known.iter().any(|id| value.contains(id.as_str())),
+                "`{}` has a label {key}=\"{value}\" that names one object:\n{text}",
+                sample.name
+            );
+        }
+    }
+    assert!(
+        text.contains("hookd_deliveries_cancelled_total{reason="),
+        "the cancellation is in the scrape, labelled:\n{text}"
+    );
+    assert!(
+        labelled > 20,
+        "the scrape has labelled samples to check:\n{text}"
+    );
+}

@@ -10,11 +10,11 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use crate::harness::{
-    Backend, TestApp, WAIT,
+    TestApp, WAIT,
     receiver::{Receiver, Reply},
     spawn_app_with, wait_until,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// `GET /metrics` with `key`: status, content type and text.
 async fn scrape(app: &TestApp, key: &str) -> (u16, String, String) {
@@ -105,98 +105,90 @@ async fn actors(app: &TestApp, operator: &str, query: &str) -> Value {
     body
 }
 
-on_both_backends!(
-    an_operator_sees_an_open_circuit_and_the_deliveries_waiting_behind_it,
-    |backend: Backend| async move {
-        let app = spawn_app_with(backend, &[("HOOKD_CIRCUIT__FAILURE_THRESHOLD", "1")]).await;
-        let (operator, broken, fine) = operator_and_one_failing_one_fine(&app).await;
+#[both_backends]
+async fn an_operator_sees_an_open_circuit_and_the_deliveries_waiting_behind_it(backend: Backend) {
+    let app = spawn_app_with(backend, &[("HOOKD_CIRCUIT__FAILURE_THRESHOLD", "1")]).await;
+    let (operator, broken, fine) = operator_and_one_failing_one_fine(&app).await;
 
-        let listed = wait_until(WAIT, || async {
-            let body = actors(&app, &operator, "").await;
-            let settled = entry(&body, &broken).is_some_and(|e| {
-                e["actor"]["consecutive_failures"] == 1 && e["actor"]["in_flight"] == 0
-            });
-            settled.then_some(body)
-        })
-        .await
-        .expect("the failing endpoint's actor reports its failure");
+    let listed = wait_until(WAIT, || async {
+        let body = actors(&app, &operator, "").await;
+        let settled = entry(&body, &broken).is_some_and(|e| {
+            e["actor"]["consecutive_failures"] == 1 && e["actor"]["in_flight"] == 0
+        });
+        settled.then_some(body)
+    })
+    .await
+    .expect("the failing endpoint's actor reports its failure");
 
-        let b = entry(&listed, &broken).expect("the failing endpoint is listed");
-        assert_eq!(b["status"], "active");
-        assert_eq!(b["partner_id"], app.partner_id.as_str());
-        assert_eq!(b["waiting"], 1, "its delivery waits to be retried: {b}");
-        assert!(b["next_attempt_at"].is_string(), "{b}");
+    let b = entry(&listed, &broken).expect("the failing endpoint is listed");
+    assert_eq!(b["status"], "active");
+    assert_eq!(b["partner_id"], app.partner_id.as_str());
+    assert_eq!(b["waiting"], 1, "its delivery waits to be retried: {b}");
+    assert!(b["next_attempt_at"].is_string(), "{b}");
+    assert_eq!(
+        b["actor"]["circuit"], "open",
+        "one failure opens a threshold-1 circuit: {b}"
+    );
+    assert!(
+        b["actor"]["open_until"].is_string(),
+        "an open circuit says until when: {b}"
+    );
+    assert_eq!(b["actor"]["concurrency"], 8);
+    let f = entry(&listed, &fine).expect("the healthy endpoint is listed");
+    assert_eq!(f["waiting"], 0, "{f}");
+    assert!(listed["running"].as_u64().unwrap_or(0) >= 1, "{listed}");
+    assert_eq!(
+        listed["outbox_unpublished"], 0,
+        "the event was fanned out: {listed}"
+    );
+}
+
+#[both_backends]
+async fn the_endpoint_with_the_most_waiting_is_listed_first(app: TestApp) {
+    let (operator, broken, fine) = operator_and_one_failing_one_fine(&app).await;
+    let listed = actors(&app, &operator, "").await;
+    assert_eq!(
+        listed_ids(&listed),
+        [broken.as_str(), fine.as_str()],
+        "the one with a delivery waiting comes first: {listed}"
+    );
+}
+
+#[both_backends]
+async fn the_actors_filtered_by_partner_show_that_partners_endpoints_only(app: TestApp) {
+    let (operator, broken, fine) = operator_and_one_failing_one_fine(&app).await;
+    let (other, _) = app.another_partner("Other").await;
+
+    let others = actors(&app, &operator, &format!("?partner_id={other}")).await;
+    assert_eq!(
+        others["data"],
+        json!([]),
+        "the other partner has no endpoint: {others}"
+    );
+    let own = actors(&app, &operator, &format!("?partner_id={}", app.partner_id)).await;
+    let ids: BTreeSet<&str> = listed_ids(&own).into_iter().collect();
+    assert_eq!(
+        ids,
+        BTreeSet::from([broken.as_str(), fine.as_str()]),
+        "{own}"
+    );
+}
+
+#[both_backends]
+async fn only_an_operator_key_reads_the_actors_and_the_metrics(app: TestApp) {
+    let partner_key = app.partner_key().await;
+    for (key, who) in [
+        (&partner_key, "a partner key"),
+        (&app.service_key, "a service key"),
+    ] {
+        let (status, body, _) = app.request("GET", "/v1/admin/actors", key, None).await;
         assert_eq!(
-            b["actor"]["circuit"], "open",
-            "one failure opens a threshold-1 circuit: {b}"
+            status, 403,
+            "{who} reads no endpoint of other partners: {body}"
         );
-        assert!(
-            b["actor"]["open_until"].is_string(),
-            "an open circuit says until when: {b}"
-        );
-        assert_eq!(b["actor"]["concurrency"], 8);
-        let f = entry(&listed, &fine).expect("the healthy endpoint is listed");
-        assert_eq!(f["waiting"], 0, "{f}");
-        assert!(listed["running"].as_u64().unwrap_or(0) >= 1, "{listed}");
-        assert_eq!(
-            listed["outbox_unpublished"], 0,
-            "the event was fanned out: {listed}"
-        );
+        let (status, _, text) = scrape(&app, key).await;
+        assert_eq!(status, 403, "{who} reads no metrics: {text}");
     }
-);
-
-on_both_backends!(
-    the_endpoint_with_the_most_waiting_is_listed_first,
-    |app: TestApp| async move {
-        let (operator, broken, fine) = operator_and_one_failing_one_fine(&app).await;
-        let listed = actors(&app, &operator, "").await;
-        assert_eq!(
-            listed_ids(&listed),
-            [broken.as_str(), fine.as_str()],
-            "the one with a delivery waiting comes first: {listed}"
-        );
-    }
-);
-
-on_both_backends!(
-    the_actors_filtered_by_partner_show_that_partners_endpoints_only,
-    |app: TestApp| async move {
-        let (operator, broken, fine) = operator_and_one_failing_one_fine(&app).await;
-        let (other, _) = app.another_partner("Other").await;
-
-        let others = actors(&app, &operator, &format!("?partner_id={other}")).await;
-        assert_eq!(
-            others["data"],
-            json!([]),
-            "the other partner has no endpoint: {others}"
-        );
-        let own = actors(&app, &operator, &format!("?partner_id={}", app.partner_id)).await;
-        let ids: BTreeSet<&str> = listed_ids(&own).into_iter().collect();
-        assert_eq!(
-            ids,
-            BTreeSet::from([broken.as_str(), fine.as_str()]),
-            "{own}"
-        );
-    }
-);
-
-on_both_backends!(
-    only_an_operator_key_reads_the_actors_and_the_metrics,
-    |app: TestApp| async move {
-        let partner_key = app.partner_key().await;
-        for (key, who) in [
-            (&partner_key, "a partner key"),
-            (&app.service_key, "a service key"),
-        ] {
-            let (status, body, _) = app.request("GET", "/v1/admin/actors", key, None).await;
-            assert_eq!(
-                status, 403,
-                "{who} reads no endpoint of other partners: {body}"
-            );
-            let (status, _, text) = scrape(&app, key).await;
-            assert_eq!(status, 403, "{who} reads no metrics: {text}");
-        }
-        let (status, _, text) = scrape(&app, "").await;
-        assert_eq!(status, 401, "metrics need a key: {text}");
-    }
-);
+    let (status, _, text) = scrape(&app, "").await;
+    assert_eq!(status, 401, "metrics need a key: {text}");
+}

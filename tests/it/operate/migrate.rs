@@ -6,8 +6,8 @@
 use migration::MigratorTrait as _;
 use sea_orm::ConnectionTrait as _;
 
-use crate::harness::{Backend, MASTER_KEY, database, process::run_off_runtime};
-use crate::on_both_backends;
+use crate::harness::{MASTER_KEY, database, process::run_off_runtime};
+use hookd_test_macros::both_backends;
 
 /// Every table the migrations create, as the store's queries name them.
 const TABLES: &[&str] = &[
@@ -93,74 +93,74 @@ async fn migrate(url: &str) -> std::process::Output {
     run_off_runtime(env, vec!["migrate".to_string()]).await
 }
 
-on_both_backends!(
-    migrate_builds_the_schema_on_a_fresh_database_and_a_second_run_changes_nothing,
-    |backend: Backend| async move {
-        let (url, _dir) = database(backend).await;
-        let mut every_migration: Vec<String> = migration::Migrator::migrations()
-            .iter()
-            .map(|m| m.name().to_string())
-            .collect();
-        every_migration.sort();
+#[both_backends]
+async fn migrate_builds_the_schema_on_a_fresh_database_and_a_second_run_changes_nothing(
+    backend: Backend,
+) {
+    let (url, _dir) = database(backend).await;
+    let mut every_migration: Vec<String> = migration::Migrator::migrations()
+        .iter()
+        .map(|m| m.name().to_string())
+        .collect();
+    every_migration.sort();
 
-        let first = migrate(&url).await;
-        let said = String::from_utf8_lossy(&first.stdout);
-        let stderr = String::from_utf8_lossy(&first.stderr);
-        assert!(
-            first.status.success(),
-            "the first migrate failed ({}):\n{said}\n{stderr}",
-            first.status
-        );
-        assert_eq!(
-            said,
-            format!(
-                "migrated {url}: {} migrations applied\n",
-                every_migration.len()
-            ),
-            "the first migrate does not say in one line what it did"
-        );
-        assert_eq!(
-            stderr, "",
-            "the migrator's step-by-step lines reached stderr at the default log filter"
-        );
-        let after = schema(&url).await;
-        let missing: Vec<_> = TABLES
-            .iter()
-            .filter(|t| !after.tables.iter().any(|have| have == *t))
-            .collect();
-        assert!(
-            missing.is_empty(),
-            "tables missing after migrate: {missing:?} (the database has {:?})",
-            after.tables
-        );
-        assert_eq!(
-            after.applied, every_migration,
-            "the database does not record exactly the migrations hookd has as applied"
-        );
+    let first = migrate(&url).await;
+    let said = String::from_utf8_lossy(&first.stdout);
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(
+        first.status.success(),
+        "the first migrate failed ({}):\n{said}\n{stderr}",
+        first.status
+    );
+    assert_eq!(
+        said,
+        format!(
+            "migrated {url}: {} migrations applied\n",
+            every_migration.len()
+        ),
+        "the first migrate does not say in one line what it did"
+    );
+    assert_eq!(
+        stderr, "",
+        "the migrator's step-by-step lines reached stderr at the default log filter"
+    );
+    let after = schema(&url).await;
+    let missing: Vec<_> = TABLES
+        .iter()
+        .filter(|t| !after.tables.iter().any(|have| have == *t))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "tables missing after migrate: {missing:?} (the database has {:?})",
+        after.tables
+    );
+    assert_eq!(
+        after.applied, every_migration,
+        "the database does not record exactly the migrations hookd has as applied"
+    );
 
-        let second = migrate(&url).await;
-        let said = String::from_utf8_lossy(&second.stdout);
-        assert!(
-            second.status.success(),
-            "the second migrate failed ({}):\n{said}\n{}",
-            second.status,
-            String::from_utf8_lossy(&second.stderr)
-        );
-        assert_eq!(
-            said,
-            format!("{url} is up to date\n"),
-            "the second migrate does not say that nothing was left to do"
-        );
-        assert_eq!(
-            String::from_utf8_lossy(&second.stderr),
-            "",
-            "the second migrate wrote to stderr"
-        );
-        let again = schema(&url).await;
-        assert_eq!(
-            (again.tables, again.applied),
-            (after.tables, after.applied),
-            "the second migrate changed the schema"
-        );
-    }
-);
+    let second = migrate(&url).await;
+    let said = String::from_utf8_lossy(&second.stdout);
+    assert!(
+        second.status.success(),
+        "the second migrate failed ({}):\n{said}\n{}",
+        second.status,
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert_eq!(
+        said,
+        format!("{url} is up to date\n"),
+        "the second migrate does not say that nothing was left to do"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&second.stderr),
+        "",
+        "the second migrate wrote to stderr"
+    );
+    let again = schema(&url).await;
+    assert_eq!(
+        (again.tables, again.applied),
+        (after.tables, after.applied),
+        "the second migrate changed the schema"
+    );
+}

@@ -10,16 +10,15 @@ use super::{
     expect_problems_writing_nothing, get_ok,
 };
 use crate::harness::receiver::Receiver;
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
-on_both_backends!(
-    each_kind_of_bad_endpoint_body_gets_its_own_problem_and_nothing_is_written,
-    |app: TestApp| async move {
-        let callers = Callers::of(&app).await;
-        let url = Receiver::start().await.url();
-        let e = "/v1/endpoints";
+#[both_backends]
+async fn each_kind_of_bad_endpoint_body_gets_its_own_problem_and_nothing_is_written(app: TestApp) {
+    let callers = Callers::of(&app).await;
+    let url = Receiver::start().await.url();
+    let e = "/v1/endpoints";
 
-        #[rustfmt::skip]
+    #[rustfmt::skip]
         let cases: Vec<Case> = vec![
             ("POST", e, Partner, Raw(r#"{"url": "#.into()),                        400, "malformed-json", None),
             ("POST", e, Partner, Raw("{url: 1}".into()),                            400, "malformed-json", None),
@@ -36,25 +35,25 @@ on_both_backends!(
             ("POST", e, Partner, Json(json!({"url": url, "concurrency": 257})),     422, "out-of-range",   Some("concurrency")),
             ("POST", e, Partner, Json(json!({"url": url, "rate_limit": 10001})),    422, "out-of-range",   Some("rate_limit")),
         ];
-        expect_problems_writing_nothing(&app, &callers, &cases, "endpoint", "endpoint").await;
-    }
-);
+    expect_problems_writing_nothing(&app, &callers, &cases, "endpoint", "endpoint").await;
+}
 
-on_both_backends!(
-    each_kind_of_bad_change_to_an_endpoint_gets_its_own_problem_and_none_is_half_applied,
-    |app: TestApp| async move {
-        let callers = Callers::of(&app).await;
-        let url = Receiver::start().await.url();
-        let (id, _) = create_endpoint(
-            &app,
-            &callers.partner,
-            json!({"url": url, "description": "before"}),
-        )
-        .await;
-        let path = format!("/v1/endpoints/{id}");
-        let e = path.as_str();
+#[both_backends]
+async fn each_kind_of_bad_change_to_an_endpoint_gets_its_own_problem_and_none_is_half_applied(
+    app: TestApp,
+) {
+    let callers = Callers::of(&app).await;
+    let url = Receiver::start().await.url();
+    let (id, _) = create_endpoint(
+        &app,
+        &callers.partner,
+        json!({"url": url, "description": "before"}),
+    )
+    .await;
+    let path = format!("/v1/endpoints/{id}");
+    let e = path.as_str();
 
-        #[rustfmt::skip]
+    #[rustfmt::skip]
         let cases: Vec<Case> = vec![
             ("PATCH", e, Partner, Raw(r#"{"description": "#.into()),                                 400, "malformed-json", None),
             ("PATCH", e, Partner, Json(json!({"description": "after", "concurrency": 0})),          422, "out-of-range",   Some("concurrency")),
@@ -62,21 +61,20 @@ on_both_backends!(
             ("PATCH", e, Partner, Json(json!({"description": "after", "colour": 1})),               422, "unknown-field",  Some("colour")),
             ("PATCH", e, Partner, Json(json!({"description": 7})),                                  422, "invalid-type",   Some("description")),
         ];
-        expect_problems(&app, &callers, &cases).await;
+    expect_problems(&app, &callers, &cases).await;
 
-        let now = get_ok(&app, &callers.partner, e).await;
-        assert_eq!(
-            now["description"], "before",
-            "no refused change was half-applied: {now}"
-        );
-        assert_eq!(now["concurrency"], 8, "{now}");
-        assert_eq!(
-            now["url"].as_str().map(|u| u.trim_end_matches('/')),
-            Some(url.as_str()),
-            "{now}"
-        );
-    }
-);
+    let now = get_ok(&app, &callers.partner, e).await;
+    assert_eq!(
+        now["description"], "before",
+        "no refused change was half-applied: {now}"
+    );
+    assert_eq!(now["concurrency"], 8, "{now}");
+    assert_eq!(
+        now["url"].as_str().map(|u| u.trim_end_matches('/')),
+        Some(url.as_str()),
+        "{now}"
+    );
+}
 
 problem_table! {
     each_kind_of_bad_query_gets_its_own_problem_naming_the_parameter,

@@ -4,31 +4,30 @@
 use serde_json::json;
 
 use super::{Body::*, Caller::*, get_ok};
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
-on_both_backends!(
-    the_catalog_lists_each_event_type_with_a_description_and_a_schema,
-    |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let types = get_ok(&app, &key, "/v1/event-types").await;
-        let types = types["data"].as_array().expect("a data array");
-        assert!(!types.is_empty(), "the catalog lists event types");
-        for t in types {
-            assert!(t["type"].is_string(), "each entry has a type: {t}");
-            assert!(
-                t["description"].as_str().is_some_and(|d| !d.is_empty()),
-                "each has a description: {t}"
-            );
-            assert_eq!(t["schema"]["type"], "object", "each has a JSON Schema: {t}");
-        }
+#[both_backends]
+async fn the_catalog_lists_each_event_type_with_a_description_and_a_schema(app: TestApp) {
+    let key = app.partner_key().await;
+    let types = get_ok(&app, &key, "/v1/event-types").await;
+    let types = types["data"].as_array().expect("a data array");
+    assert!(!types.is_empty(), "the catalog lists event types");
+    for t in types {
+        assert!(t["type"].is_string(), "each entry has a type: {t}");
         assert!(
-            types.iter().any(|t| t["type"] == "webhook.test"),
-            "the test event is listed: {types:?}"
+            t["description"].as_str().is_some_and(|d| !d.is_empty()),
+            "each has a description: {t}"
         );
+        assert_eq!(t["schema"]["type"], "object", "each has a JSON Schema: {t}");
     }
-);
+    assert!(
+        types.iter().any(|t| t["type"] == "webhook.test"),
+        "the test event is listed: {types:?}"
+    );
+}
 
-on_both_backends!(the_limits_are_published, |app: TestApp| async move {
+#[both_backends]
+async fn the_limits_are_published(app: TestApp) {
     let key = app.partner_key().await;
     let limits = get_ok(&app, &key, "/v1/limits").await;
     assert_eq!(limits["retention"]["events_days"], 30, "{limits}");
@@ -40,7 +39,7 @@ on_both_backends!(the_limits_are_published, |app: TestApp| async move {
         json!({"requests_per_second": 50, "burst": 100})
     );
     assert_eq!(limits["max_secret_overlap_seconds"], 604_800, "{limits}");
-});
+}
 
 problem_table! {
     the_catalog_and_the_limits_need_a_key,

@@ -12,7 +12,7 @@ use crate::harness::{
     payloads::usage_finalized,
     receiver::{Receiver, Reply},
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// Two endpoints of the test partner, made with its `key`, and two events,
 /// a second apart: `usage` delivered to `ok` and failing at `failing` (which
@@ -82,92 +82,86 @@ async fn find(app: &TestApp, key: &str, query: &str) -> Vec<(String, String)> {
     found
 }
 
-on_both_backends!(
-    deliveries_are_found_by_endpoint_event_type_state_and_time,
-    |app: TestApp| async move {
-        let t = traffic(&app).await;
-        let key = &t.key;
-        let pairs = |list: &[(&String, &String)]| {
-            let mut v: Vec<(String, String)> = list
-                .iter()
-                .map(|(e, ep)| (e.to_string(), ep.to_string()))
-                .collect();
-            v.sort();
-            v
-        };
-        let t1 = format_time(t.started_ms + 1000);
-        let (usage_ok, usage_failing, balance_ok) = (
-            (&t.usage, &t.ok),
-            (&t.usage, &t.failing),
-            (&t.balance, &t.ok),
+#[both_backends]
+async fn deliveries_are_found_by_endpoint_event_type_state_and_time(app: TestApp) {
+    let t = traffic(&app).await;
+    let key = &t.key;
+    let pairs = |list: &[(&String, &String)]| {
+        let mut v: Vec<(String, String)> = list
+            .iter()
+            .map(|(e, ep)| (e.to_string(), ep.to_string()))
+            .collect();
+        v.sort();
+        v
+    };
+    let t1 = format_time(t.started_ms + 1000);
+    let (usage_ok, usage_failing, balance_ok) = (
+        (&t.usage, &t.ok),
+        (&t.usage, &t.failing),
+        (&t.balance, &t.ok),
+    );
+    let cases = [
+        (String::new(), pairs(&[usage_ok, usage_failing, balance_ok])),
+        (
+            format!("endpoint_id={}", t.failing),
+            pairs(&[usage_failing]),
+        ),
+        (format!("event_id={}", t.balance), pairs(&[balance_ok])),
+        (
+            "event_type=usage.finalized".into(),
+            pairs(&[usage_ok, usage_failing]),
+        ),
+        ("state=failed".into(), pairs(&[usage_failing])),
+        ("state=dead".into(), vec![]),
+        (
+            format!("endpoint_id={}&state=delivered", t.ok),
+            pairs(&[usage_ok, balance_ok]),
+        ),
+        (format!("since={t1}"), pairs(&[balance_ok])),
+        (format!("until={t1}"), pairs(&[usage_ok, usage_failing])),
+    ];
+    for (query, expected) in cases {
+        assert_eq!(
+            find(&app, key, &query).await,
+            expected,
+            "GET /v1/deliveries?{query}"
         );
-        let cases = [
-            (String::new(), pairs(&[usage_ok, usage_failing, balance_ok])),
-            (
-                format!("endpoint_id={}", t.failing),
-                pairs(&[usage_failing]),
-            ),
-            (format!("event_id={}", t.balance), pairs(&[balance_ok])),
-            (
-                "event_type=usage.finalized".into(),
-                pairs(&[usage_ok, usage_failing]),
-            ),
-            ("state=failed".into(), pairs(&[usage_failing])),
-            ("state=dead".into(), vec![]),
-            (
-                format!("endpoint_id={}&state=delivered", t.ok),
-                pairs(&[usage_ok, balance_ok]),
-            ),
-            (format!("since={t1}"), pairs(&[balance_ok])),
-            (format!("until={t1}"), pairs(&[usage_ok, usage_failing])),
-        ];
-        for (query, expected) in cases {
-            assert_eq!(
-                find(&app, key, &query).await,
-                expected,
-                "GET /v1/deliveries?{query}"
-            );
-        }
     }
-);
+}
 
-on_both_backends!(
-    a_failed_delivery_shows_its_last_status_and_when_it_is_retried,
-    |app: TestApp| async move {
-        let t = traffic(&app).await;
-        let key = &t.key;
-        let id = delivery_id(&app, key, &t.usage, &t.failing).await;
-        let detail = get_ok(&app, key, &format!("/v1/deliveries/{id}")).await;
-        assert_eq!(detail["state"], "failed");
-        assert_eq!(detail["last_status"], 500);
-        assert!(
-            detail["next_attempt_at"].is_string(),
-            "a failed delivery says when it is retried: {detail}"
-        );
-    }
-);
+#[both_backends]
+async fn a_failed_delivery_shows_its_last_status_and_when_it_is_retried(app: TestApp) {
+    let t = traffic(&app).await;
+    let key = &t.key;
+    let id = delivery_id(&app, key, &t.usage, &t.failing).await;
+    let detail = get_ok(&app, key, &format!("/v1/deliveries/{id}")).await;
+    assert_eq!(detail["state"], "failed");
+    assert_eq!(detail["last_status"], 500);
+    assert!(
+        detail["next_attempt_at"].is_string(),
+        "a failed delivery says when it is retried: {detail}"
+    );
+}
 
-on_both_backends!(
-    another_partner_finds_none_of_the_deliveries,
-    |app: TestApp| async move {
-        let t = traffic(&app).await;
-        let key = &t.key;
-        assert_eq!(
-            find(&app, key, "").await.len(),
-            3,
-            "the partner finds its three deliveries"
-        );
-        let (_, stranger) = app.another_partner("Stranger").await;
-        assert_eq!(
-            find(&app, &stranger, "").await,
-            vec![],
-            "another partner sees none of these"
-        );
-        let filtered = format!("endpoint_id={}", t.ok);
-        assert_eq!(
-            find(&app, &stranger, &filtered).await,
-            vec![],
-            "not even by the endpoint's id"
-        );
-    }
-);
+#[both_backends]
+async fn another_partner_finds_none_of_the_deliveries(app: TestApp) {
+    let t = traffic(&app).await;
+    let key = &t.key;
+    assert_eq!(
+        find(&app, key, "").await.len(),
+        3,
+        "the partner finds its three deliveries"
+    );
+    let (_, stranger) = app.another_partner("Stranger").await;
+    assert_eq!(
+        find(&app, &stranger, "").await,
+        vec![],
+        "another partner sees none of these"
+    );
+    let filtered = format!("endpoint_id={}", t.ok);
+    assert_eq!(
+        find(&app, &stranger, &filtered).await,
+        vec![],
+        "not even by the endpoint's id"
+    );
+}

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{Callers, endpoint_at_receiver, expect_hidden_from_strangers, get_ok};
 use crate::harness::{TestApp, WAIT, wait_until};
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 const TYPES: [&str; 5] = [
     "usage.finalized",
@@ -105,99 +105,89 @@ async fn read_by_pages_of_two(app: &TestApp, key: &str) -> Vec<String> {
     panic!("the feed did not end within 20 pages: {read:?}");
 }
 
-on_both_backends!(
-    the_event_feed_lists_the_partners_events_in_order_by_cursor,
-    |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let published = publish_one_at_a_time(&app, &key).await;
-        let read = read_by_pages_of_two(&app, &key).await;
-        assert_eq!(
-            read, published,
-            "following cursors reads every event once, in feed order"
-        );
-    }
-);
+#[both_backends]
+async fn the_event_feed_lists_the_partners_events_in_order_by_cursor(app: TestApp) {
+    let key = app.partner_key().await;
+    let published = publish_one_at_a_time(&app, &key).await;
+    let read = read_by_pages_of_two(&app, &key).await;
+    assert_eq!(
+        read, published,
+        "following cursors reads every event once, in feed order"
+    );
+}
 
-on_both_backends!(
-    the_feed_leaves_out_another_partners_events,
-    |app: TestApp| async move {
-        let callers = Callers::of(&app).await;
-        let published = publish_one_at_a_time(&app, &callers.partner).await;
-        let theirs = json!({"type": "usage.finalized", "partner_id": callers.stranger_id, "data": data(9, "usage.finalized")});
-        let (status, body) = app.post_events(&theirs).await;
-        assert_eq!(status, 201, "{body}");
-        let theirs = body["event_id"].as_str().expect("an event id").to_string();
+#[both_backends]
+async fn the_feed_leaves_out_another_partners_events(app: TestApp) {
+    let callers = Callers::of(&app).await;
+    let published = publish_one_at_a_time(&app, &callers.partner).await;
+    let theirs = json!({"type": "usage.finalized", "partner_id": callers.stranger_id, "data": data(9, "usage.finalized")});
+    let (status, body) = app.post_events(&theirs).await;
+    assert_eq!(status, 201, "{body}");
+    let theirs = body["event_id"].as_str().expect("an event id").to_string();
 
-        // Only once it is in its own partner's feed does its absence here mean anything.
-        let stranger_feed = wait_until(WAIT, || async {
-            let (events, _) = feed_page(&app, &callers.stranger, "").await;
-            let ids = event_ids(&events);
-            ids.contains(&theirs).then_some(ids)
-        })
-        .await
-        .unwrap_or_else(|| {
-            panic!("the other partner's event {theirs} did not reach its own feed within {WAIT:?}")
-        });
-        let read = read_by_pages_of_two(&app, &callers.partner).await;
-        assert!(
-            !read.contains(&theirs),
-            "another partner's event {theirs} must not be in this feed: {read:?}"
-        );
-        assert_eq!(read, published, "this feed holds this partner's events");
-        assert_eq!(
-            stranger_feed,
-            vec![theirs.clone()],
-            "the other partner's feed holds its event alone"
-        );
-    }
-);
+    // Only once it is in its own partner's feed does its absence here mean anything.
+    let stranger_feed = wait_until(WAIT, || async {
+        let (events, _) = feed_page(&app, &callers.stranger, "").await;
+        let ids = event_ids(&events);
+        ids.contains(&theirs).then_some(ids)
+    })
+    .await
+    .unwrap_or_else(|| {
+        panic!("the other partner's event {theirs} did not reach its own feed within {WAIT:?}")
+    });
+    let read = read_by_pages_of_two(&app, &callers.partner).await;
+    assert!(
+        !read.contains(&theirs),
+        "another partner's event {theirs} must not be in this feed: {read:?}"
+    );
+    assert_eq!(read, published, "this feed holds this partner's events");
+    assert_eq!(
+        stranger_feed,
+        vec![theirs.clone()],
+        "the other partner's feed holds its event alone"
+    );
+}
 
-on_both_backends!(
-    the_feed_filtered_by_type_holds_the_events_of_that_type,
-    |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let published = publish_one_at_a_time(&app, &key).await;
-        let (usage, _) = feed_page(&app, &key, "type=usage.finalized").await;
-        let expected = [&published[0], &published[2], &published[4]].map(String::clone);
-        assert_eq!(
-            event_ids(&usage),
-            expected,
-            "the usage.finalized events, in feed order"
-        );
-    }
-);
+#[both_backends]
+async fn the_feed_filtered_by_type_holds_the_events_of_that_type(app: TestApp) {
+    let key = app.partner_key().await;
+    let published = publish_one_at_a_time(&app, &key).await;
+    let (usage, _) = feed_page(&app, &key, "type=usage.finalized").await;
+    let expected = [&published[0], &published[2], &published[4]].map(String::clone);
+    assert_eq!(
+        event_ids(&usage),
+        expected,
+        "the usage.finalized events, in feed order"
+    );
+}
 
-on_both_backends!(
-    one_event_is_shown_with_a_summary_of_its_deliveries,
-    |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let (_receiver, endpoint, _) = endpoint_at_receiver(&app, &key).await;
-        let event = app
-            .publish("balance.updated", data(1, "balance.updated"))
-            .await;
-        app.wait_for_state(&event, &endpoint, "delivered", WAIT)
-            .await;
-        let one = get_ok(&app, &key, &format!("/v1/events/{event}")).await;
-        assert_eq!(one["event"]["event_id"], event.as_str());
-        assert_eq!(one["event"]["type"], "balance.updated");
-        let deliveries = one["deliveries"].as_array().expect("deliveries");
-        assert_eq!(deliveries.len(), 1, "{one}");
-        assert_eq!(deliveries[0]["endpoint_id"], endpoint.as_str());
-        assert_eq!(deliveries[0]["state"], "delivered");
-    }
-);
+#[both_backends]
+async fn one_event_is_shown_with_a_summary_of_its_deliveries(app: TestApp) {
+    let key = app.partner_key().await;
+    let (_receiver, endpoint, _) = endpoint_at_receiver(&app, &key).await;
+    let event = app
+        .publish("balance.updated", data(1, "balance.updated"))
+        .await;
+    app.wait_for_state(&event, &endpoint, "delivered", WAIT)
+        .await;
+    let one = get_ok(&app, &key, &format!("/v1/events/{event}")).await;
+    assert_eq!(one["event"]["event_id"], event.as_str());
+    assert_eq!(one["event"]["type"], "balance.updated");
+    let deliveries = one["deliveries"].as_array().expect("deliveries");
+    assert_eq!(deliveries.len(), 1, "{one}");
+    assert_eq!(deliveries[0]["endpoint_id"], endpoint.as_str());
+    assert_eq!(deliveries[0]["state"], "delivered");
+}
 
-on_both_backends!(
-    another_partners_event_or_an_unknown_one_is_not_found,
-    |app: TestApp| async move {
-        let callers = Callers::of(&app).await;
-        let event = app
-            .publish("balance.updated", data(1, "balance.updated"))
-            .await;
-        let path = format!("/v1/events/{event}");
-        let unknown = "/v1/events/evt_01JAAAAAAAAAAAAAAAAAAAAAAA";
-        expect_hidden_from_strangers(&app, &callers, "GET", &path, unknown).await;
-        let own = app.request("GET", &path, &callers.partner, None).await;
-        assert_eq!(own.0, 200, "its own partner finds it: {}", own.1);
-    }
-);
+#[both_backends]
+async fn another_partners_event_or_an_unknown_one_is_not_found(app: TestApp) {
+    let callers = Callers::of(&app).await;
+    let event = app
+        .publish("balance.updated", data(1, "balance.updated"))
+        .await;
+    let path = format!("/v1/events/{event}");
+    let unknown = "/v1/events/evt_01JAAAAAAAAAAAAAAAAAAAAAAA";
+    expect_hidden_from_strangers(&app, &callers, "GET", &path, unknown).await;
+    let own = app.request("GET", &path, &callers.partner, None).await;
+    assert_eq!(own.0, 200, "its own partner finds it: {}", own.1);
+}

@@ -9,7 +9,7 @@ use super::{assert_each_once, create_endpoint, delivery_count, endpoint_count, g
 use crate::harness::{
     Backend, TestApp, UNLIMITED, WAIT, receiver::Receiver, spawn_app_with, wait_until,
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// hookd without rate limits (a walk and its producer send many requests),
 /// a key of the test partner, and a receiver for its endpoints.
@@ -61,75 +61,75 @@ where
     panic!("the walk of {list} did not end within 1000 pages");
 }
 
-on_both_backends!(
-    the_delivery_list_pages_without_repeats_or_gaps_while_deliveries_are_created,
-    |backend: Backend| async move {
-        let (app, key, receiver) = unlimited_with_a_receiver(backend).await;
-        create_endpoint(&app, &key, json!({"url": receiver.url()})).await;
-        let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
-        let (status, body) = app.post_events(&Value::Array(vec![event; 30])).await;
-        assert_eq!(status, 201, "{body}");
-        wait_until(WAIT, || async {
-            (delivery_count(&app).await == 30).then_some(())
-        })
-        .await
-        .expect("30 deliveries");
-        let existing = ids_of(&get_ok(&app, &key, "/v1/deliveries?limit=500").await);
-        assert_eq!(existing.len(), 30);
+#[both_backends]
+async fn the_delivery_list_pages_without_repeats_or_gaps_while_deliveries_are_created(
+    backend: Backend,
+) {
+    let (app, key, receiver) = unlimited_with_a_receiver(backend).await;
+    create_endpoint(&app, &key, json!({"url": receiver.url()})).await;
+    let event = json!({"type": "a.b", "partner_id": app.partner_id, "data": {}});
+    let (status, body) = app.post_events(&Value::Array(vec![event; 30])).await;
+    assert_eq!(status, 201, "{body}");
+    wait_until(WAIT, || async {
+        (delivery_count(&app).await == 30).then_some(())
+    })
+    .await
+    .expect("30 deliveries");
+    let existing = ids_of(&get_ok(&app, &key, "/v1/deliveries?limit=500").await);
+    assert_eq!(existing.len(), 30);
 
-        let stop = Cell::new(false);
-        let published = Cell::new(0usize);
-        let producer = async {
-            while !stop.get() {
-                app.publish("a.b", json!({"more": true})).await;
-                published.set(published.get() + 1);
-            }
-        };
-        let walker = async {
-            let seen = walk(&app, &key, "/v1/deliveries", &Cell::new(0), || {
-                delivery_count(&app)
-            })
-            .await;
-            stop.set(true);
-            seen
-        };
-        let ((), seen) = tokio::join!(producer, walker);
-        assert!(published.get() > 0, "events were published during the walk");
-        assert_each_once(&seen, &existing, "deliveries");
-    }
-);
-
-on_both_backends!(
-    the_endpoint_list_pages_without_repeats_or_gaps_while_endpoints_are_created,
-    |backend: Backend| async move {
-        let (app, key, receiver) = unlimited_with_a_receiver(backend).await;
-        for _ in 0..20 {
-            create_endpoint(&app, &key, json!({"url": receiver.url()})).await;
+    let stop = Cell::new(false);
+    let published = Cell::new(0usize);
+    let producer = async {
+        while !stop.get() {
+            app.publish("a.b", json!({"more": true})).await;
+            published.set(published.get() + 1);
         }
-        let existing = ids_of(&get_ok(&app, &key, "/v1/endpoints?limit=500").await);
-        assert_eq!(existing.len(), 20);
+    };
+    let walker = async {
+        let seen = walk(&app, &key, "/v1/deliveries", &Cell::new(0), || {
+            delivery_count(&app)
+        })
+        .await;
+        stop.set(true);
+        seen
+    };
+    let ((), seen) = tokio::join!(producer, walker);
+    assert!(published.get() > 0, "events were published during the walk");
+    assert_each_once(&seen, &existing, "deliveries");
+}
 
-        // Appended rows sort after the cursor, so the producer adds one per
-        // page read: the walk catches up and ends.
-        let stop = Cell::new(false);
-        let pages = Cell::new(0usize);
-        let producer = async {
-            let mut paced = 0;
-            while !stop.get() {
-                if pages.get() > paced {
-                    paced = pages.get();
-                    create_endpoint(&app, &key, json!({"url": receiver.url()})).await;
-                } else {
-                    actix_rt::time::sleep(Duration::from_millis(5)).await;
-                }
-            }
-        };
-        let walker = async {
-            let seen = walk(&app, &key, "/v1/endpoints", &pages, || endpoint_count(&app)).await;
-            stop.set(true);
-            seen
-        };
-        let ((), seen) = tokio::join!(producer, walker);
-        assert_each_once(&seen, &existing, "endpoints");
+#[both_backends]
+async fn the_endpoint_list_pages_without_repeats_or_gaps_while_endpoints_are_created(
+    backend: Backend,
+) {
+    let (app, key, receiver) = unlimited_with_a_receiver(backend).await;
+    for _ in 0..20 {
+        create_endpoint(&app, &key, json!({"url": receiver.url()})).await;
     }
-);
+    let existing = ids_of(&get_ok(&app, &key, "/v1/endpoints?limit=500").await);
+    assert_eq!(existing.len(), 20);
+
+    // Appended rows sort after the cursor, so the producer adds one per
+    // page read: the walk catches up and ends.
+    let stop = Cell::new(false);
+    let pages = Cell::new(0usize);
+    let producer = async {
+        let mut paced = 0;
+        while !stop.get() {
+            if pages.get() > paced {
+                paced = pages.get();
+                create_endpoint(&app, &key, json!({"url": receiver.url()})).await;
+            } else {
+                actix_rt::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    };
+    let walker = async {
+        let seen = walk(&app, &key, "/v1/endpoints", &pages, || endpoint_count(&app)).await;
+        stop.set(true);
+        seen
+    };
+    let ((), seen) = tokio::join!(producer, walker);
+    assert_each_once(&seen, &existing, "endpoints");
+}

@@ -20,7 +20,7 @@ use crate::harness::{
     rows::rows_where,
     signatures::{signature_entries, timestamp, verifies},
 };
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 /// Rotates `endpoint`'s secret (with `body`, if any); returns the 200's body and the new secret.
 async fn rotate(app: &TestApp, key: &str, endpoint: &str, body: Option<&Value>) -> (Value, Secret) {
@@ -78,119 +78,110 @@ fn assert_overlap_ended(old: &Secret, new: &Secret, r: &Received, now_ms: i64, w
     );
 }
 
-on_both_backends!(
-    rotating_makes_a_new_secret_whose_overlap_is_a_day_by_default,
-    |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let (_receiver, endpoint, old) = endpoint_at_receiver(&app, &key).await;
-        let (rotated, new) = rotate(&app, &key, &endpoint, None).await;
-        assert_ne!(new.key(), old.key(), "rotation makes a new secret");
-        assert_eq!(
-            rotated["previous_expires_at"],
-            format_time(app.clock.now_ms() + 86_400_000),
-            "the default overlap is a day"
-        );
-    }
-);
+#[both_backends]
+async fn rotating_makes_a_new_secret_whose_overlap_is_a_day_by_default(app: TestApp) {
+    let key = app.partner_key().await;
+    let (_receiver, endpoint, old) = endpoint_at_receiver(&app, &key).await;
+    let (rotated, new) = rotate(&app, &key, &endpoint, None).await;
+    assert_ne!(new.key(), old.key(), "rotation makes a new secret");
+    assert_eq!(
+        rotated["previous_expires_at"],
+        format_time(app.clock.now_ms() + 86_400_000),
+        "the default overlap is a day"
+    );
+}
 
-on_both_backends!(
-    during_the_overlap_a_receiver_with_either_secret_verifies_and_the_newest_signs_first,
-    |app: TestApp| async move {
-        let Rotated {
-            receiver, old, new, ..
-        } = rotated_a_second_later(&app).await;
-        let (event, r) = publish_and_receive(&app, &receiver, 1).await;
-        let entries = signature_entries(&r);
-        assert_eq!(
-            entries.len(),
-            2,
-            "both secrets sign during the overlap: {entries:?}"
-        );
-        assert!(entries.iter().all(|e| e.starts_with("v1,")), "{entries:?}");
-        let now = app.clock.now_ms();
-        assert!(
-            verifies(&old, &r, now),
-            "a receiver with only the old secret still verifies"
-        );
-        assert!(
-            verifies(&new, &r, now),
-            "a receiver with the new secret verifies"
-        );
-        assert_eq!(
-            entries[0],
-            signing::sign(&new, &event, timestamp(&r), &r.body),
-            "the newest secret signs first"
-        );
-    }
-);
+#[both_backends]
+async fn during_the_overlap_a_receiver_with_either_secret_verifies_and_the_newest_signs_first(
+    app: TestApp,
+) {
+    let Rotated {
+        receiver, old, new, ..
+    } = rotated_a_second_later(&app).await;
+    let (event, r) = publish_and_receive(&app, &receiver, 1).await;
+    let entries = signature_entries(&r);
+    assert_eq!(
+        entries.len(),
+        2,
+        "both secrets sign during the overlap: {entries:?}"
+    );
+    assert!(entries.iter().all(|e| e.starts_with("v1,")), "{entries:?}");
+    let now = app.clock.now_ms();
+    assert!(
+        verifies(&old, &r, now),
+        "a receiver with only the old secret still verifies"
+    );
+    assert!(
+        verifies(&new, &r, now),
+        "a receiver with the new secret verifies"
+    );
+    assert_eq!(
+        entries[0],
+        signing::sign(&new, &event, timestamp(&r), &r.body),
+        "the newest secret signs first"
+    );
+}
 
-on_both_backends!(
-    after_expire_previous_the_old_secret_no_longer_verifies,
-    |app: TestApp| async move {
-        let Rotated {
-            key,
-            receiver,
-            endpoint,
-            old,
-            new,
-        } = rotated_a_second_later(&app).await;
-        let path = format!("/v1/endpoints/{endpoint}/secret/expire-previous");
-        let expired = expect_status(&app.request("POST", &path, &key, None).await, 200);
-        assert_eq!(
-            expired["expired"], 1,
-            "one previous secret ended: {expired}"
-        );
+#[both_backends]
+async fn after_expire_previous_the_old_secret_no_longer_verifies(app: TestApp) {
+    let Rotated {
+        key,
+        receiver,
+        endpoint,
+        old,
+        new,
+    } = rotated_a_second_later(&app).await;
+    let path = format!("/v1/endpoints/{endpoint}/secret/expire-previous");
+    let expired = expect_status(&app.request("POST", &path, &key, None).await, 200);
+    assert_eq!(
+        expired["expired"], 1,
+        "one previous secret ended: {expired}"
+    );
 
-        let (_, r) = publish_and_receive(&app, &receiver, 1).await;
-        let now = app.clock.now_ms();
-        assert_overlap_ended(&old, &new, &r, now, "after expire-previous");
-        assert_eq!(signature_entries(&r).len(), 1);
-    }
-);
+    let (_, r) = publish_and_receive(&app, &receiver, 1).await;
+    let now = app.clock.now_ms();
+    assert_overlap_ended(&old, &new, &r, now, "after expire-previous");
+    assert_eq!(signature_entries(&r).len(), 1);
+}
 
-on_both_backends!(
-    an_overlap_ends_by_itself_when_its_time_is_up,
-    |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let (receiver, endpoint, old) = endpoint_at_receiver(&app, &key).await;
-        let (rotated, new) =
-            rotate(&app, &key, &endpoint, Some(&json!({"overlap_seconds": 60}))).await;
-        assert_eq!(
-            rotated["previous_expires_at"],
-            format_time(app.clock.now_ms() + 60_000)
-        );
+#[both_backends]
+async fn an_overlap_ends_by_itself_when_its_time_is_up(app: TestApp) {
+    let key = app.partner_key().await;
+    let (receiver, endpoint, old) = endpoint_at_receiver(&app, &key).await;
+    let (rotated, new) = rotate(&app, &key, &endpoint, Some(&json!({"overlap_seconds": 60}))).await;
+    assert_eq!(
+        rotated["previous_expires_at"],
+        format_time(app.clock.now_ms() + 60_000)
+    );
 
-        let (_, r) = publish_and_receive(&app, &receiver, 1).await;
-        let now = app.clock.now_ms();
-        assert!(
-            verifies(&old, &r, now) && verifies(&new, &r, now),
-            "within the overlap both verify"
-        );
+    let (_, r) = publish_and_receive(&app, &receiver, 1).await;
+    let now = app.clock.now_ms();
+    assert!(
+        verifies(&old, &r, now) && verifies(&new, &r, now),
+        "within the overlap both verify"
+    );
 
-        app.advance(Duration::from_secs(120));
-        let (_, r) = publish_and_receive(&app, &receiver, 2).await;
-        let now = app.clock.now_ms();
-        assert_overlap_ended(&old, &new, &r, now, "60 s after a 60 s overlap");
-    }
-);
+    app.advance(Duration::from_secs(120));
+    let (_, r) = publish_and_receive(&app, &receiver, 2).await;
+    let now = app.clock.now_ms();
+    assert_overlap_ended(&old, &new, &r, now, "60 s after a 60 s overlap");
+}
 
-on_both_backends!(
-    a_refused_rotation_makes_no_secret,
-    |app: TestApp| async move {
-        let callers = Callers::of(&app).await;
-        let (_receiver, endpoint, _) = endpoint_at_receiver(&app, &callers.partner).await;
-        let path = format!("/v1/endpoints/{endpoint}/secret/rotate");
-        let p = path.as_str();
-        #[rustfmt::skip]
+#[both_backends]
+async fn a_refused_rotation_makes_no_secret(app: TestApp) {
+    let callers = Callers::of(&app).await;
+    let (_receiver, endpoint, _) = endpoint_at_receiver(&app, &callers.partner).await;
+    let path = format!("/v1/endpoints/{endpoint}/secret/rotate");
+    let p = path.as_str();
+    #[rustfmt::skip]
         let cases: Vec<Case> = vec![
             ("POST", p, Partner, Json(json!({"overlap_seconds": 604_801})),         422, "out-of-range",  Some("overlap_seconds")),
             ("POST", p, Partner, Json(json!({"overlap_seconds": 60, "colour": 1})), 422, "unknown-field", Some("colour")),
             ("POST", p, Stranger, Empty,                                            404, "not-found",     None),
             ("POST", "/v1/endpoints/ep_nope/secret/rotate", Partner, Empty,         404, "not-found",     None),
         ];
-        expect_problems(&app, &callers, &cases).await;
-        let of_endpoint = format!("endpoint_id = '{endpoint}'");
-        let secrets = rows_where(&app, "endpoint_secret", &of_endpoint).await;
-        assert_eq!(secrets, 1, "a refused rotation makes no secret");
-    }
-);
+    expect_problems(&app, &callers, &cases).await;
+    let of_endpoint = format!("endpoint_id = '{endpoint}'");
+    let secrets = rows_where(&app, "endpoint_secret", &of_endpoint).await;
+    assert_eq!(secrets, 1, "a refused rotation makes no secret");
+}

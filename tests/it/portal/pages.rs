@@ -3,6 +3,7 @@
 //! rotating it, and the notification channel.
 
 use hookd::{domain::clock::Clock as _, secret::Secret};
+use hookd_test_macros::both_backends;
 use serde_json::json;
 
 use super::{SignedIn, open, signed_in_page, signed_in_portal, submit, text};
@@ -16,53 +17,53 @@ use crate::harness::{
 };
 use crate::on_both_backends;
 
-on_both_backends!(
-    a_partner_sees_only_its_own_endpoints_and_another_partners_id_is_a_404_page,
-    |backend: Backend| async move {
-        let Some((app, browser)) = app_and_browser(backend).await else {
-            return;
-        };
-        let key = app.partner_key().await;
-        let (mine, _) = app.endpoint("http://127.0.0.1:9/mine").await;
-        let (other_partner, _) = app.another_partner("Globex").await;
-        let (theirs, _) = app
-            .endpoint_for(&other_partner, "http://127.0.0.1:9/theirs", &[], 8)
-            .await;
-        let mut page = signed_in_page(&app, &browser, &key).await;
-        let listed = page
+#[both_backends]
+async fn a_partner_sees_only_its_own_endpoints_and_another_partners_id_is_a_404_page(
+    backend: Backend,
+) {
+    let Some((app, browser)) = app_and_browser(backend).await else {
+        return;
+    };
+    let key = app.partner_key().await;
+    let (mine, _) = app.endpoint("http://127.0.0.1:9/mine").await;
+    let (other_partner, _) = app.another_partner("Globex").await;
+    let (theirs, _) = app
+        .endpoint_for(&other_partner, "http://127.0.0.1:9/theirs", &[], 8)
+        .await;
+    let mut page = signed_in_page(&app, &browser, &key).await;
+    let listed = page
             .eval("[...document.querySelectorAll('#endpoints tr[data-endpoint]')].map(r => r.dataset.endpoint)")
             .await;
-        assert_eq!(
-            listed,
-            json!([mine]),
-            "only the partner's own endpoint is listed"
-        );
-        assert_eq!(
-            page.eval("document.cookie").await,
-            "",
-            "the session cookie is HttpOnly"
-        );
+    assert_eq!(
+        listed,
+        json!([mine]),
+        "only the partner's own endpoint is listed"
+    );
+    assert_eq!(
+        page.eval("document.cookie").await,
+        "",
+        "the session cookie is HttpOnly"
+    );
 
-        open(&mut page, &app, &format!("/portal/endpoints/{theirs}")).await;
-        assert_eq!(
-            text(&mut page, "h2").await,
-            "Not found",
-            "another partner's endpoint"
-        );
-        assert!(
-            !page
-                .eval("document.body.textContent")
-                .await
-                .to_string()
-                .contains("theirs")
-        );
-        open(&mut page, &app, &format!("/portal/endpoints/{mine}")).await;
-        assert_eq!(
-            text(&mut page, "#endpoint td").await,
-            "http://127.0.0.1:9/mine"
-        );
-    }
-);
+    open(&mut page, &app, &format!("/portal/endpoints/{theirs}")).await;
+    assert_eq!(
+        text(&mut page, "h2").await,
+        "Not found",
+        "another partner's endpoint"
+    );
+    assert!(
+        !page
+            .eval("document.body.textContent")
+            .await
+            .to_string()
+            .contains("theirs")
+    );
+    open(&mut page, &app, &format!("/portal/endpoints/{mine}")).await;
+    assert_eq!(
+        text(&mut page, "#endpoint td").await,
+        "http://127.0.0.1:9/mine"
+    );
+}
 
 /// A portal tab where the partner just created an endpoint at a new
 /// receiver for `usage.*` and `webhook.test`, on the page that shows its
@@ -241,49 +242,47 @@ async fn channel_set_in_the_portal(
     Some((app, key, receiver, browser, page))
 }
 
-on_both_backends!(
-    a_partner_sets_its_notification_channel_in_the_portal_and_sees_the_urls_secret,
-    |backend: Backend| async move {
-        let Some((app, key, receiver, _browser, mut page)) =
-            channel_set_in_the_portal(backend).await
-        else {
-            return;
-        };
-        let secret = text(&mut page, "#secret").await;
-        assert!(
-            secret.starts_with("whsec_"),
-            "the notification URL's secret is shown: {secret:?}"
-        );
-        let (_, read, _) = app.request("GET", "/v1/partner", &key, None).await;
-        assert_eq!(read["notification_email"], "ops@acme.example");
-        assert!(
-            read["notification_url"]
-                .as_str()
-                .is_some_and(|u| u.starts_with(&receiver.url())),
-            "{read}"
-        );
-    }
-);
+#[both_backends]
+async fn a_partner_sets_its_notification_channel_in_the_portal_and_sees_the_urls_secret(
+    backend: Backend,
+) {
+    let Some((app, key, receiver, _browser, mut page)) = channel_set_in_the_portal(backend).await
+    else {
+        return;
+    };
+    let secret = text(&mut page, "#secret").await;
+    assert!(
+        secret.starts_with("whsec_"),
+        "the notification URL's secret is shown: {secret:?}"
+    );
+    let (_, read, _) = app.request("GET", "/v1/partner", &key, None).await;
+    assert_eq!(read["notification_email"], "ops@acme.example");
+    assert!(
+        read["notification_url"]
+            .as_str()
+            .is_some_and(|u| u.starts_with(&receiver.url())),
+        "{read}"
+    );
+}
 
-on_both_backends!(
-    emptying_a_portal_setting_removes_it_and_the_urls_secret_is_not_shown_again,
-    |backend: Backend| async move {
-        let Some((app, key, _receiver, _browser, mut page)) =
-            channel_set_in_the_portal(backend).await
-        else {
-            return;
-        };
-        page.navigate_by(&submit(
-            "form[action='/portal/settings']",
-            &[("notification_email", "")],
-        ))
-        .await;
-        assert_eq!(text(&mut page, "#secret").await, "");
-        let (_, read, _) = app.request("GET", "/v1/partner", &key, None).await;
-        assert!(read["notification_email"].is_null(), "{read}");
-        assert!(
-            read["notification_url"].is_string(),
-            "the URL stays: {read}"
-        );
-    }
-);
+#[both_backends]
+async fn emptying_a_portal_setting_removes_it_and_the_urls_secret_is_not_shown_again(
+    backend: Backend,
+) {
+    let Some((app, key, _receiver, _browser, mut page)) = channel_set_in_the_portal(backend).await
+    else {
+        return;
+    };
+    page.navigate_by(&submit(
+        "form[action='/portal/settings']",
+        &[("notification_email", "")],
+    ))
+    .await;
+    assert_eq!(text(&mut page, "#secret").await, "");
+    let (_, read, _) = app.request("GET", "/v1/partner", &key, None).await;
+    assert!(read["notification_email"].is_null(), "{read}");
+    assert!(
+        read["notification_url"].is_string(),
+        "the URL stays: {read}"
+    );
+}

@@ -7,7 +7,7 @@ use actix_web::cookie::{Cookie, SameSite};
 use serde_json::Value;
 
 use crate::harness::{TestApp, TextAnswer, answer::header, read_text};
-use crate::on_both_backends;
+use hookd_test_macros::both_backends;
 
 fn client() -> awc::Client {
     awc::Client::builder().disable_redirects().finish()
@@ -86,91 +86,87 @@ async fn post(
         .as_u16()
 }
 
-on_both_backends!(
-    the_portals_session_cookie_is_http_only_secure_same_site_strict_and_scoped_to_it,
-    |app: TestApp| async move {
-        let key = app.partner_key().await;
-        let cookie = session(&app, &key).await;
-        assert_eq!(cookie.http_only(), Some(true));
-        assert_eq!(cookie.secure(), Some(true));
-        assert_eq!(cookie.same_site(), Some(SameSite::Strict));
-        assert_eq!(cookie.path(), Some("/portal"));
-    }
-);
+#[both_backends]
+async fn the_portals_session_cookie_is_http_only_secure_same_site_strict_and_scoped_to_it(
+    app: TestApp,
+) {
+    let key = app.partner_key().await;
+    let cookie = session(&app, &key).await;
+    assert_eq!(cookie.http_only(), Some(true));
+    assert_eq!(cookie.secure(), Some(true));
+    assert_eq!(cookie.same_site(), Some(SameSite::Strict));
+    assert_eq!(cookie.path(), Some("/portal"));
+}
 
-on_both_backends!(
-    a_portal_page_loads_nothing_from_elsewhere_and_cannot_be_framed,
-    |app: TestApp| async move {
-        let (status, _, headers) = endpoint_page(&app).await.page;
-        assert_eq!(status, 200);
-        let csp = header(&headers, "content-security-policy").unwrap_or("");
-        assert!(
-            csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"),
-            "{csp}"
-        );
-    }
-);
+#[both_backends]
+async fn a_portal_page_loads_nothing_from_elsewhere_and_cannot_be_framed(app: TestApp) {
+    let (status, _, headers) = endpoint_page(&app).await.page;
+    assert_eq!(status, 200);
+    let csp = header(&headers, "content-security-policy").unwrap_or("");
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"),
+        "{csp}"
+    );
+}
 
-on_both_backends!(
-    a_form_without_this_sessions_token_or_from_another_site_changes_nothing,
-    |app: TestApp| async move {
-        let EndpointPage {
-            key,
-            id,
-            cookie,
-            page: (_, html, _),
-        } = endpoint_page(&app).await;
-        let token = html
-            .split("name=\"csrf\" value=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .expect("the page's forms carry a token")
-            .to_string();
-        let disable = format!("/portal/endpoints/{id}/disable");
-        let status_of = || async {
-            app.request("GET", &format!("/v1/endpoints/{id}"), &key, None)
-                .await
-                .1["status"]
-                .clone()
-        };
+#[both_backends]
+async fn a_form_without_this_sessions_token_or_from_another_site_changes_nothing(app: TestApp) {
+    let EndpointPage {
+        key,
+        id,
+        cookie,
+        page: (_, html, _),
+    } = endpoint_page(&app).await;
+    let token = html
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the page's forms carry a token")
+        .to_string();
+    let disable = format!("/portal/endpoints/{id}/disable");
+    let status_of = || async {
+        app.request("GET", &format!("/v1/endpoints/{id}"), &key, None)
+            .await
+            .1["status"]
+            .clone()
+    };
 
-        assert_eq!(
-            post(&app, &cookie, &disable, "", None).await,
-            403,
-            "no token"
-        );
-        assert_eq!(
-            post(&app, &cookie, &disable, "csrf=forged", None).await,
-            403,
-            "a wrong token"
-        );
-        let other = session(&app, &key).await;
-        assert_eq!(
-            post(&app, &other, &disable, &format!("csrf={token}"), None).await,
-            403,
-            "another session's token"
-        );
-        assert_eq!(
-            post(
-                &app,
-                &cookie,
-                &disable,
-                &format!("csrf={token}"),
-                Some("https://evil.example")
-            )
-            .await,
-            403,
-            "from another site"
-        );
-        assert_eq!(status_of().await, Value::from("active"), "nothing was done");
-        assert_eq!(
-            post(&app, &cookie, &disable, &format!("csrf={token}"), None).await,
-            200
-        );
-        assert_eq!(
-            status_of().await,
-            Value::from("disabled"),
-            "with its own token it works"
-        );
-    }
-);
+    assert_eq!(
+        post(&app, &cookie, &disable, "", None).await,
+        403,
+        "no token"
+    );
+    assert_eq!(
+        post(&app, &cookie, &disable, "csrf=forged", None).await,
+        403,
+        "a wrong token"
+    );
+    let other = session(&app, &key).await;
+    assert_eq!(
+        post(&app, &other, &disable, &format!("csrf={token}"), None).await,
+        403,
+        "another session's token"
+    );
+    assert_eq!(
+        post(
+            &app,
+            &cookie,
+            &disable,
+            &format!("csrf={token}"),
+            Some("https://evil.example")
+        )
+        .await,
+        403,
+        "from another site"
+    );
+    assert_eq!(status_of().await, Value::from("active"), "nothing was done");
+    assert_eq!(
+        post(&app, &cookie, &disable, &format!("csrf={token}"), None).await,
+        200
+    );
+    assert_eq!(
+        status_of().await,
+        Value::from("disabled"),
+        "with its own token it works"
+    );
+}

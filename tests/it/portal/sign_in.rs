@@ -4,70 +4,66 @@
 use std::time::Duration;
 
 use super::text;
-use crate::harness::{Backend, browser_app::app_and_browser, rows::rows_where};
-use crate::on_both_backends;
+use crate::harness::{browser_app::app_and_browser, rows::rows_where};
+use hookd_test_macros::both_backends;
 
-on_both_backends!(
-    a_partner_key_cannot_make_a_portal_link,
-    |app: TestApp| async move {
-        let partner_key = app.partner_key().await;
-        let path = format!("/v1/admin/partners/{}/portal-links", app.partner_id);
-        assert_eq!(app.request("POST", &path, &partner_key, None).await.0, 403);
-        let links = rows_where(&app, "audit", "action = 'portal_link.create'").await;
-        assert_eq!(links, 0, "no link was made");
-    }
-);
+#[both_backends]
+async fn a_partner_key_cannot_make_a_portal_link(app: TestApp) {
+    let partner_key = app.partner_key().await;
+    let path = format!("/v1/admin/partners/{}/portal-links", app.partner_id);
+    assert_eq!(app.request("POST", &path, &partner_key, None).await.0, 403);
+    let links = rows_where(&app, "audit", "action = 'portal_link.create'").await;
+    assert_eq!(links, 0, "no link was made");
+}
 
-on_both_backends!(
-    a_one_time_link_opens_the_portal_once_and_only_within_ten_minutes,
-    |backend: Backend| async move {
-        let Some((app, browser)) = app_and_browser(backend).await else {
-            return;
-        };
-        let operator = app.operator_key().await;
-        let path = format!("/v1/admin/partners/{}/portal-links", app.partner_id);
-        let (status, link, _) = app.request("POST", &path, &operator, None).await;
-        assert_eq!(status, 201, "{link}");
-        let url = link["url"].as_str().expect("a link").to_string();
-        assert!(
-            url.starts_with(&format!("{}/portal/link/", app.base_url)),
-            "{url}"
-        );
+#[both_backends]
+async fn a_one_time_link_opens_the_portal_once_and_only_within_ten_minutes(backend: Backend) {
+    let Some((app, browser)) = app_and_browser(backend).await else {
+        return;
+    };
+    let operator = app.operator_key().await;
+    let path = format!("/v1/admin/partners/{}/portal-links", app.partner_id);
+    let (status, link, _) = app.request("POST", &path, &operator, None).await;
+    assert_eq!(status, 201, "{link}");
+    let url = link["url"].as_str().expect("a link").to_string();
+    assert!(
+        url.starts_with(&format!("{}/portal/link/", app.base_url)),
+        "{url}"
+    );
 
-        let mut page = browser.page().await;
-        page.goto(&url).await;
-        assert!(
-            text(&mut page, "form").await.contains("Acme"),
-            "the link names whose portal opens"
-        );
-        page.navigate_by("document.querySelector('form').submit()")
-            .await;
-        assert_eq!(page.path().await, "/portal", "the link signs in");
+    let mut page = browser.page().await;
+    page.goto(&url).await;
+    assert!(
+        text(&mut page, "form").await.contains("Acme"),
+        "the link names whose portal opens"
+    );
+    page.navigate_by("document.querySelector('form').submit()")
+        .await;
+    assert_eq!(page.path().await, "/portal", "the link signs in");
 
-        let mut again = browser.page().await;
-        again.goto(&url).await;
-        assert_eq!(
-            text(&mut again, "h2").await,
-            "This link does not work",
-            "a link works once"
-        );
+    let mut again = browser.page().await;
+    again.goto(&url).await;
+    assert_eq!(
+        text(&mut again, "h2").await,
+        "This link does not work",
+        "a link works once"
+    );
 
-        let (_, late, _) = app.request("POST", &path, &operator, None).await;
-        app.advance(Duration::from_secs(601));
-        again.goto(late["url"].as_str().unwrap()).await;
-        assert_eq!(
-            text(&mut again, "h2").await,
-            "This link does not work",
-            "nor after 10 minutes"
-        );
-        let (_, audit, _) = app
-            .request(
-                "GET",
-                "/v1/admin/audit?action=portal_link.create",
-                &operator,
-                None,
-            )
-            .await;
-        assert_eq!(audit["data"].as_array().map(Vec::len), Some(2), "{audit}");
-    }
-);
+    let (_, late, _) = app.request("POST", &path, &operator, None).await;
+    app.advance(Duration::from_secs(601));
+    again.goto(late["url"].as_str().unwrap()).await;
+    assert_eq!(
+        text(&mut again, "h2").await,
+        "This link does not work",
+        "nor after 10 minutes"
+    );
+    let (_, audit, _) = app
+        .request(
+            "GET",
+            "/v1/admin/audit?action=portal_link.create",
+            &operator,
+            None,
+        )
+        .await;
+    assert_eq!(audit["data"].as_array().map(Vec::len), Some(2), "{audit}");
+}

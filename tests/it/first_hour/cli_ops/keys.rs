@@ -2,10 +2,11 @@
 //! revoked one is refused by the API's next request, listed only with
 //! `--all`, and audited.
 
+use hookd_test_macros::both_backends;
 use serde_json::{Value, json};
 
 use super::bed::{Bed, assert_refused, cli_entry};
-use crate::{harness::Backend, on_both_backends};
+use crate::harness::Backend;
 
 /// The partner key's entry in `hookd key list --json`, found by its prefix.
 async fn listed_partner_key(bed: &Bed) -> Value {
@@ -39,81 +40,71 @@ async fn a_revoked_partner_key(backend: Backend) -> (Bed, String, Value) {
     (bed, id, revoked)
 }
 
-on_both_backends!(
-    no_key_list_of_the_cli_shows_a_key,
-    |backend: Backend| async move {
-        let bed = Bed::start(backend, &["/a"]).await;
-        let out = bed.cli(&["key", "list", "--json"]).await;
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "{text}");
-        for k in [
-            &bed.store.partner_key,
-            &bed.store.service_key,
-            &bed.store.operator_key,
-        ] {
-            assert!(
-                !text.contains(k.as_str()),
-                "a key list shows no key: {text}"
-            );
-        }
-        let plain = bed.cli(&["key", "list"]).await;
+#[both_backends]
+async fn no_key_list_of_the_cli_shows_a_key(backend: Backend) {
+    let bed = Bed::start(backend, &["/a"]).await;
+    let out = bed.cli(&["key", "list", "--json"]).await;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    for k in [
+        &bed.store.partner_key,
+        &bed.store.service_key,
+        &bed.store.operator_key,
+    ] {
         assert!(
-            !String::from_utf8_lossy(&plain.stdout).contains(bed.store.partner_key.as_str()),
-            "nor does the table"
+            !text.contains(k.as_str()),
+            "a key list shows no key: {text}"
         );
     }
-);
+    let plain = bed.cli(&["key", "list"]).await;
+    assert!(
+        !String::from_utf8_lossy(&plain.stdout).contains(bed.store.partner_key.as_str()),
+        "nor does the table"
+    );
+}
 
-on_both_backends!(
-    the_cli_lists_a_key_with_its_role_and_partner_and_by_partner,
-    |backend: Backend| async move {
-        let bed = Bed::start(backend, &["/a"]).await;
-        let mine = listed_partner_key(&bed).await;
-        assert_eq!(mine["role"], "partner");
-        assert_eq!(mine["partner_id"], json!(bed.store.partner_id));
-        let partner = &bed.store.partner_id;
-        let of_partner = bed.cli_json(&["key", "list", "--partner", partner]).await;
-        assert_eq!(
-            of_partner["data"].as_array().map(Vec::len),
-            Some(1),
-            "{of_partner}"
-        );
-    }
-);
+#[both_backends]
+async fn the_cli_lists_a_key_with_its_role_and_partner_and_by_partner(backend: Backend) {
+    let bed = Bed::start(backend, &["/a"]).await;
+    let mine = listed_partner_key(&bed).await;
+    assert_eq!(mine["role"], "partner");
+    assert_eq!(mine["partner_id"], json!(bed.store.partner_id));
+    let partner = &bed.store.partner_id;
+    let of_partner = bed.cli_json(&["key", "list", "--partner", partner]).await;
+    assert_eq!(
+        of_partner["data"].as_array().map(Vec::len),
+        Some(1),
+        "{of_partner}"
+    );
+}
 
-on_both_backends!(
-    a_key_revoked_by_the_cli_is_refused_by_the_api_at_once_and_audited,
-    |backend: Backend| async move {
-        let (bed, id, revoked) = a_revoked_partner_key(backend).await;
-        assert!(revoked["revoked_at"].is_string(), "{revoked}");
-        let key = &bed.store.partner_key;
-        let (status, body) = bed.api("GET", "/v1/endpoints", key, None).await;
-        assert_eq!(status, 401, "the API refuses a revoked key at once: {body}");
-        let entry = cli_entry(&bed.audit(&id).await, "key.revoke");
-        assert_eq!(entry["partner_id"], json!(bed.store.partner_id), "{entry}");
-    }
-);
+#[both_backends]
+async fn a_key_revoked_by_the_cli_is_refused_by_the_api_at_once_and_audited(backend: Backend) {
+    let (bed, id, revoked) = a_revoked_partner_key(backend).await;
+    assert!(revoked["revoked_at"].is_string(), "{revoked}");
+    let key = &bed.store.partner_key;
+    let (status, body) = bed.api("GET", "/v1/endpoints", key, None).await;
+    assert_eq!(status, 401, "the API refuses a revoked key at once: {body}");
+    let entry = cli_entry(&bed.audit(&id).await, "key.revoke");
+    assert_eq!(entry["partner_id"], json!(bed.store.partner_id), "{entry}");
+}
 
-on_both_backends!(
-    revoking_a_revoked_key_again_exits_3,
-    |backend: Backend| async move {
-        let (bed, id, _) = a_revoked_partner_key(backend).await;
-        let again = bed.cli(&["key", "revoke", &id]).await;
-        let err = assert_refused(&again, 3, "a second revoke");
-        assert!(err.contains("already revoked"), "{err}");
-    }
-);
+#[both_backends]
+async fn revoking_a_revoked_key_again_exits_3(backend: Backend) {
+    let (bed, id, _) = a_revoked_partner_key(backend).await;
+    let again = bed.cli(&["key", "revoke", &id]).await;
+    let err = assert_refused(&again, 3, "a second revoke");
+    assert!(err.contains("already revoked"), "{err}");
+}
 
-on_both_backends!(
-    revoked_keys_are_listed_only_with_all,
-    |backend: Backend| async move {
-        let (bed, id, _) = a_revoked_partner_key(backend).await;
-        let active = bed.cli_json(&["key", "list"]).await;
-        assert!(
-            !active.to_string().contains(&id),
-            "revoked keys are left out by default: {active}"
-        );
-        let all = bed.cli_json(&["key", "list", "--all"]).await;
-        assert!(all.to_string().contains(&id), "--all shows them: {all}");
-    }
-);
+#[both_backends]
+async fn revoked_keys_are_listed_only_with_all(backend: Backend) {
+    let (bed, id, _) = a_revoked_partner_key(backend).await;
+    let active = bed.cli_json(&["key", "list"]).await;
+    assert!(
+        !active.to_string().contains(&id),
+        "revoked keys are left out by default: {active}"
+    );
+    let all = bed.cli_json(&["key", "list", "--all"]).await;
+    assert!(all.to_string().contains(&id), "--all shows them: {all}");
+}
