@@ -12,6 +12,7 @@ use crate::harness::{
     self, Backend, SLOW, TestApp, WAIT, answer,
     process::event_batch,
     receiver::{Receiver, Reply},
+    sets::assert_none_missing,
 };
 
 /// `GET <path>` on the app, bounded by `WAIT`: status, body and headers, and
@@ -179,13 +180,10 @@ async fn a_database_outage_while_running_loses_no_work() {
         app.wait_for_state(id, &endpoint, "delivered", SLOW).await;
     }
     let got = received_ids(&receiver);
-    let missing: Vec<&&String> = published
-        .iter()
-        .filter(|id| !got.contains_key(id.as_str()))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "events recorded as delivered never reached the receiver: {missing:?}"
+    assert_none_missing(
+        published.iter().map(|id| id.as_str()),
+        |id| got.contains_key(id),
+        "events recorded as delivered never reached the receiver",
     );
     harness::quiesce().await;
 }

@@ -18,6 +18,7 @@ pub mod rows;
 pub mod schedule;
 pub mod send;
 pub mod serve;
+pub mod sets;
 pub mod signatures;
 pub mod skip;
 pub mod smtp;

@@ -53,7 +53,8 @@ use hookd::{
 use serde_json::Value;
 
 use crate::harness::{
-    ApiAnswer, TestApp, WAIT, answer, receiver::Receiver, rows::rows, wait_until,
+    ApiAnswer, TestApp, WAIT, answer, receiver::Receiver, rows::rows, sets::assert_none_missing,
+    wait_until,
 };
 
 #[track_caller]
@@ -153,13 +154,10 @@ fn assert_each_once(seen: &[String], existing: &[String], what: &str) {
         repeated.is_empty(),
         "{what} repeated during the walk: {repeated:?}"
     );
-    let missed: Vec<_> = existing
-        .iter()
-        .filter(|id| !counts.contains_key(id.as_str()))
-        .collect();
-    assert!(
-        missed.is_empty(),
-        "{what} that existed before the walk were missed: {missed:?}"
+    assert_none_missing(
+        existing.iter().map(String::as_str),
+        |id| counts.contains_key(id),
+        &format!("{what} that existed before the walk were missed"),
     );
 }
 
