@@ -19,13 +19,25 @@ fn secret() -> Secret {
 
 /// Verifies the reference message with `header` at the moment it was sent.
 fn check(header: &str) -> Result<(), VerifyError> {
+    check_with(&secret(), &TIMESTAMP.to_string(), header, TIMESTAMP)
+}
+
+/// Verifies the reference message's id and body under `secret`, with this
+/// `timestamp` header and `signature` header, at `now`, within the default
+/// tolerance.
+fn check_with(
+    secret: &Secret,
+    timestamp: &str,
+    signature: &str,
+    now: i64,
+) -> Result<(), VerifyError> {
     verify(
-        &secret(),
+        secret,
         MSG_ID,
-        &TIMESTAMP.to_string(),
-        header,
+        timestamp,
+        signature,
         BODY,
-        TIMESTAMP,
+        now,
         DEFAULT_TOLERANCE_SECS,
     )
 }
