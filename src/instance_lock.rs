@@ -52,7 +52,7 @@ pub fn acquire(database: &DatabaseConfig) -> anyhow::Result<Option<InstanceLock>
             bail!(
                 "another hookd{} is already running on this SQLite database ({}); SQLite takes \
                  one instance. To run several, use PostgreSQL (HOOKD_DATABASE__URL=postgres://…; \
-                 see \"Running several instances\" in the README)",
+                 see docs/cluster.md)",
                 if holder.is_empty() {
                     String::new()
                 } else {

@@ -14,7 +14,7 @@
 //! # let _ = id; Ok(()) }
 //! ```
 //!
-//! Other languages write the same row with SQL; see the README's SQL contract.
+//! Other languages write the same row with SQL; see docs/producing.md.
 
 use sea_orm::ConnectionTrait;
 use serde_json::Value;

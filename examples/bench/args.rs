@@ -43,6 +43,10 @@ pub struct Args {
     /// each request longer than this.
     #[arg(long, default_value_t = 2)]
     pub timeout_secs: u64,
+    /// Print rows only, without the table's header (for runs the bench
+    /// starts itself, one scenario each).
+    #[arg(long, hide = true)]
+    pub no_header: bool,
     /// Keep the SQLite file and print where it is.
     #[arg(long)]
     pub keep_db: bool,

@@ -30,17 +30,17 @@ pub struct Plan {
 pub async fn run(plan: Plan) -> anyhow::Result<bool> {
     let binary = crate::process::build_binary()?;
     let receiver = Receiver::start(plan.delay)?;
-    println!(
-        "cluster: {} endpoints with concurrency {}, receiver answers after {} ms; {} events of {} per POST; \
-         cluster.lease_ttl {} s; {} cores; PostgreSQL private cluster (fsync off)",
+    let conditions = format!(
+        "{} endpoints with concurrency {}, receiver answers after {} ms; {} events of {} per POST; \
+         cluster.lease_ttl {} s; PostgreSQL private cluster (fsync off)",
         plan.endpoints,
         plan.concurrency,
         plan.delay.as_millis(),
         plan.events,
         plan.batch,
         plan.lease_ttl.as_secs(),
-        std::thread::available_parallelism().map_or(1, |n| n.get()),
     );
+    println!("{}", crate::report::header());
     let mut ok = true;
     for n in 1..=plan.instances {
         let fleet = Fleet::start(&binary, &plan, n, &receiver).await?;
@@ -55,8 +55,8 @@ pub async fn run(plan: Plan) -> anyhow::Result<bool> {
         let max = receiver.max_in_flight();
         let within = max <= plan.concurrency as usize;
         ok &= within && arrived == expected;
-        println!(
-            "  {n} instance(s): {expected} deliveries in {:.2} s = {:.0}/s; largest in flight per endpoint {max} \
+        let figures = format!(
+            "{expected} deliveries in {:.2} s = {:.0}/s; largest in flight per endpoint {max} \
              (cap {}){}; {} duplicate receipts",
             took.as_secs_f64(),
             arrived as f64 / took.as_secs_f64(),
@@ -64,11 +64,17 @@ pub async fn run(plan: Plan) -> anyhow::Result<bool> {
             if within { "" } else { " EXCEEDED" },
             receiver.duplicates(),
         );
+        crate::report::row(
+            &format!("cluster, {n} instance(s)"),
+            "postgres",
+            &figures,
+            &conditions,
+        );
         if arrived != expected {
-            println!("  FAIL: {arrived} of {expected} deliveries arrived");
+            println!("FAIL: {arrived} of {expected} deliveries arrived");
         }
         if n == plan.instances && n >= 2 {
-            ok &= fleet.failover(&receiver, &plan).await?;
+            ok &= fleet.failover(&receiver, &plan, &conditions).await?;
         }
         fleet.stop();
     }
@@ -167,7 +173,12 @@ impl Fleet {
     /// SIGKILLs the instance holding the most endpoints while an event every
     /// 100 ms flows to every endpoint; reports how long the victim's
     /// endpoints went without a delivery.
-    async fn failover(&self, receiver: &Receiver, plan: &Plan) -> anyhow::Result<bool> {
+    async fn failover(
+        &self,
+        receiver: &Receiver,
+        plan: &Plan,
+        conditions: &str,
+    ) -> anyhow::Result<bool> {
         let owners: Vec<(String, String)> = self
             .db
             .query_all_raw(Statement::from_string(
@@ -219,15 +230,21 @@ impl Fleet {
         let resumed = receiver.first_after(&paths, killed_at);
         let gap = resumed.map(|t| t - killed_at);
         match gap {
-            Some(gap) => println!(
-                "  failover: SIGKILL of the instance holding {} endpoints; they received again after {:.1} s \
-                 (a lease lapses cluster.lease_ttl = {} s after the last heartbeat; a survivor takes it at its next heartbeat after that)",
-                paths.len(),
-                gap.as_secs_f64(),
-                plan.lease_ttl.as_secs()
+            Some(gap) => crate::report::row(
+                "cluster, failover",
+                "postgres",
+                &format!(
+                    "SIGKILL of the instance holding {} endpoints: they received again after {:.1} s \
+                     (a lease lapses cluster.lease_ttl = {} s after the last heartbeat; a survivor \
+                     takes it at its next heartbeat)",
+                    paths.len(),
+                    gap.as_secs_f64(),
+                    plan.lease_ttl.as_secs()
+                ),
+                conditions,
             ),
             None => println!(
-                "  FAIL failover: the killed instance's {} endpoints received nothing afterwards",
+                "FAIL failover: the killed instance's {} endpoints received nothing afterwards",
                 paths.len()
             ),
         }

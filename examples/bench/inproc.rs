@@ -111,10 +111,10 @@ impl Outcome {
 
     /// The database's view and the receiver's connections, under a row.
     pub fn print_details(&self, label: &str) {
-        println!(
-            "    {label}{}; {} receiver connections",
+        crate::report::detail(&format!(
+            "{label}{}; {} receiver connections",
             self.db, self.connections
-        );
+        ));
     }
 }
 

@@ -13,8 +13,10 @@
 //! ```
 //!
 //! Every scenario checks that each expected delivery arrived exactly once,
-//! prints its figures as a Markdown table row (scenario, backend, figures,
-//! conditions), and exits non-zero on duplicates or lost deliveries.
+//! prints its figures as a row of one Markdown table on standard output
+//! (date, commit, build, cores, backend, scenario, figures, conditions; see
+//! `report`), and exits non-zero on duplicates or lost deliveries. Details
+//! under a row go to standard error.
 //!
 //! `throughput`, `steady`, `paced`, `single` and `slow` start hookd in this
 //! process (`hookd::app::start`) on a fresh database, with the default
@@ -86,12 +88,8 @@ fn main() {
         std::process::exit(if ok { 0 } else { 1 });
     }
     let runs = args.runs();
-    if runs.len() > 1 {
-        println!(
-            "hookd bench: {} cores, {}",
-            report::cores(),
-            report::build()
-        );
+    if !args.no_header {
+        println!("{}", report::header());
     }
     let ok = match runs[..] {
         // One scenario: run it here, on a fresh System, engine and database.
@@ -102,9 +100,9 @@ fn main() {
         // Several: each in a process of its own, so that each peak RSS is its own.
         _ => runs.iter().fold(true, |ok, (backend, scenario)| {
             let status = std::env::current_exe().and_then(|exe| {
-                let args = std::env::args()
-                    .skip(1)
-                    .chain(["--backend", backend, "--scenario", scenario].map(String::from));
+                let args = std::env::args().skip(1).chain(
+                    ["--backend", backend, "--scenario", scenario, "--no-header"].map(String::from),
+                );
                 std::process::Command::new(exe).args(args).status()
             });
             ok & status.is_ok_and(|s| s.success())

@@ -13,7 +13,7 @@ use crate::args::Args;
 use crate::load::{Load, Producer};
 use crate::process::{self, Sampler};
 use crate::receiver::{Plan, Receiver};
-use crate::report::{row, secs, verdict};
+use crate::report::{detail, row, secs, verdict};
 use crate::setup;
 
 pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
@@ -67,10 +67,10 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
         receiver.wait_for(round * endpoints, stall).await;
         times.push(started.elapsed());
         if receiver.distinct() < round * endpoints {
-            println!(
+            detail(&format!(
                 "round {round}: deliveries stopped coming for {} s",
                 args.stall_secs
-            );
+            ));
             break;
         }
     }
@@ -100,14 +100,14 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
     );
     row("many", backend, &figures, &conditions);
     let (warnings, first) = process::warnings(&log);
-    println!(
-        "    {db_view}; {} receiver connections; endpoints created in {}; hookd exit: {exit}; \
+    detail(&format!(
+        "{db_view}; {} receiver connections; endpoints created in {}; hookd exit: {exit}; \
          {warnings} WARN/ERROR lines in hookd's log",
         receiver.log.connections.load(Relaxed),
         secs(prepared),
-    );
+    ));
     for line in first {
-        println!("      {line}");
+        detail(&format!("  {line}"));
     }
     Ok(verdict("many", backend, ok, &report.problems))
 }

@@ -1,16 +1,85 @@
-//! How figures are printed: one Markdown table row per result (scenario,
-//! backend, figures, conditions), and the small formatters the rows use.
+//! How figures are printed: standard output is one Markdown table (a
+//! header, then one row per result, each with the date, commit, build
+//! profile, core count, backend and scenario beside its figures), ready to
+//! paste into docs/benchmarks.md; details under a result go to standard
+//! error. And the small formatters the rows use.
 
-use std::time::Duration;
+use std::{process::Command, time::Duration};
 
-/// Prints `| scenario | backend | figures | conditions, N cores, build |`
-/// and, if the counts failed, a FAIL line after it.
+/// The columns of every row, in order.
+pub const COLUMNS: [&str; 8] = [
+    "date",
+    "commit",
+    "build",
+    "cores",
+    "backend",
+    "scenario",
+    "figures",
+    "conditions",
+];
+
+/// The table's header: the column names and the separator line.
+pub fn header() -> String {
+    format!(
+        "| {} |\n|{}",
+        COLUMNS.join(" | "),
+        "---|".repeat(COLUMNS.len())
+    )
+}
+
+/// One row of the table: today, this commit, this build and machine, then
+/// the result's own cells.
 pub fn row(scenario: &str, backend: &str, figures: &str, conditions: &str) {
-    println!(
-        "| {scenario} | {backend} | {figures} | {conditions}; {} cores, {} |",
-        cores(),
-        build()
-    );
+    let cells = [
+        today(),
+        commit(),
+        build().to_string(),
+        cores().to_string(),
+        backend.to_string(),
+        scenario.to_string(),
+        figures.to_string(),
+        conditions.to_string(),
+    ];
+    println!("| {} |", cells.map(|c| c.replace('|', "/")).join(" | "));
+}
+
+/// A line about the result above it (the database's view, the receiver's
+/// connections, warnings): on standard error, so standard output stays one
+/// table.
+pub fn detail(line: &str) {
+    eprintln!("    {line}");
+}
+
+/// Today's date in UTC.
+fn today() -> String {
+    chrono::Utc::now().format("%Y-%m-%d").to_string()
+}
+
+/// The commit the bench was run from (`git rev-parse --short HEAD` in the
+/// checkout), with `+changes` when tracked files differ from it; `unknown`
+/// outside a git checkout.
+fn commit() -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match git(&["rev-parse", "--short=7", "HEAD"]) {
+        Some(hash) => {
+            let changed = git(&["status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|s| !s.is_empty());
+            if changed {
+                format!("{hash}+changes")
+            } else {
+                hash
+            }
+        }
+        None => "unknown".into(),
+    }
 }
 
 /// Prints the FAIL line of a run whose counts did not add up; returns `ok`.
@@ -31,11 +100,12 @@ pub fn verdict(scenario: &str, backend: &str, ok: bool, problems: &[String]) -> 
     ok
 }
 
+/// The build profile: figures from a debug build are not figures.
 pub fn build() -> &'static str {
     if cfg!(debug_assertions) {
-        "DEBUG build"
+        "DEBUG"
     } else {
-        "release build"
+        "release"
     }
 }
 

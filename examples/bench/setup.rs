@@ -18,7 +18,7 @@ pub async fn fresh_url(
         let dir = tempfile::tempdir()?;
         let url = format!("sqlite://{}/bench.db", dir.path().display());
         if keep {
-            println!("keeping {}", dir.keep().display());
+            eprintln!("keeping {}", dir.keep().display());
             return Ok(Some((url, None)));
         }
         return Ok(Some((url, Some(dir))));

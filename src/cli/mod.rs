@@ -44,7 +44,7 @@ Configuration (every command reads the same as `serve`), later sources winning:
      HOOKD_DATABASE__URL=postgres://user@host/db,
      HOOKD_EGRESS__ALLOW_CIDRS='[\"10.20.0.0/16\"]' (lists are TOML arrays)
   Run the operator commands with the same file and variables as `serve`.
-  See \"Configuration\" in README.md for every key.
+  docs/configuration.md describes every key.
 
 Exit status: 0 done; 1 failed; 2 bad input, configuration or start-up
 (the message names what to fix); 3 no such object.";
@@ -235,7 +235,7 @@ mod tests {
             "HOOKD_<SECTION>__<KEY>",
             "two underscores",
             "config/default.toml",
-            "README.md",
+            "docs/configuration.md",
         ] {
             assert!(
                 help.contains(wanted),

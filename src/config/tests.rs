@@ -2,7 +2,7 @@
 
 use super::*;
 
-mod readme_table;
+mod reference_table;
 
 fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs

@@ -74,7 +74,7 @@ fn each_refusal_alone_names_only_its_own_setting() {
         "allow it with `egress.allow_http = true` (`HOOKD_EGRESS__ALLOW_HTTP=true`), for \
          `hookd serve` and the hookd commands alike"
     );
-    // http on its own port, 80, needs the port too: the README example forgot it.
+    // http on its own port, 80, needs the port too: the egress page's example once forgot it.
     let port_80 = for_url(&defaults(), "http://hooks.example.com/in", &[]).unwrap();
     assert_eq!(
         port_80.settings,

@@ -53,7 +53,7 @@ impl Modify for Keys {
 /// The base document the routes are added to. Its one server is `/`: a
 /// relative URL, which OpenAPI resolves against wherever the document was
 /// fetched from, so the same document is right behind any proxy or host
-/// name, and in tests on a random port (see the README's "OpenAPI").
+/// name, and in tests on a random port (see docs/partner-api.md).
 pub fn base() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     doc.info.version = env!("CARGO_PKG_VERSION").to_string();

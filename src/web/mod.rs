@@ -4,7 +4,7 @@
 
 pub mod chrome;
 pub mod csrf;
+pub mod docs;
 pub mod home;
 pub mod origin;
-pub mod readme;
 pub mod session;

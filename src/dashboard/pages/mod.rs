@@ -87,6 +87,7 @@ pub fn page(title: &str, nav: Nav, refresh: Option<u32>, body: Markup) -> Markup
                     (link("/dashboard", "Overview", Nav::Overview))
                     (link("/dashboard/endpoints", "Endpoints", Nav::Endpoints))
                     (link("/dashboard/search", "Search", Nav::Search))
+                    a href="/docs" { "Docs" }
                 }
                 form.inline method="post" action="/dashboard/logout" { button type="submit" { "Sign out" } }
             }
@@ -274,5 +275,11 @@ mod tests {
             html.contains(r#"<a href="/dashboard">Overview</a>"#),
             "{html}"
         );
+    }
+
+    #[test]
+    fn every_page_links_the_documentation() {
+        let html = page("x", Nav::Overview, None, html! {}).into_string();
+        assert!(html.contains(r#"<a href="/docs">Docs</a>"#), "{html}");
     }
 }

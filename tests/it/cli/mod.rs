@@ -76,7 +76,7 @@ async fn key_made(env: &[(String, String)], role: &[&str]) -> String {
         .to_string()
 }
 
-/// Asserts the command failed with exit status `code` (README: 1 failed, 2
+/// Asserts the command failed with exit status `code` (docs/operating.md: 1 failed, 2
 /// bad input, 3 not found), printed nothing and said why naming `named`.
 fn assert_exit(out: &Output, code: i32, named: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);

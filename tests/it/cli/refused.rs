@@ -1,4 +1,4 @@
-//! A refused operator command exits with the status of its kind (README: 1
+//! A refused operator command exits with the status of its kind (docs/operating.md: 1
 //! failed, 2 bad input, 3 not found), prints nothing on stdout, says why,
 //! and changes nothing.
 

@@ -1,12 +1,12 @@
 //! The event contract (issue 10): ingest refuses what the catalog forbids,
 //! naming each field; a delivery that no longer qualifies is never sent; the
-//! README's own examples pass the catalog.
+//! documentation's own examples pass the catalog.
 
 mod catalog_cli;
+mod doc_examples;
 mod ingest;
 mod migration;
 mod pinning;
-mod readme;
 mod rejected;
 mod send_time;
 

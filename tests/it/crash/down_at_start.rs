@@ -32,7 +32,7 @@ fn run_against(url: &str, args: &[&str]) -> (ExitStatus, String) {
     (status, hookd.stderr())
 }
 
-/// The start-up exit status (README: 2 bad input, configuration or start-up).
+/// The start-up exit status (docs/operating.md: 2 bad input, configuration or start-up).
 const STARTUP_FAILED: Option<i32> = Some(2);
 
 #[test]

@@ -1,4 +1,4 @@
-//! PostgreSQL goes away while hookd runs (README, "When the database is
+//! PostgreSQL goes away while hookd runs (docs/operating.md, "When the database is
 //! unreachable"): ingest and `/readyz` answer 503 at once, `/healthz` stays
 //! 200 (the process is alive: an orchestrator must not restart it), and once
 //! the database is back every event is delivered and recorded.

@@ -14,7 +14,7 @@
 //!   measured attempt average, and tables that page both ways.
 //!
 //! With `HOOKD_SCREENSHOTS=1` the SQLite runs of the browser tests write
-//! `docs/screenshots/dashboard-<page>.png` for the README.
+//! `docs/screenshots/dashboard-<page>.png` for docs/dashboard.md.
 
 /// A dashboard test in a real browser, on both backends (as
 /// `on_both_backends!`), that passes without running when browser tests are

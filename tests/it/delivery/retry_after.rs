@@ -88,7 +88,7 @@ async fn a_retry_after_over_the_cap_is_cut_to_the_cap(backend: Backend) {
     retried_exactly_after(&app, &receiver, &endpoint, &event, Duration::from_secs(90)).await;
 }
 
-/// A status the README retries like 429: a failure of category
+/// A status the delivery contract (docs/delivery.md) retries like 429: a failure of category
 /// `http_status` with its status recorded, retried when its `Retry-After`
 /// (60 s, well past the schedule's 5 s) says.
 async fn is_retried_after_its_retry_after(backend: Backend, status: u16) {

@@ -265,7 +265,7 @@ fn the_binary_starts_beside_the_variables_of_other_tools() {
 
 /// Names tests use on purpose to check the refusal (besides those in
 /// src/config/ and in this file, which the scan skips), and the single
-/// underscore the README's configuration section shows being refused.
+/// underscore docs/configuration.md shows being refused.
 const DELIBERATE_MISTAKES: &[&str] = &["HOOKD_DELIVERY__RETRIES", "HOOKD_EGRESS_ALLOW_HTTP"];
 
 /// Every `HOOKD_*` name the code, scripts and documents use is a key's
@@ -339,7 +339,7 @@ fn every_hookd_variable_the_repository_uses_is_a_key_or_tolerated() {
             !unknown,
             "{file} uses {name}, which is no configuration key and not one of the other tools' \
              variables hookd tolerates ({NOT_CONFIGURATION:?}): fix the name, or add it to \
-             NOT_CONFIGURATION in src/config/env.rs and the README's configuration section"
+             NOT_CONFIGURATION in src/config/env.rs and docs/configuration.md"
         );
     }
 }

@@ -1,8 +1,8 @@
-//! The README's egress section, run as pasted: every `sh` block in it runs in
+//! The egress page (`docs/egress.md`), run as pasted: every `sh` block in it runs in
 //! a fresh folder under `sh -e`, with the `hookd` under test first on PATH
 //! (`hookd serve` held in the background, as a second terminal would, and
 //! checked to answer). Dropping the port from the self-hosted example, the
-//! README's old mistake, fails. And what `serve` says at start of the
+//! page's old mistake, fails. And what `serve` says at start of the
 //! endpoints its egress settings refuse, read from its stderr: one line per
 //! endpoint with the settings that would allow it, and those settings, set
 //! as printed, allow it.
@@ -20,21 +20,10 @@ use crate::harness::{
     process::{Hookd, free_port, healthy, prepare_endpoints, run},
 };
 
-/// The README's egress section: from its heading to the next one.
+/// The egress page, `docs/egress.md`.
 fn egress_section() -> String {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md is readable");
-    let start = readme
-        .find("\n### Egress")
-        .expect("the README has an egress section");
-    let rest = &readme[start + 1..];
-    let end = rest[1..]
-        .find("\n## ")
-        .into_iter()
-        .chain(rest[1..].find("\n### "))
-        .min()
-        .map_or(rest.len(), |e| e + 1);
-    rest[..end].to_string()
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/egress.md"))
+        .expect("docs/egress.md is readable")
 }
 
 /// The shell blocks of a markdown text.
@@ -151,18 +140,18 @@ fn paste(block: &str) -> Pasted {
 }
 
 #[actix_rt::test]
-async fn every_shell_example_in_the_readme_egress_section_works_when_pasted() {
+async fn every_shell_example_in_the_egress_page_works_when_pasted() {
     let blocks = shell_blocks(&egress_section());
     assert!(
         !blocks.is_empty(),
-        "the egress section shows how to allow receivers"
+        "the egress page shows how to allow receivers"
     );
     let http = awc::Client::default();
     for block in blocks {
         let pasted = paste(&block);
         assert!(
             pasted.out.status.success(),
-            "this README example fails when pasted:\n{block}\n{}",
+            "this docs/egress.md example fails when pasted:\n{block}\n{}",
             pasted.said()
         );
         if !pasted.serve_pids().is_empty() {
@@ -182,7 +171,7 @@ async fn every_shell_example_in_the_readme_egress_section_works_when_pasted() {
 }
 
 #[actix_rt::test]
-async fn the_self_hosted_example_without_its_ports_is_refused_as_it_was_in_the_readme() {
+async fn the_self_hosted_example_without_its_ports_is_refused() {
     let block = shell_blocks(&egress_section())
         .into_iter()
         .find(|b| b.contains("HOOKD_EGRESS__ALLOWED_PORTS"))

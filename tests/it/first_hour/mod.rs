@@ -5,6 +5,7 @@
 mod cli_ops;
 mod config;
 mod dev_mode;
+mod doc_links;
 mod egress_docs;
 mod errors;
 mod home;

@@ -249,7 +249,7 @@ impl Page {
 }
 
 /// With `HOOKD_SCREENSHOTS=1`, writes the page to
-/// `docs/screenshots/<name>.png` for the README (from the SQLite run only,
+/// `docs/screenshots/<name>.png` for the docs (from the SQLite run only,
 /// so the two backends never write one file at once). CI leaves it unset
 /// and the tree clean.
 pub async fn docs_screenshot(page: &mut Page, backend: crate::harness::Backend, name: &str) {

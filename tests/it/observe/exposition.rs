@@ -1,5 +1,5 @@
 //! A scrape read as text: its samples with their labels, its `# TYPE`
-//! families, the metrics the README documents, and what counts as a label
+//! families, the metrics docs/metrics.md documents, and what counts as a label
 //! that names one object.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -58,16 +58,16 @@ pub fn family_of<'a>(sample: &str, families: &'a BTreeMap<String, String>) -> Op
         .map(String::as_str)
 }
 
-/// The metrics the README's `GET /metrics` paragraph names: name as
+/// The metrics `docs/metrics.md` names under "## The metrics": name as
 /// written (`hookd_attempts_total`) → its documented labels.
 pub fn documented_metrics() -> BTreeMap<String, BTreeSet<String>> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md is readable");
-    let start = readme
-        .find("- `GET /metrics`")
-        .expect("the README documents GET /metrics");
-    let paragraph = &readme[start..];
-    let paragraph = &paragraph[..paragraph.find("\n\n").unwrap_or(paragraph.len())];
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/metrics.md"))
+        .expect("docs/metrics.md is readable");
+    let start = page
+        .find("\n## The metrics\n")
+        .expect("docs/metrics.md has a \"## The metrics\" section");
+    let section = &page[start + 1..];
+    let paragraph = &section[..section[1..].find("\n## ").map_or(section.len(), |e| e + 1)];
     paragraph
         .split('`')
         .skip(1)

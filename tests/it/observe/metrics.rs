@@ -1,5 +1,5 @@
 //! `GET /metrics`: OpenMetrics text that counts events, deliveries and
-//! attempts and shows the backlog; every metric the README documents, with
+//! attempts and shows the backlog; every metric the docs document, with
 //! its type and labels; and no label that names one object.
 
 use std::{
@@ -74,13 +74,13 @@ async fn one_of_each_outcome(app: &TestApp) -> (String, String, String) {
 }
 
 #[both_backends]
-async fn every_metric_the_readme_documents_is_scraped_with_its_type_and_labels(app: TestApp) {
+async fn every_metric_the_docs_document_is_scraped_with_its_type_and_labels(app: TestApp) {
     one_of_each_outcome(&app).await;
     let text = scraped(&app).await;
     let documented = documented_metrics();
     assert!(
         documented.len() >= 20,
-        "the README's metrics paragraph was not found whole: {documented:?}"
+        "docs/metrics.md's metrics section was not found whole: {documented:?}"
     );
     let typed = families(&text);
     let mut family_of_documented = BTreeMap::new();
@@ -90,14 +90,14 @@ async fn every_metric_the_readme_documents_is_scraped_with_its_type_and_labels(a
                 assert_eq!(
                     typed.get(counter).map(String::as_str),
                     Some("counter"),
-                    "the README documents `{name}`: the scrape has no counter `{counter}`:\n{text}"
+                    "docs/metrics.md documents `{name}`: the scrape has no counter `{counter}`:\n{text}"
                 );
                 counter
             }
             None => {
                 assert!(
                     typed.contains_key(name.as_str()),
-                    "the README documents `{name}`: the scrape has no `# TYPE {name}`:\n{text}"
+                    "docs/metrics.md documents `{name}`: the scrape has no `# TYPE {name}`:\n{text}"
                 );
                 name.as_str()
             }
@@ -107,7 +107,7 @@ async fn every_metric_the_readme_documents_is_scraped_with_its_type_and_labels(a
     for family in typed.keys() {
         assert!(
             family_of_documented.contains_key(family),
-            "the scrape has `{family}`, which the README's metrics paragraph does not document"
+            "the scrape has `{family}`, which docs/metrics.md does not document"
         );
     }
     for sample in samples(&text) {
@@ -122,7 +122,7 @@ async fn every_metric_the_readme_documents_is_scraped_with_its_type_and_labels(a
         let name = &family_of_documented[family];
         assert_eq!(
             labels, documented[name],
-            "`{}` carries the labels {labels:?}; the README documents `{name}` with {:?}",
+            "`{}` carries the labels {labels:?}; docs/metrics.md documents `{name}` with {:?}",
             sample.name, documented[name]
         );
     }

@@ -1,5 +1,5 @@
 //! Every kind of bad input to the endpoint routes and the lists, a row each,
-//! with the problem it gets (README "### Errors": 400 when hookd cannot read
+//! with the problem it gets (docs/partner-api.md "## Errors": 400 when hookd cannot read
 //! the request, 422 naming the `field` when a value breaks a rule); and a
 //! refused request writes nothing, not even half of a change.
 

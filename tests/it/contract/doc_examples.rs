@@ -1,13 +1,30 @@
-//! Every event example in the README passes the bundled catalog: the events
-//! posted with `curl -d '…'`, the envelopes in ```json blocks, and the rows
-//! inserted with SQL. The README cannot drift from the contract again.
+//! Every event example in the documentation (README.md and docs/*.md)
+//! passes the bundled catalog: the events posted with `curl -d '…'`, the
+//! envelopes in ```json blocks, and the rows inserted with SQL. The pages
+//! cannot drift from the contract.
 
 use hookd::{catalog::Catalog, config::Config, http::ingest::parse};
 use serde_json::Value;
 
-fn readme() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md is readable")
+/// README.md and every page under docs/, each as (path, text).
+fn pages() -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = vec![root.join("README.md")];
+    let docs = std::fs::read_dir(root.join("docs")).expect("docs/ is readable");
+    paths.extend(
+        docs.filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "md")),
+    );
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let text =
+                std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let name = p.strip_prefix(root).unwrap_or(&p).display().to_string();
+            (name, text)
+        })
+        .collect()
 }
 
 /// The fenced blocks of `lang`, each as its text.
@@ -78,22 +95,30 @@ fn sql_events(text: &str) -> Vec<(String, String, String)> {
 }
 
 #[test]
-fn every_event_example_in_the_readme_passes_the_catalog() {
-    let text = readme();
+fn every_event_example_in_the_docs_passes_the_catalog() {
     let catalog = Catalog::bundled();
+    let mut checked = 0;
+    for (page, text) in pages() {
+        checked += check_examples(&page, &text, &catalog);
+    }
+    assert!(checked >= 5, "the docs' examples were found ({checked})");
+}
+
+/// Checks every event example on one page; returns how many it checked.
+fn check_examples(page: &str, text: &str, catalog: &Catalog) -> usize {
     let limits = Config::defaults().ingest;
     let mut checked = 0;
-    for body in curl_bodies(&text) {
+    for body in curl_bodies(text) {
         let value: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
         if value.get("data").is_none() && !value.is_array() {
             continue;
         }
-        if let Err(p) = parse(body.as_bytes(), 0, &limits, &catalog) {
-            panic!("README: `{body}` is refused: {}", p.detail);
+        if let Err(p) = parse(body.as_bytes(), 0, &limits, catalog) {
+            panic!("{page}: `{body}` is refused: {}", p.detail);
         }
         checked += 1;
     }
-    for block in blocks(&text, "json") {
+    for block in blocks(text, "json") {
         let v: Value = serde_json::from_str(block).unwrap_or_else(|e| panic!("{e}: {block}"));
         let (Some(t), Some(version), Some(data)) = (
             v["type"].as_str(),
@@ -101,26 +126,26 @@ fn every_event_example_in_the_readme_passes_the_catalog() {
             v.get("data"),
         ) else {
             panic!(
-                "README: a json block that is not an envelope with an integer schema_version: {block}"
+                "{page}: a json block that is not an envelope with an integer schema_version: {block}"
             );
         };
         if let Err(e) = catalog.check(t, version as u32, data) {
-            panic!("README: the envelope's data fails {t} v{version}: {e:?}");
+            panic!("{page}: the envelope's data fails {t} v{version}: {e:?}");
         }
         checked += 1;
     }
-    for (t, version, payload) in sql_events(&text) {
+    for (t, version, payload) in sql_events(text) {
         let data: Value =
             serde_json::from_str(&payload).unwrap_or_else(|e| panic!("{e}: {payload}"));
         let version: u32 = version
             .parse()
             .unwrap_or_else(|_| panic!("schema_version `{version}`"));
         if let Err(e) = catalog.check(&t, version, &data) {
-            panic!("README: the SQL example's payload fails {t} v{version}: {e:?}");
+            panic!("{page}: the SQL example's payload fails {t} v{version}: {e:?}");
         }
         checked += 1;
     }
-    assert!(checked >= 3, "the README's examples were found ({checked})");
+    checked
 }
 
 #[test]

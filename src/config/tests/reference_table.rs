@@ -1,9 +1,10 @@
-//! README's configuration table read as data: every key the configuration
-//! has is in it, and every default it shows is the value `Config` holds.
+//! The configuration reference (`docs/configuration.md`) read as data: it
+//! lists exactly the keys `config/default.toml` has, and every default it
+//! shows is the value `Config` holds.
 
 use super::*;
 
-const README: &str = include_str!("../../../README.md");
+const REFERENCE: &str = include_str!("../../../docs/configuration.md");
 
 /// A default as the table writes it and as `Config` holds it, compared by kind.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,12 +27,12 @@ struct Row {
     defaults: Vec<String>,
 }
 
-/// The rows of the table under "### Configuration".
+/// The rows of the table under "## Every key".
 fn rows() -> Vec<Row> {
-    let section = README
-        .split("\n### Configuration\n")
+    let section = REFERENCE
+        .split("\n## Every key\n")
         .nth(1)
-        .expect("README.md has a \"### Configuration\" section");
+        .expect("docs/configuration.md has a \"## Every key\" section");
     let section = section.split("\n#").next().unwrap_or(section);
     section
         .lines()
@@ -59,7 +60,7 @@ fn rows() -> Vec<Row> {
             assert_eq!(
                 defaults.len(),
                 keys.len(),
-                "README's configuration row {line:?} has {} keys but {} defaults",
+                "the reference's row {line:?} has {} keys but {} defaults",
                 keys.len(),
                 defaults.len()
             );
@@ -256,7 +257,46 @@ fn the_documented_defaults_are_valid() {
     }
     assert!(
         problems.is_empty(),
-        "README's configuration table disagrees with the defaults:\n  {}",
+        "docs/configuration.md's table disagrees with the defaults:\n  {}",
         problems.join("\n  ")
+    );
+}
+
+/// The keys `config/default.toml` names, as `section.key`: each `key = …`
+/// line under a `[section]`, and each optional key it shows commented out
+/// (`# max_connections = 1024`).
+fn default_toml_keys() -> std::collections::BTreeSet<String> {
+    let mut keys = std::collections::BTreeSet::new();
+    let mut section = "";
+    for line in DEFAULT_TOML.lines() {
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = name;
+            continue;
+        }
+        let setting = line.strip_prefix("# ").unwrap_or(line);
+        if let Some((key, _)) = setting.split_once(" = ")
+            && !key.is_empty()
+            && key.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+        {
+            keys.insert(format!("{section}.{key}"));
+        }
+    }
+    keys
+}
+
+#[test]
+fn the_reference_lists_exactly_the_keys_of_the_default_file() {
+    let in_file = default_toml_keys();
+    let in_table: std::collections::BTreeSet<String> =
+        rows().into_iter().flat_map(|r| r.keys).collect();
+    assert!(
+        in_file.len() >= 60,
+        "the default file's keys were found: {in_file:?}"
+    );
+    let missing: Vec<_> = in_file.difference(&in_table).collect();
+    let extra: Vec<_> = in_table.difference(&in_file).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "docs/configuration.md lacks {missing:?} and lists {extra:?}, which config/default.toml does not have"
     );
 }
