@@ -16,7 +16,7 @@ use actix::prelude::*;
 use sea_orm::TransactionTrait;
 use tokio::sync::oneshot;
 
-use super::{Shared, fanout::Fresh, fresh};
+use super::{Shared, fresh, messages::Fresh};
 use crate::{
     domain::event::NewEvent,
     store::{self, StoreError, fanout::Publication},

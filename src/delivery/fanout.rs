@@ -10,39 +10,17 @@ use actix::prelude::*;
 use super::{
     Shared,
     endpoint::{self, Drain, EndpointActor, Idle},
-    recorder::{EndpointsDisabled, Recorder},
+    messages::{
+        ChangedElsewhere, EndpointChanged, EndpointsDisabled, Fresh, Record, RunningActors,
+        StopNow, Wake, WorkFor,
+    },
+    report::{ActorReport, Report, ReportAll},
 };
 use crate::{
     cluster::messages::{Consider, LeasesChanged},
     egress::resolver::ResolverActor,
     store,
 };
-
-/// New events are committed: claim them now.
-#[derive(Message, Debug, Clone, Copy)]
-#[rtype(result = "()")]
-pub struct Wake;
-
-/// Another instance created deliveries for these endpoints: wake those held here.
-#[derive(Message, Debug, Clone)]
-#[rtype(result = "()")]
-pub struct WorkFor(pub Vec<String>);
-
-/// Deliveries published with their events: claimed ones go to their actors
-/// as they are, the others' actors are woken to claim.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Fresh(pub super::fresh::Handover);
-
-/// An endpoint changed (settings, status, secrets): its actor reloads it.
-#[derive(Message, Debug, Clone)]
-#[rtype(result = "()")]
-pub struct EndpointChanged(pub String);
-
-/// The engine's actors, for the operator view.
-#[derive(Message, Debug, Clone, Copy)]
-#[rtype(result = "usize")]
-pub struct RunningActors;
 
 struct Child {
     addr: Addr<EndpointActor>,
@@ -51,7 +29,9 @@ struct Child {
 
 pub struct FanoutActor {
     shared: Arc<Shared>,
-    recorder: Addr<Recorder>,
+    recorder: Recipient<Record>,
+    /// The recorder stops with the fanout.
+    stop_recorder: Recipient<StopNow>,
     resolver: Addr<ResolverActor>,
     cluster: Recipient<Consider>,
     threads: Arc<super::threads::Threads>,
@@ -64,7 +44,8 @@ pub struct FanoutActor {
 impl FanoutActor {
     pub fn new(
         shared: Arc<Shared>,
-        recorder: Addr<Recorder>,
+        recorder: Recipient<Record>,
+        stop_recorder: Recipient<StopNow>,
         resolver: Addr<ResolverActor>,
         cluster: Recipient<Consider>,
         threads: Arc<super::threads::Threads>,
@@ -72,6 +53,7 @@ impl FanoutActor {
         FanoutActor {
             shared,
             recorder,
+            stop_recorder,
             resolver,
             cluster,
             threads,
@@ -256,9 +238,12 @@ impl Actor for FanoutActor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         let me = self.shared.leases.instance_id().to_string();
-        ctx.spawn(
-            super::notify::listen(self.shared.db.clone(), ctx.address(), me).into_actor(self),
-        );
+        let hearer = super::notify::Hearer {
+            wake: ctx.address().recipient(),
+            work: ctx.address().recipient(),
+            changed: ctx.address().recipient(),
+        };
+        ctx.spawn(super::notify::listen(self.shared.db.clone(), hearer, me).into_actor(self));
         self.poll(ctx);
         ctx.run_interval(self.shared.config.delivery.poll_interval, |act, ctx| {
             act.poll(ctx)
@@ -272,7 +257,7 @@ impl Actor for FanoutActor {
         for child in self.children.values() {
             child.addr.do_send(StopNow);
         }
-        self.recorder.do_send(StopNow);
+        self.stop_recorder.do_send(StopNow);
     }
 }
 
@@ -282,25 +267,6 @@ impl Handler<Drain> for FanoutActor {
         for child in self.children() {
             child.do_send(Drain);
         }
-    }
-}
-
-/// Stop now (shutdown): in-flight work is left to its lease.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct StopNow;
-
-impl Handler<StopNow> for EndpointActor {
-    type Result = ();
-    fn handle(&mut self, _: StopNow, ctx: &mut Context<Self>) {
-        ctx.stop();
-    }
-}
-
-impl Handler<StopNow> for Recorder {
-    type Result = ();
-    fn handle(&mut self, _: StopNow, ctx: &mut Context<Self>) {
-        ctx.stop();
     }
 }
 
@@ -436,11 +402,6 @@ impl Handler<EndpointChanged> for FanoutActor {
     }
 }
 
-/// Another instance changed an endpoint: its actor here, if any, reloads it.
-#[derive(Message, Debug, Clone)]
-#[rtype(result = "()")]
-pub struct ChangedElsewhere(pub String);
-
 impl Handler<ChangedElsewhere> for FanoutActor {
     type Result = ();
     fn handle(&mut self, msg: ChangedElsewhere, _: &mut Context<Self>) {
@@ -464,5 +425,20 @@ impl Handler<RunningActors> for FanoutActor {
     type Result = usize;
     fn handle(&mut self, _: RunningActors, _: &mut Context<Self>) -> usize {
         self.children().count()
+    }
+}
+
+impl Handler<ReportAll> for FanoutActor {
+    type Result = ResponseFuture<Vec<ActorReport>>;
+    fn handle(&mut self, _: ReportAll, _: &mut Context<Self>) -> Self::Result {
+        let asks: Vec<_> = self.children().map(|addr| addr.send(Report)).collect();
+        Box::pin(async move {
+            // An actor that stopped meanwhile has nothing to report.
+            futures_util::future::join_all(asks)
+                .await
+                .into_iter()
+                .filter_map(Result::ok)
+                .collect()
+        })
     }
 }

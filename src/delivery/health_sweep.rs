@@ -14,8 +14,7 @@ use sea_orm::TransactionTrait;
 
 use super::{
     Shared,
-    fanout::{StopNow, Wake},
-    recorder::EndpointsDisabled,
+    messages::{EndpointsDisabled, StopNow, Wake},
 };
 use crate::domain::health::{self, Due, Thresholds};
 use crate::store::{

@@ -18,6 +18,7 @@ pub mod health_sweep;
 pub mod lease_window;
 pub mod log_limit;
 pub mod mailer;
+pub mod messages;
 pub mod notify;
 pub mod oncall;
 pub mod recorder;
@@ -188,7 +189,8 @@ impl Engine {
             started = Some((rec.clone(), cluster.clone()));
             fanout::FanoutActor::new(
                 shared.clone(),
-                rec,
+                rec.clone().recipient(),
+                rec.recipient(),
                 resolver.clone(),
                 cluster.recipient(),
                 threads.clone(),
@@ -235,7 +237,7 @@ impl Engine {
         self.fanout.do_send(endpoint::Drain);
         let deadline = std::time::Instant::now() + grace;
         loop {
-            let busy = self.fanout.send(fanout::RunningActors).await.unwrap_or(0);
+            let busy = self.fanout.send(messages::RunningActors).await.unwrap_or(0);
             if busy == 0 {
                 break;
             }
@@ -269,8 +271,8 @@ impl Engine {
     /// that nothing they hold outlives the runtime. Claimed work not yet
     /// recorded comes back when its lease ends.
     pub async fn shutdown(&self) {
-        self.fanout.do_send(fanout::StopNow);
-        self.health.do_send(fanout::StopNow);
+        self.fanout.do_send(messages::StopNow);
+        self.health.do_send(messages::StopNow);
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
         while (self.fanout.connected() || self.recorder.connected() || self.health.connected())
             && std::time::Instant::now() < deadline
@@ -284,7 +286,7 @@ impl Engine {
 
     /// Tells the fanout that new events are committed.
     pub fn wake(&self) {
-        self.fanout.do_send(fanout::Wake);
+        self.fanout.do_send(messages::Wake);
     }
 
     /// Stores and publishes a few new events in the next group commit (see

@@ -11,15 +11,22 @@ use std::time::Duration;
 use actix::prelude::*;
 use sea_orm::{DatabaseConnection, DbBackend, sqlx::postgres::PgListener};
 
-use super::fanout::{ChangedElsewhere, FanoutActor, Wake, WorkFor};
+use super::messages::{ChangedElsewhere, Wake, WorkFor};
 use crate::store::fanout::{CHANGED_CHANNEL, WORK_CHANNEL, parse_work_notice};
 
 /// The channel the trigger notifies.
 pub const CHANNEL: &str = "hookd_outbox";
 
+/// Who hears what the channels say: the fanout.
+pub struct Hearer {
+    pub wake: Recipient<Wake>,
+    pub work: Recipient<WorkFor>,
+    pub changed: Recipient<ChangedElsewhere>,
+}
+
 /// Listens until the fanout stops (it owns this future); reconnects after a
 /// lost connection. Does nothing on SQLite.
-pub async fn listen(db: DatabaseConnection, fanout: Addr<FanoutActor>, instance_id: String) {
+pub async fn listen(db: DatabaseConnection, fanout: Hearer, instance_id: String) {
     if db.get_database_backend() != DbBackend::Postgres {
         return;
     }
@@ -32,6 +39,7 @@ pub async fn listen(db: DatabaseConnection, fanout: Addr<FanoutActor>, instance_
                             // This instance woke its own actors already.
                             Some((from, _)) if from == instance_id => {}
                             Some((_, ids)) => fanout
+                                .work
                                 .do_send(WorkFor(ids.into_iter().map(str::to_string).collect())),
                             None => tracing::warn!(
                                 payload = n.payload(),
@@ -42,16 +50,16 @@ pub async fn listen(db: DatabaseConnection, fanout: Addr<FanoutActor>, instance_
                     Ok(n) if n.channel() == CHANGED_CHANNEL => {
                         match parse_work_notice(n.payload()) {
                             Some((from, _)) if from == instance_id => {}
-                            Some((_, ids)) => ids
-                                .into_iter()
-                                .for_each(|id| fanout.do_send(ChangedElsewhere(id.to_string()))),
+                            Some((_, ids)) => ids.into_iter().for_each(|id| {
+                                fanout.changed.do_send(ChangedElsewhere(id.to_string()))
+                            }),
                             None => tracing::warn!(
                                 payload = n.payload(),
                                 "an unreadable {CHANGED_CHANNEL} notification"
                             ),
                         }
                     }
-                    Ok(_) => fanout.do_send(Wake),
+                    Ok(_) => fanout.wake.do_send(Wake),
                     Err(e) => {
                         tracing::warn!(error = %e, "LISTEN {CHANNEL} lost its connection; the poll covers until it is back");
                         break;
@@ -64,7 +72,7 @@ pub async fn listen(db: DatabaseConnection, fanout: Addr<FanoutActor>, instance_
         }
         actix_rt::time::sleep(Duration::from_secs(1)).await;
         // Anything committed while no one listened is found by this wake.
-        fanout.do_send(Wake);
+        fanout.wake.do_send(Wake);
     }
 }
 

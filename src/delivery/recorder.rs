@@ -16,7 +16,10 @@ use actix::prelude::*;
 use sea_orm::TransactionTrait;
 use tokio::sync::oneshot;
 
-use super::Shared;
+use super::{
+    Shared,
+    messages::{EndpointsDisabled, Record, RecordLost, StopNow, Wake},
+};
 use crate::domain::circuit::Saved;
 use crate::store::{
     self, StoreError,
@@ -24,26 +27,6 @@ use crate::store::{
     health::{self, Changes, Health, Thresholds},
     outbox,
 };
-
-/// Record one attempt; answers once it is committed.
-#[derive(Message)]
-#[rtype(result = "Result<(), RecordLost>")]
-pub struct Record {
-    pub attempt: AttemptRecord,
-    /// The receiver answered 410 Gone.
-    pub gone: bool,
-    /// The endpoint's circuit after this attempt, when it changed, with the
-    /// lease epoch it was decided under.
-    pub circuit: Option<(i64, Saved)>,
-    /// When the claim the attempt was made under ends (see `Claimed`).
-    pub lease_until: i64,
-}
-
-/// The recorder stopped before the record was written (the process is
-/// shutting down); the delivery's lease brings it back.
-#[derive(Debug, Clone, Copy, thiserror::Error)]
-#[error("the attempt record was not written before shutdown")]
-pub struct RecordLost;
 
 /// A record waiting for its flush, with who waits for it.
 struct Waiting {
@@ -63,14 +46,9 @@ fn claim_of(r: &AttemptRecord) -> Claim {
 /// answered 410, and the circuit to save with it.
 type ToWrite = (AttemptRecord, bool, Option<(i64, Saved)>);
 
-/// Endpoints the recorder disabled (410 or failing too long).
-#[derive(Message, Debug, Clone)]
-#[rtype(result = "()")]
-pub struct EndpointsDisabled(pub Vec<String>);
-
 pub struct Recorder {
     shared: Arc<Shared>,
-    wake_fanout: Recipient<super::fanout::Wake>,
+    wake_fanout: Recipient<Wake>,
     disabled: Recipient<EndpointsDisabled>,
     pending: Vec<Waiting>,
     /// The claims of the batch being written, with when each lease ends.
@@ -82,7 +60,7 @@ pub struct Recorder {
 impl Recorder {
     pub fn new(
         shared: Arc<Shared>,
-        wake_fanout: Recipient<super::fanout::Wake>,
+        wake_fanout: Recipient<Wake>,
         disabled: Recipient<EndpointsDisabled>,
     ) -> Recorder {
         Recorder {
@@ -131,7 +109,7 @@ impl Recorder {
                     act.shared.activity.batch_recorded();
                     super::oncall::health_changed(&act.shared, &changes.events);
                     if !changes.events.is_empty() {
-                        act.wake_fanout.do_send(super::fanout::Wake);
+                        act.wake_fanout.do_send(Wake);
                     }
                     if !changes.disabled.is_empty() {
                         act.disabled.do_send(EndpointsDisabled(changes.disabled));
@@ -296,5 +274,12 @@ impl Handler<Record> for Recorder {
         self.pending.push(Waiting { record: msg, done });
         self.flush(ctx);
         Box::pin(async move { written.await.map_err(|_| RecordLost) })
+    }
+}
+
+impl Handler<StopNow> for Recorder {
+    type Result = ();
+    fn handle(&mut self, _: StopNow, ctx: &mut Context<Self>) {
+        ctx.stop();
     }
 }

@@ -1,12 +1,12 @@
 //! What the engine's actors say about themselves, for operators: each
 //! endpoint actor's circuit, requests in flight, queue and next wake. The
 //! fanout asks every actor it supervises and answers with all the reports.
+//! The messages and their answer only; the actors handle them.
 
 use actix::prelude::*;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{endpoint::EndpointActor, fanout::FanoutActor};
 use crate::domain::circuit::CircuitState;
 
 /// Report your state.
@@ -66,27 +66,5 @@ impl ActorReport {
             CircuitState::Open { until_ms } => (Circuit::Open, Some(until_ms)),
             CircuitState::HalfOpen { .. } => (Circuit::HalfOpen, None),
         }
-    }
-}
-
-impl Handler<Report> for EndpointActor {
-    type Result = MessageResult<Report>;
-    fn handle(&mut self, _: Report, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.report())
-    }
-}
-
-impl Handler<ReportAll> for FanoutActor {
-    type Result = ResponseFuture<Vec<ActorReport>>;
-    fn handle(&mut self, _: ReportAll, _: &mut Context<Self>) -> Self::Result {
-        let asks: Vec<_> = self.children().map(|addr| addr.send(Report)).collect();
-        Box::pin(async move {
-            // An actor that stopped meanwhile has nothing to report.
-            futures_util::future::join_all(asks)
-                .await
-                .into_iter()
-                .filter_map(Result::ok)
-                .collect()
-        })
     }
 }

@@ -1,10 +1,15 @@
 //! What an endpoint actor is told, and by whom: the fanout wakes it, asks
-//! it to reload or to drain, and hears from it when it is idle.
+//! it to reload, to drain, to stop or to report, and hears from it when it
+//! is idle.
 
 use actix::prelude::*;
 
 use super::EndpointActor;
-use crate::delivery::attempt::Job;
+use crate::delivery::{
+    attempt::Job,
+    messages::StopNow,
+    report::{ActorReport, Report},
+};
 
 /// Look for due work. `new_work`: the fanout just created deliveries.
 #[derive(Message, Debug, Clone, Copy)]
@@ -84,5 +89,39 @@ impl Handler<Take> for EndpointActor {
         let cap = self.concurrency();
         self.release_beyond(ctx, cap);
         self.pump(ctx);
+    }
+}
+
+impl Handler<StopNow> for EndpointActor {
+    type Result = ();
+    fn handle(&mut self, _: StopNow, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}
+
+impl Handler<Report> for EndpointActor {
+    type Result = MessageResult<Report>;
+    fn handle(&mut self, _: Report, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.report())
+    }
+}
+
+impl EndpointActor {
+    fn report(&self) -> ActorReport {
+        let (circuit, open_until_ms) = ActorReport::circuit_from(self.circuit.state());
+        ActorReport {
+            endpoint_id: self.id.clone(),
+            circuit,
+            open_until_ms,
+            consecutive_failures: self.circuit.consecutive_failures(),
+            in_flight: self.in_flight,
+            recording: self.recording,
+            places: self.places(),
+            concurrency: self.loaded.as_ref().map(|l| l.endpoint.concurrency),
+            queued: self.queue.len(),
+            next_due_ms: self.due.next(),
+            rate_limit: self.rate_limit,
+            attempt_ms: self.attempt_ms,
+        }
     }
 }

@@ -21,7 +21,7 @@ use super::{
     attempt::{ClientSlot, Job, Loaded},
     budget,
     due::{Due, Rest},
-    recorder::Recorder,
+    messages::Record,
 };
 use crate::{
     cluster::leases::Standing,
@@ -55,7 +55,7 @@ const MAX_SLEEP_MS: i64 = 86_400_000;
 pub struct EndpointActor {
     id: String,
     shared: Arc<Shared>,
-    recorder: Addr<Recorder>,
+    recorder: Recipient<Record>,
     resolver: Addr<ResolverActor>,
     supervisor: Recipient<Idle>,
     loaded: Option<Rc<Loaded>>,
@@ -110,7 +110,7 @@ impl EndpointActor {
     pub fn new(
         id: String,
         shared: Arc<Shared>,
-        recorder: Addr<Recorder>,
+        recorder: Recipient<Record>,
         resolver: Addr<ResolverActor>,
         supervisor: Recipient<Idle>,
     ) -> EndpointActor {
@@ -375,25 +375,6 @@ impl EndpointActor {
                 }
             }
         }));
-    }
-
-    pub(super) fn report(&self) -> super::report::ActorReport {
-        let (circuit, open_until_ms) =
-            super::report::ActorReport::circuit_from(self.circuit.state());
-        super::report::ActorReport {
-            endpoint_id: self.id.clone(),
-            circuit,
-            open_until_ms,
-            consecutive_failures: self.circuit.consecutive_failures(),
-            in_flight: self.in_flight,
-            recording: self.recording,
-            places: self.places(),
-            concurrency: self.loaded.as_ref().map(|l| l.endpoint.concurrency),
-            queued: self.queue.len(),
-            next_due_ms: self.due.next(),
-            rate_limit: self.rate_limit,
-            attempt_ms: self.attempt_ms,
-        }
     }
 
     /// Nothing to do: stay for `delivery.idle_connection_timeout` (keeping

@@ -11,7 +11,7 @@ use crate::{
     delivery::{
         attempt::{Job, attempt_once, attempt_record, next_state},
         client::Observed,
-        recorder::Record,
+        messages::Record,
     },
     domain::{outcome::Outcome, subscription::qualifies},
     store::deliveries::NextState,

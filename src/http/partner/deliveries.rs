@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 use super::time;
 use crate::{
     config::ApiConfig,
-    delivery::fanout::EndpointChanged,
+    delivery::messages::EndpointChanged,
     http::{
         AppState, auth, body,
         page::{self, Page},

@@ -8,7 +8,7 @@ use super::{
     pins,
 };
 use crate::{
-    delivery::fanout::EndpointChanged,
+    delivery::messages::EndpointChanged,
     domain::{
         event::{NewEvent, Subject, valid_event_type},
         ids::EventId,

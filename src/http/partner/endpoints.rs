@@ -6,7 +6,7 @@ use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 pub(crate) use super::endpoint_ops::{change_status, check_text, checked_url, recover_range};
 use super::{endpoint_ops as ops, time};
 use crate::{
-    delivery::fanout::EndpointChanged,
+    delivery::messages::EndpointChanged,
     http::{
         AppState, auth, body,
         page::Page,

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::time;
 use crate::{
-    delivery::fanout::EndpointChanged,
+    delivery::messages::EndpointChanged,
     http::{
         AppState, auth,
         problem::{Errors, Problem},
