@@ -13,24 +13,48 @@ use std::{
 
 use actix::prelude::*;
 
+use sea_orm::DatabaseConnection;
+
 use super::{
+    leases::Leases,
     messages::{Consider, LeasesChanged, Leave},
-    plan::{LeaseRow, Membership, plan},
+    plan::{Membership, plan},
     rendezvous::preferred,
 };
 use crate::{
-    delivery::Shared,
+    config::ClusterConfig,
+    domain::clock::SharedClock,
     store::{
         self,
-        cluster::{Instance, Load},
+        cluster::{Instance, LeaseRow, Load},
     },
 };
 
 /// Instances silent this long are forgotten (their leases were free long before).
 const FORGET_AFTER_MS: i64 = 24 * 3_600_000;
 
+/// What the cluster actor works with, given by the engine that runs it.
+pub struct Node {
+    /// The cluster's own small pool (see `store::connect_control`).
+    pub control_db: DatabaseConnection,
+    pub clock: SharedClock,
+    pub config: ClusterConfig,
+    /// This instance's leases, which the cluster actor writes and the
+    /// engine's actors read.
+    pub leases: Arc<Leases>,
+    /// How busy the engine is now, and whether it is stopping: told with
+    /// each heartbeat.
+    pub load: Box<dyn Fn() -> Load + Send + Sync>,
+}
+
+impl Node {
+    fn is_draining(&self) -> bool {
+        (self.load)().draining
+    }
+}
+
 pub struct ClusterActor {
-    shared: Arc<Shared>,
+    node: Arc<Node>,
     instance: Instance,
     fanout: Recipient<LeasesChanged>,
     ticking: bool,
@@ -60,9 +84,9 @@ struct Seen {
 }
 
 impl ClusterActor {
-    pub fn new(shared: Arc<Shared>, instance: Instance, fanout: Recipient<LeasesChanged>) -> Self {
+    pub fn new(node: Arc<Node>, instance: Instance, fanout: Recipient<LeasesChanged>) -> Self {
         ClusterActor {
-            shared,
+            node,
             instance,
             fanout,
             ticking: false,
@@ -79,7 +103,7 @@ impl ClusterActor {
     }
 
     fn ttl_ms(&self) -> i64 {
-        i64::try_from(self.shared.config.cluster.lease_ttl.as_millis()).unwrap_or(i64::MAX)
+        i64::try_from(self.node.config.lease_ttl.as_millis()).unwrap_or(i64::MAX)
     }
 
     fn tick(&mut self, ctx: &mut Context<Self>) {
@@ -87,23 +111,19 @@ impl ClusterActor {
             return;
         }
         self.ticking = true;
-        let shared = self.shared.clone();
+        let node = self.node.clone();
         let instance = self.instance.clone();
         let ttl_ms = self.ttl_ms();
-        let load = Load {
-            in_flight: shared.activity.in_flight(),
-            actors: shared.activity.actors(),
-            draining: shared.is_draining(),
-        };
+        let load = (node.load)();
         let read = async move {
             let began = Instant::now();
-            if !store::cluster::heartbeat(&shared.control_db, &instance.id, load).await? {
+            if !store::cluster::heartbeat(&node.control_db, &instance.id, load).await? {
                 tracing::warn!(instance = %instance.id, "this instance's row was gone (a long pause?); registering again");
-                store::cluster::register(&shared.control_db, &instance).await?;
+                store::cluster::register(&node.control_db, &instance).await?;
             }
-            store::cluster::forget_dead(&shared.control_db, FORGET_AFTER_MS).await?;
-            let alive = store::cluster::alive(&shared.control_db, ttl_ms).await?;
-            let leases = store::cluster::leases(&shared.control_db).await?;
+            store::cluster::forget_dead(&node.control_db, FORGET_AFTER_MS).await?;
+            let alive = store::cluster::alive(&node.control_db, ttl_ms).await?;
+            let leases = store::cluster::leases(&node.control_db).await?;
             Ok::<_, store::StoreError>(Seen {
                 began,
                 alive,
@@ -130,11 +150,10 @@ impl ClusterActor {
             candidates: seen
                 .alive
                 .iter()
-                .filter(|(id, draining)| !(*draining || (*id == me && self.shared.is_draining())))
+                .filter(|(id, draining)| !(*draining || (*id == me && self.node.is_draining())))
                 .map(|(id, _)| id.clone())
                 .collect(),
-            settled: seen.began.duration_since(healthy_since)
-                >= self.shared.config.cluster.lease_ttl,
+            settled: seen.began.duration_since(healthy_since) >= self.node.config.lease_ttl,
         };
         let p = plan(&membership, &seen.leases);
         self.held_elsewhere = seen
@@ -169,23 +188,20 @@ impl ClusterActor {
                 )
             })
             .collect();
-        let lost = self
-            .shared
-            .leases
-            .confirm(seen.began, &p.keep, &p.hand_back);
-        let shared = self.shared.clone();
+        let lost = self.node.leases.confirm(seen.began, &p.keep, &p.hand_back);
+        let node = self.node.clone();
         let ttl_ms = self.ttl_ms();
         let take = p.take;
         let act = async move {
             let taken = if take.is_empty() {
                 Vec::new()
             } else {
-                store::cluster::take(&shared.control_db, &me, &take, ttl_ms).await?
+                store::cluster::take(&node.control_db, &me, &take, ttl_ms).await?
             };
             let handed = if ready.is_empty() {
                 Vec::new()
             } else {
-                store::cluster::hand_back(&shared.control_db, &me, &ready, shared.clock.now_ms())
+                store::cluster::hand_back(&node.control_db, &me, &ready, node.clock.now_ms())
                     .await?
             };
             Ok::<_, store::StoreError>((taken, handed))
@@ -195,10 +211,10 @@ impl ClusterActor {
             match res {
                 Ok((taken, handed)) => {
                     if !taken.is_empty() || !handed.is_empty() {
-                        tracing::info!(taken = taken.len(), handed_back = handed.len(), owned = act.shared.leases.owned_count() + taken.len(), "endpoint leases changed hands");
+                        tracing::info!(taken = taken.len(), handed_back = handed.len(), owned = act.node.leases.owned_count() + taken.len(), "endpoint leases changed hands");
                     }
-                    act.shared.leases.add(&taken);
-                    act.shared.leases.forget(&handed);
+                    act.node.leases.add(&taken);
+                    act.node.leases.forget(&handed);
                     for e in &handed {
                         act.leaving.remove(e);
                     }
@@ -222,9 +238,7 @@ impl Actor for ClusterActor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         self.tick(ctx);
-        ctx.run_interval(self.shared.config.cluster.heartbeat(), |act, ctx| {
-            act.tick(ctx)
-        });
+        ctx.run_interval(self.node.config.heartbeat(), |act, ctx| act.tick(ctx));
     }
 }
 
@@ -236,13 +250,13 @@ impl Handler<Consider> for ClusterActor {
         let me = self.instance.id.clone();
         // Before the first heartbeat read the cluster, it is not known who
         // should own what: ask again once it has.
-        if self.candidates.is_empty() && !self.stopping && !self.shared.is_draining() {
+        if self.candidates.is_empty() && !self.stopping && !self.node.is_draining() {
             self.deferred.insert(endpoint);
             return;
         }
         if self.stopping
-            || self.shared.is_draining()
-            || self.shared.leases.holds(&endpoint)
+            || self.node.is_draining()
+            || self.node.leases.holds(&endpoint)
             || self.held_elsewhere.contains(&endpoint)
             || self.taking.contains(&endpoint)
             || preferred(&self.candidates, &endpoint).is_some_and(|p| p != me)
@@ -264,11 +278,11 @@ impl ClusterActor {
         }
         self.take_running = true;
         let ids = std::mem::take(&mut self.to_take);
-        let shared = self.shared.clone();
+        let node = self.node.clone();
         let me = self.instance.id.clone();
         let ttl_ms = self.ttl_ms();
         let asked = ids.clone();
-        let take = async move { store::cluster::take(&shared.control_db, &me, &ids, ttl_ms).await };
+        let take = async move { store::cluster::take(&node.control_db, &me, &ids, ttl_ms).await };
         ctx.spawn(take.into_actor(self).map(move |res, act, ctx| {
             act.take_running = false;
             for id in &asked {
@@ -277,11 +291,11 @@ impl ClusterActor {
             match res {
                 Ok(taken) => {
                     if !taken.is_empty() {
-                        act.shared.leases.add(&taken);
+                        act.node.leases.add(&taken);
                     }
                     // Held by another instance after all: the next heartbeat says who.
                     for id in asked {
-                        if !act.shared.leases.holds(&id) {
+                        if !act.node.leases.holds(&id) {
                             act.held_elsewhere.insert(id);
                         }
                     }
@@ -306,12 +320,12 @@ impl Handler<Leave> for ClusterActor {
 
     fn handle(&mut self, _: Leave, _: &mut Context<Self>) -> Self::Result {
         self.stopping = true;
-        self.shared.leases.leave_all();
-        let shared = self.shared.clone();
+        self.node.leases.leave_all();
+        let node = self.node.clone();
         let me = self.instance.id.clone();
         Box::pin(
             async move {
-                store::cluster::leave(&shared.control_db, &me)
+                store::cluster::leave(&node.control_db, &me)
                     .await
                     .map_err(|e| e.to_string())
             }

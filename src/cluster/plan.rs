@@ -7,14 +7,7 @@
 use std::collections::HashSet;
 
 use super::rendezvous::preferred;
-
-/// One endpoint's lease as read from the database.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LeaseRow {
-    pub endpoint_id: String,
-    pub owner: Option<String>,
-    pub epoch: i64,
-}
+use crate::store::cluster::LeaseRow;
 
 /// The cluster as one instance sees it.
 #[derive(Debug, Clone)]

@@ -31,7 +31,11 @@ use actix::prelude::*;
 use sea_orm::DatabaseConnection;
 
 use crate::{
-    cluster::{actor::ClusterActor, messages::Leave},
+    cluster::{
+        actor::{ClusterActor, Node},
+        leases::Leases,
+        messages::Leave,
+    },
     config::Config,
     domain::{clock::SharedClock, retry::RetryPolicy},
     egress::{resolver::ResolverActor, url_check::EgressRules},
@@ -63,7 +67,7 @@ pub struct Shared {
     /// A stop has begun: nothing new is claimed or ingested.
     draining: std::sync::atomic::AtomicBool,
     /// The endpoints this instance holds, as its actors read them.
-    pub leases: crate::cluster::leases::Leases,
+    pub leases: Arc<Leases>,
     pub activity: activity::Activity,
     /// Outbound sockets: every endpoint's places come from here.
     pub budget: budget::Budget,
@@ -112,10 +116,10 @@ impl Shared {
                 .is_sqlite()
                 .then(|| tokio::sync::Mutex::new(())),
             draining: std::sync::atomic::AtomicBool::new(false),
-            leases: crate::cluster::leases::Leases::new(
+            leases: Arc::new(Leases::new(
                 crate::domain::ids::new_id("ins"),
                 config.cluster.lease_ttl,
-            ),
+            )),
             activity: activity::Activity::default(),
             routes: crate::notify::Routes::from_config(&config),
             oncall: oncall::OnCall::default(),
@@ -147,6 +151,23 @@ impl Shared {
             Some(gate) => Some(gate.lock().await),
             None => None,
         }
+    }
+}
+
+/// What the cluster actor works with: the control pool, the clock, the
+/// lease period, the leases the engine's actors read, and how busy they are.
+fn cluster_node(shared: &Arc<Shared>) -> Node {
+    let engine = shared.clone();
+    Node {
+        control_db: shared.control_db.clone(),
+        clock: shared.clock.clone(),
+        config: shared.config.cluster.clone(),
+        leases: shared.leases.clone(),
+        load: Box::new(move || crate::store::cluster::Load {
+            in_flight: engine.activity.in_flight(),
+            actors: engine.activity.actors(),
+            draining: engine.is_draining(),
+        }),
     }
 }
 
@@ -184,8 +205,8 @@ impl Engine {
             let rec = recorder::Recorder::start_in_arbiter(&threads.recorder(), move |_| {
                 recorder::Recorder::new(on_recorder_thread, wake, disabled)
             });
-            let cluster =
-                ClusterActor::new(shared.clone(), instance, ctx.address().recipient()).start();
+            let node = Arc::new(cluster_node(&shared));
+            let cluster = ClusterActor::new(node, instance, ctx.address().recipient()).start();
             started = Some((rec.clone(), cluster.clone()));
             fanout::FanoutActor::new(
                 shared.clone(),

@@ -7,7 +7,6 @@
 use sea_orm::{ConnectionTrait, DbBackend, Value};
 
 use super::{StoreError, query_all, query_in_chunks, sql};
-use crate::cluster::plan::LeaseRow;
 
 /// The database's clock, in Unix milliseconds.
 pub(crate) fn db_now(backend: DbBackend) -> &'static str {
@@ -133,6 +132,14 @@ pub async fn alive(
         |r| Ok((r.try_get("", "id")?, r.try_get("", "draining")?)),
     )
     .await?)
+}
+
+/// One endpoint's lease as read from the database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseRow {
+    pub endpoint_id: String,
+    pub owner: Option<String>,
+    pub epoch: i64,
 }
 
 /// Every endpoint's lease.
