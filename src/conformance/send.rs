@@ -7,7 +7,7 @@ use std::{net::IpAddr, sync::Arc};
 use actix::Addr;
 
 use super::{
-    CaseResult, Scorecard,
+    Scorecard, case_result,
     judge::{Got, judge},
     suite::{Case, DEADLINE, Script},
 };
@@ -64,7 +64,7 @@ pub async fn run(script: &Script, url: &CallbackUrl, wire: &Wire<'_>) -> Scoreca
             let got = send_case(script, case, url, wire, &mut client).await;
             let verdict = judge(case, &got);
             tracing::debug!(case = case.name(), passed = verdict.passed, got = %verdict.got, "conformance case");
-            cases.push(CaseResult::of(case, verdict));
+            cases.push(case_result(case, verdict));
         }
         let card = Scorecard::of(cases, started);
         tracing::info!(passed = card.passed, "conformance check finished");

@@ -11,6 +11,7 @@ pub mod outcome;
 pub mod partner;
 pub mod renditions;
 pub mod retry;
+pub mod scorecard;
 pub mod strict_json;
 pub mod subscription;
 pub mod token_bucket;

@@ -11,7 +11,7 @@ use super::{
     search::Search,
     sql,
 };
-use crate::conformance::Scorecard;
+use crate::domain::scorecard::Scorecard;
 
 /// Whether a check may start now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
