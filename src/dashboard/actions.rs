@@ -13,11 +13,11 @@ use super::{PageError, form_time, is_form, no_such_page, operator, pages::href};
 use crate::{
     domain::event::format_time,
     http::{
-        AppState, admin_audit::Actor, admin_deliveries, admin_endpoints, body,
+        AppState, admin_audit::Actor, admin_deliveries, admin_endpoints, body, origin,
         partner::endpoint_shapes::Recover, problem::Problem, rate_limit::retry_after,
     },
     store::{audit::Via, endpoints::EndpointStatus},
-    web::{chrome::see_other, csrf, origin},
+    web::{chrome::see_other, csrf},
 };
 
 /// An action's form is a token and a few short fields.

@@ -32,11 +32,11 @@ use actix_web::{
 use serde::Deserialize;
 
 use crate::{
-    http::{AppState, auth, body, problem::Problem},
+    http::{AppState, auth, body, origin, problem::Problem},
     store::{self, keys::Role},
     web::{
         chrome::{self, html, page, see_other},
-        origin, session,
+        session,
     },
 };
 

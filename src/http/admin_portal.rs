@@ -8,14 +8,11 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{
-    AppState, admin_audit,
+    AppState, admin_audit, origin,
     partner::time,
     problem::{Errors, Problem},
 };
-use crate::{
-    store::{self, audit::Action},
-    web::origin,
-};
+use crate::store::{self, audit::Action};
 
 /// How long a link may wait to be used.
 pub const LINK_TTL_MS: i64 = 10 * 60_000;

@@ -20,6 +20,7 @@ pub mod ingest;
 pub mod links;
 pub mod observe;
 pub mod openapi;
+pub mod origin;
 pub mod page;
 pub mod partner;
 pub mod problem;

@@ -7,8 +7,8 @@ use actix_web::{HttpRequest, http::header, web};
 
 use super::Signed;
 use crate::{
-    http::{AppState, body, problem::Problem},
-    web::{csrf, origin},
+    http::{AppState, body, origin, problem::Problem},
+    web::csrf,
 };
 
 /// A portal form is a handful of short fields.

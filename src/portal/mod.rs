@@ -20,11 +20,11 @@ use actix_web::{
 };
 
 use crate::{
-    http::{AppState, auth, problem::Problem, rate_limit},
+    http::{AppState, auth, origin, problem::Problem, rate_limit},
     store::{self, keys::Role},
     web::{
         chrome::{self, html, see_other},
-        csrf, origin,
+        csrf,
         session::{self, Realm},
     },
 };

@@ -1,4 +1,5 @@
-//! The dashboard's cross-site check: a form post is accepted only when its
+//! The origin hookd is reached at, and the pages' cross-site check (the
+//! dashboard's and the portal's): a form post is accepted only when its
 //! `Origin` (scheme, host and port) is the origin hookd is reached at. That
 //! origin is `http.public_url` when set; otherwise the `Host` header with
 //! plain http, or, behind a proxy named in `http.trust_proxy`, what that
@@ -7,10 +8,8 @@
 
 use actix_web::{HttpRequest, http::header};
 
-use crate::{
-    config::{HttpConfig, Origin},
-    http::door::gate::canonical,
-};
+use super::door::gate::canonical;
+use crate::config::{HttpConfig, Origin};
 
 fn first(req: &HttpRequest, name: &str) -> Option<String> {
     let value = req.headers().get(name)?.to_str().ok()?;
