@@ -142,7 +142,7 @@ async fn demo(
     config.master_key = Some(generate_passphrase());
     crate::cli::dev::allow_local(&mut config.egress);
     // hookd's port first: taken, it stops the demo before anything starts.
-    let listener = app::bind(config).map_err(crate::cli::Exit::startup)?;
+    let listener = app::bind(config).map_err(crate::cli::exit::Exit::startup)?;
     tracing::warn!("{}", crate::cli::dev::WARNING);
 
     let receiver = web::Data::new(Receiver::default());
@@ -156,7 +156,7 @@ async fn demo(
     .disable_signals()
     .bind("127.0.0.1:0")
     .context("cannot start the demo receiver")
-    .map_err(crate::cli::Exit::startup)?;
+    .map_err(crate::cli::exit::Exit::startup)?;
     let receiver_addr = server.addrs()[0];
     let receiver_server = server.run();
     let receiver_handle = receiver_server.handle();
@@ -173,7 +173,7 @@ async fn demo(
         Ok(running) => running,
         Err(e) => {
             receiver_handle.stop(true).await;
-            return Err(crate::cli::Exit::startup(e));
+            return Err(crate::cli::exit::Exit::startup(e));
         }
     };
     let db = &running.shared.db;

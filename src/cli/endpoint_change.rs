@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::{
     ctx::Ctx,
-    endpoint::{find, shown, text},
+    endpoint_view::{find, shown, text},
     exit::{self, from_problem},
     out::emit,
 };

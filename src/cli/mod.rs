@@ -8,7 +8,8 @@
 //! - [`exit`]: exit statuses (0 done, 1 failed, 2 bad input or start-up,
 //!   3 not found); [`out`]: JSON or text; [`page`]: list paging;
 //! - [`serve`]: serve and migrate; [`dev`]: dev mode;
-//! - [`partner`], [`key`], [`endpoint`] and [`endpoint_change`],
+//! - [`partner`], [`key`], [`endpoint`] with [`endpoint_change`] and
+//!   [`endpoint_view`],
 //!   [`delivery`], [`event`], [`catalog`], [`check`]: the command groups.
 
 pub mod catalog;
@@ -18,6 +19,7 @@ pub mod delivery;
 pub mod dev;
 pub mod endpoint;
 pub mod endpoint_change;
+pub mod endpoint_view;
 pub mod event;
 pub mod exit;
 pub mod key;

@@ -17,6 +17,9 @@ use crate::{
     secret::{Secret, SecretBox},
 };
 
+/// The delivery list's filters and positions are the search's.
+pub use super::search::{DeliveryFilter, Position};
+
 /// One partner's view of the store.
 pub struct Scoped<'a> {
     pub(super) db: &'a DatabaseConnection,
@@ -26,9 +29,6 @@ pub struct Scoped<'a> {
 pub fn for_partner<'a>(db: &'a DatabaseConnection, partner_id: &'a str) -> Scoped<'a> {
     Scoped { db, partner_id }
 }
-
-/// A position in a list ordered by `(created_at, id)`.
-pub type Position = (i64, String);
 
 /// Changes to an endpoint; `None` leaves a field as it is.
 #[derive(Debug, Default, Clone)]
@@ -41,17 +41,6 @@ pub struct EndpointPatch {
     pub schema_versions: Option<std::collections::BTreeMap<String, u32>>,
     pub concurrency: Option<u32>,
     pub rate_limit: Option<Option<u32>>,
-}
-
-/// Filters of the delivery list.
-#[derive(Debug, Default, Clone)]
-pub struct DeliveryFilter {
-    pub endpoint_id: Option<String>,
-    pub event_id: Option<String>,
-    pub event_type: Option<String>,
-    pub state: Option<String>,
-    pub since: Option<i64>,
-    pub until: Option<i64>,
 }
 
 /// A delivery as partners see it.

@@ -4,10 +4,21 @@
 
 use sea_orm::{DbBackend, Statement, Value};
 
-use super::{
-    scoped::{DeliveryFilter, Position},
-    sql,
-};
+use super::sql;
+
+/// A position in a list ordered by `(created_at, id)`.
+pub type Position = (i64, String);
+
+/// Filters of the delivery list.
+#[derive(Debug, Default, Clone)]
+pub struct DeliveryFilter {
+    pub endpoint_id: Option<String>,
+    pub event_id: Option<String>,
+    pub event_type: Option<String>,
+    pub state: Option<String>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+}
 
 /// A query being built, written with `?` placeholders (numbered for
 /// PostgreSQL when it becomes a statement).

@@ -15,9 +15,10 @@ use serde::Serialize;
 const TYPE_BASE: &str = "https://hookd.dev/problems/";
 
 mod listing;
+mod responses;
 
-pub use super::openapi::{Errors, IngestErrors};
 pub use listing::{MAX_LISTED, ProblemError};
+pub use responses::{Errors, IngestErrors};
 
 /// An error, as `application/problem+json` (RFC 9457).
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
