@@ -114,7 +114,7 @@ fn check_not_redefining_own_type(file: &str, text: &str) -> Result<(), CatalogEr
 fn load_type(file: &str, text: &str) -> Result<EventType, CatalogError> {
     let raw: TypeFile = serde_json::from_str(text).map_err(|e| error(file, "", e.to_string()))?;
     let name = raw.event_type;
-    if !crate::domain::event::valid_event_type(&name) {
+    if !super::valid_event_type(&name) {
         return Err(error(
             file,
             "/type",

@@ -22,6 +22,18 @@ use serde_json::Value;
 pub use load::{CatalogError, OWN_TYPES, load_dir, load_files};
 pub use validate::{DataError, MAX_ERRORS, describe};
 
+/// `usage.finalized`: lowercase words of letters, digits and `_`, joined by dots.
+pub fn valid_event_type(t: &str) -> bool {
+    t.len() <= 128
+        && t.split('.').count() >= 2
+        && t.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        })
+}
+
 /// One version of an event type's `data`.
 pub struct Version {
     pub version: u32,

@@ -6,10 +6,15 @@
 //! is valid there; otherwise nothing: the delivery is skipped, never sent in
 //! the wrong shape. Pure.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use super::{Catalog, project::project};
-use crate::domain::renditions::Renditions;
+
+/// An event's `data` at other versions of its type: version → the exact text
+/// sent (see `domain::renditions`, which checks and stores them).
+pub type Renditions = BTreeMap<u32, String>;
 
 /// The reason a skipped delivery carries.
 pub const NO_RENDERING: &str = "no-rendering-for-pinned-version";

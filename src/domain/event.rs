@@ -5,8 +5,15 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, value::RawValue};
 
+pub(super) mod field;
+
+pub use field::{FieldError, FieldErrorKind};
+// The rule for a type's name is the catalog's, which refuses files that break it.
+pub use crate::catalog::valid_event_type;
+
+use self::field::{check_against, field_error};
 use super::{ids::EventId, renditions::Renditions};
-use crate::catalog::{Catalog, DataError, Refusal};
+use crate::catalog::Catalog;
 
 /// A producer's event, as JSON. Unknown fields are refused so typos surface.
 #[derive(Debug, Deserialize)]
@@ -70,37 +77,6 @@ pub struct NewEvent {
     pub renditions: Renditions,
 }
 
-/// What is wrong with one field of one event.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {problem}")]
-pub struct FieldError {
-    pub field: String,
-    pub problem: String,
-    pub kind: FieldErrorKind,
-}
-
-/// How a refusal is answered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FieldErrorKind {
-    /// A malformed field (422 `invalid`).
-    Invalid,
-    /// The payload is too large (413, not 422).
-    TooLarge,
-    /// The catalog does not name the type (422 `unknown-event-type`).
-    UnknownType,
-    /// `data` fails its version's schema (422 `invalid-data`), each error
-    /// with its pointer inside `data`.
-    InvalidData(Vec<DataError>),
-}
-
-pub(super) fn field_error(field: &str, problem: impl Into<String>) -> FieldError {
-    FieldError {
-        field: field.into(),
-        problem: problem.into(),
-        kind: FieldErrorKind::Invalid,
-    }
-}
-
 /// `schema_version` as sent: a positive integer, or a string of its digits.
 fn parse_version(raw: &RawValue) -> Result<u32, FieldError> {
     let text = raw.get();
@@ -115,59 +91,6 @@ fn parse_version(raw: &RawValue) -> Result<u32, FieldError> {
             "must be a positive integer, like 1",
         )),
     }
-}
-
-/// Checks `data` (at `field`) against the catalog: the type must be known
-/// (when the catalog is strict), the version must exist, and `data` must be
-/// valid.
-pub(super) fn check_against(
-    catalog: &Catalog,
-    event_type: &str,
-    version: u32,
-    payload: &str,
-    field: &str,
-) -> Result<(), FieldError> {
-    let data: Value = serde_json::from_str(payload)
-        .map_err(|e| field_error(field, format!("is not JSON: {e}")))?;
-    catalog
-        .check(event_type, version, &data)
-        .map_err(|refusal| match refusal {
-            Refusal::UnknownType => FieldError {
-                field: "type".into(),
-                problem: format!(
-                    "`{event_type}` is not in the event catalog (GET /v1/event-types lists it)"
-                ),
-                kind: FieldErrorKind::UnknownType,
-            },
-            Refusal::UnknownVersion { latest } => field_error(
-                if field == "data" {
-                    "schema_version"
-                } else {
-                    field
-                },
-                format!("{event_type} has no version {version}; the latest is {latest}"),
-            ),
-            Refusal::InvalidData(errors) => FieldError {
-                field: field.into(),
-                problem: format!(
-                    "does not match the schema of {event_type} version {version}: {}",
-                    crate::catalog::describe(&errors)
-                ),
-                kind: FieldErrorKind::InvalidData(errors),
-            },
-        })
-}
-
-/// `usage.finalized`: lowercase words of letters, digits and `_`, joined by dots.
-pub fn valid_event_type(t: &str) -> bool {
-    t.len() <= 128
-        && t.split('.').count() >= 2
-        && t.split('.').all(|part| {
-            !part.is_empty()
-                && part
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-        })
 }
 
 fn short_text(field: &str, value: &str, max: usize) -> Result<(), FieldError> {

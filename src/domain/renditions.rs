@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 
 use serde_json::value::RawValue;
 
-use super::event::{FieldError, check_against, field_error};
+use super::event::field::{FieldError, FieldErrorKind, check_against, field_error};
 use crate::catalog::Catalog;
 
-/// Version → `data` at that version, as sent.
-pub type Renditions = BTreeMap<u32, String>;
+/// Version → `data` at that version, as sent (the catalog's renderer reads them).
+pub use crate::catalog::render::Renditions;
 
 /// The producer's renditions, each checked: a version of the type other than
 /// the one sent, an object, within the size cap, valid at its version.
@@ -42,7 +42,7 @@ pub fn checked(
         }
         if text.len() > max_bytes {
             return Err(FieldError {
-                kind: super::event::FieldErrorKind::TooLarge,
+                kind: FieldErrorKind::TooLarge,
                 ..field_error(
                     &field,
                     format!("is {} bytes, more than the {max_bytes} allowed", text.len()),
