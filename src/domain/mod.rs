@@ -1,6 +1,6 @@
 //! Pure domain code: identifiers, events and their envelope, the response
-//! policy, the retry schedule, the circuit breaker, endpoint health over time
-//! and the clock. No I/O here.
+//! policy, the retry schedule, the circuit breaker, endpoint health over time,
+//! the receiver check's scorecard and the clock. No I/O here.
 
 pub mod circuit;
 pub mod clock;
