@@ -9,6 +9,7 @@
 mod harness;
 
 mod admin_views;
+mod architecture;
 mod budget;
 mod cli;
 mod cluster;
