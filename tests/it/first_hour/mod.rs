@@ -2,6 +2,7 @@
 //! errors, one error grammar, the OpenAPI document, readable logs, and a
 //! replay that goes now.
 
+mod bench_table;
 mod cli_ops;
 mod config;
 mod dev_mode;
