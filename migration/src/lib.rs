@@ -19,6 +19,7 @@ mod m20261202_000010_notify;
 mod m20261202_000011_portal;
 mod m20261202_000012_view_indexes;
 mod m20261202_000013_checks;
+mod m20261205_000014_due_order;
 
 pub struct Migrator;
 
@@ -39,6 +40,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261202_000011_portal::Migration),
             Box::new(m20261202_000012_view_indexes::Migration),
             Box::new(m20261202_000013_checks::Migration),
+            Box::new(m20261205_000014_due_order::Migration),
         ]
     }
 }

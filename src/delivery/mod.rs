@@ -20,6 +20,7 @@ pub mod log_limit;
 pub mod mailer;
 pub mod messages;
 pub mod notify;
+pub mod oldest_first;
 pub mod oncall;
 pub mod recorder;
 pub mod report;

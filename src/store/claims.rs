@@ -47,7 +47,8 @@ fn claimed_row(r: &sea_orm::QueryResult, lease_until: i64) -> Result<Claimed, se
 }
 
 /// Claims up to `limit` due deliveries of one endpoint, leased until
-/// `lease_until`, while `fence` holds.
+/// `lease_until`, while `fence` holds: the earliest due first, and of those
+/// due at once the oldest; returned oldest first.
 pub async fn claim_due(
     db: &impl ConnectionTrait,
     endpoint_id: &str,
@@ -62,7 +63,7 @@ pub async fn claim_due(
         "UPDATE delivery SET state = 'delivering', next_attempt_at = ?, updated_at = ?, claim_seq = claim_seq + 1 \
          WHERE id IN (\
            SELECT id FROM delivery WHERE endpoint_id = ? AND state IN ('pending', 'failed', 'delivering') \
-           AND next_attempt_at <= ?{fenced} ORDER BY next_attempt_at LIMIT ?{}) \
+           AND next_attempt_at <= ?{fenced} ORDER BY next_attempt_at, id LIMIT ?{}) \
          RETURNING id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq, schema_version",
         skip_locked(backend)
     );
@@ -74,10 +75,14 @@ pub async fn claim_due(
     ];
     values.extend(fence_values);
     values.push(i64::from(limit).into());
-    Ok(super::query_all(db, sql(backend, &text, values), |r| {
+    let mut claimed = super::query_all(db, sql(backend, &text, values), |r| {
         claimed_row(r, lease_until)
     })
-    .await?)
+    .await?;
+    // `RETURNING` follows no order on PostgreSQL: oldest first again (a
+    // delivery's id is a ULID, its creation time first).
+    claimed.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(claimed)
 }
 
 /// When this endpoint's earliest unfinished delivery is due, if it has one.

@@ -30,6 +30,7 @@ impl EndpointActor {
         }
         self.claiming = true;
         self.woken = false;
+        let start = self.rows_first.claim_starts();
         let shared = self.shared.clone();
         let id = self.id.clone();
         let (mut held_deliveries, mut held_replays) = self.due.held();
@@ -90,10 +91,11 @@ impl EndpointActor {
             };
             Ok::<_, store::StoreError>((claimed, events, earliest))
         };
-        ctx.spawn(fut.into_actor(self).map(|res, act, ctx| {
+        ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
             act.claiming = false;
             match res {
                 Ok((claimed, events, earliest)) => {
+                    act.rows_first.claim_ended(start, earliest.is_none());
                     act.enqueue(claimed, events);
                     // A full claim may have left due rows behind, and a wake
                     // that arrived during it may announce rows it did not
@@ -161,7 +163,8 @@ impl EndpointActor {
 
     /// Hands back queued deliveries whose leases no longer leave time for an
     /// attempt (they waited behind a slow receiver): sent now, one could go
-    /// out again under a new claim. Released, they are claimed afresh.
+    /// out again under a new claim. Released, they are claimed afresh, and
+    /// with them the rest of the queue, which is younger.
     pub(super) fn release_stale(&mut self, ctx: &mut Context<Self>, now: i64) {
         // The queue is in claim order, so in order of lease end: the stale
         // ones are at its front, and the pump looks at one job when none is.
@@ -172,9 +175,10 @@ impl EndpointActor {
             .take_while(|j| !window.may_start(j.claimed.lease_until, now))
             .count();
         if stale > 0 {
-            let stale: Vec<Job> = self.queue.drain(..stale).collect();
-            tracing::debug!(endpoint = %self.id, released = stale.len(), "queued deliveries outlived their lease window");
-            self.release(ctx, stale, now);
+            // The rest of the queue is younger than the stale ones: it goes
+            // back too, so claims bring them all back oldest first.
+            tracing::debug!(endpoint = %self.id, stale, released = self.queue.len(), "queued deliveries outlived their lease window");
+            self.release_queue(ctx, now);
         }
     }
 
@@ -214,6 +218,8 @@ impl EndpointActor {
             })
             .collect();
         self.due.at(due_at);
+        self.rows_first
+            .handing_back(due_at, self.shared.clock.now_ms());
         let shared = self.shared.clone();
         ctx.spawn(
             async move {
@@ -226,7 +232,8 @@ impl EndpointActor {
                     tracing::warn!(error = %e, "releasing claimed deliveries failed; their lease brings them back");
                 }
             }
-            .into_actor(self),
+            .into_actor(self)
+            .map(|(), act, _| act.rows_first.handed_back()),
         );
     }
 

@@ -82,12 +82,19 @@ impl Handler<Take> for EndpointActor {
     type Result = ();
     fn handle(&mut self, msg: Take, ctx: &mut Context<Self>) {
         self.seq = msg.seq;
-        for job in msg.jobs {
-            self.due.hold(&job.claimed);
-            self.queue.push_back(job);
+        if self.rows_first.on() {
+            // Older deliveries wait as rows: these go behind them, and the
+            // claims take them all in the database's order.
+            let now = self.shared.clock.now_ms();
+            self.release(ctx, msg.jobs, now);
+        } else {
+            for job in msg.jobs {
+                self.due.hold(&job.claimed);
+                self.queue.push_back(job);
+            }
+            let cap = self.concurrency();
+            self.release_beyond(ctx, cap);
         }
-        let cap = self.concurrency();
-        self.release_beyond(ctx, cap);
         self.pump(ctx);
     }
 }

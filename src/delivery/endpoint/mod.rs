@@ -22,6 +22,7 @@ use super::{
     budget,
     due::{Due, Rest},
     messages::Record,
+    oldest_first::RowsFirst,
 };
 use crate::{
     cluster::leases::Standing,
@@ -96,6 +97,11 @@ pub struct EndpointActor {
     /// Deliveries were handed back behind an open circuit, due then: they
     /// come forward if a replay closes the circuit sooner.
     held_back_until: Option<i64>,
+    /// Oldest first: deliveries older than anything handed over from now on
+    /// wait as rows (handed back behind a slow receiver), so handovers go
+    /// back as rows behind them and claims take them in the database's
+    /// order, until a claim finds nothing more due.
+    rows_first: RowsFirst,
     /// What it holds and when work it does not hold next becomes due.
     due: Due,
     /// When the timer is set for, if it is.
@@ -141,6 +147,7 @@ impl EndpointActor {
             idle_timer: None,
             woken: false,
             held_back_until: None,
+            rows_first: RowsFirst::default(),
             due: Due::default(),
             timer_at: None,
             timer: None,

@@ -29,6 +29,7 @@ mod circuit;
 mod flow;
 mod held;
 mod network;
+mod oldest_first;
 mod responses;
 mod retention;
 mod retry_after;

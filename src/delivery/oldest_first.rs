@@ -1,0 +1,124 @@
+//! Oldest first within an endpoint: once deliveries have been handed back
+//! to the database while due (a receiver slower than the work handed to
+//! its actor), everything handed over afterwards is younger than them, so it
+//! goes back as rows too and the actor claims in the database's order. The
+//! mode ends when a claim finds nothing more due and no hand-back could have
+//! slipped past it. Pure bookkeeping; the endpoint actor acts on it.
+
+/// What one claim saw of the hand-backs, to decide whether it may end the mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClaimStart {
+    handbacks: u64,
+    pending: usize,
+}
+
+#[derive(Debug, Default)]
+pub struct RowsFirst {
+    on: bool,
+    /// Hand-backs of due work started so far.
+    handbacks: u64,
+    /// Hand-backs whose writes have not finished.
+    pending: usize,
+}
+
+impl RowsFirst {
+    /// Whether work handed over now must go back as rows behind older ones.
+    pub fn on(&self) -> bool {
+        self.on
+    }
+
+    /// Deliveries are being handed back, due at `due_at` (now is `now`):
+    /// due ones wait as rows from now on.
+    pub fn handing_back(&mut self, due_at: i64, now: i64) {
+        self.pending += 1;
+        if due_at <= now {
+            self.on = true;
+            self.handbacks += 1;
+        }
+    }
+
+    /// A hand-back's write finished.
+    pub fn handed_back(&mut self) {
+        self.pending = self.pending.saturating_sub(1);
+    }
+
+    /// A claim starts: what it must know when it ends.
+    pub fn claim_starts(&self) -> ClaimStart {
+        ClaimStart {
+            handbacks: self.handbacks,
+            pending: self.pending,
+        }
+    }
+
+    /// A claim that started at `start` ended; `full`: it took as many as it
+    /// asked for, so more may be due. Only a claim that took everything due,
+    /// with no hand-back written during it or still unwritten when it
+    /// started, shows no older row is left.
+    pub fn claim_ended(&mut self, start: ClaimStart, full: bool) {
+        if !full && start.pending == 0 && start.handbacks == self.handbacks {
+            self.on = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_000;
+
+    #[test]
+    fn handing_back_due_work_puts_handovers_behind_it() {
+        let mut rows = RowsFirst::default();
+        assert!(!rows.on(), "nothing was handed back yet");
+        rows.handing_back(NOW, NOW);
+        assert!(rows.on());
+    }
+
+    #[test]
+    fn work_handed_back_for_later_does_not() {
+        let mut rows = RowsFirst::default();
+        rows.handing_back(NOW + 5_000, NOW);
+        assert!(!rows.on(), "behind an open circuit, nothing older is due");
+    }
+
+    #[test]
+    fn a_claim_that_took_everything_due_ends_it() {
+        let mut rows = RowsFirst::default();
+        rows.handing_back(NOW, NOW);
+        rows.handed_back();
+        let start = rows.claim_starts();
+        rows.claim_ended(start, false);
+        assert!(!rows.on());
+    }
+
+    #[test]
+    fn a_full_claim_leaves_it_on() {
+        let mut rows = RowsFirst::default();
+        rows.handing_back(NOW, NOW);
+        rows.handed_back();
+        let start = rows.claim_starts();
+        rows.claim_ended(start, true);
+        assert!(rows.on(), "more rows may be due");
+    }
+
+    #[test]
+    fn a_claim_started_before_a_hand_back_was_written_does_not_end_it() {
+        let mut rows = RowsFirst::default();
+        rows.handing_back(NOW, NOW);
+        let start = rows.claim_starts();
+        rows.handed_back();
+        rows.claim_ended(start, false);
+        assert!(rows.on(), "the claim may not have seen those rows");
+    }
+
+    #[test]
+    fn a_hand_back_during_the_claim_does_not_end_it() {
+        let mut rows = RowsFirst::default();
+        let start = rows.claim_starts();
+        rows.handing_back(NOW, NOW);
+        rows.handed_back();
+        rows.claim_ended(start, false);
+        assert!(rows.on());
+    }
+}
