@@ -9,6 +9,7 @@
 //! requests in flight and the deliveries of each event.
 
 mod changes;
+mod database_failover;
 mod failover;
 mod fencing;
 mod leases;

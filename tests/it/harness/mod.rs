@@ -22,6 +22,7 @@ pub mod sets;
 pub mod signatures;
 pub mod skip;
 pub mod smtp;
+pub mod tcp_proxy;
 pub mod tls;
 pub mod toolchain;
 pub mod wait;

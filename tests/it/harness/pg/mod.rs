@@ -5,10 +5,12 @@
 //!   the server-side ones as `postgres` or `nobody` through `runuser`);
 //! - `server`: making a cluster in a folder and starting it on a free port;
 //! - `shared`: the cluster shared by all test processes, and `fresh_database` on it;
-//! - `private`: `PrivateCluster`, a throwaway cluster of one test's own.
+//! - `private`: `PrivateCluster`, a throwaway cluster of one test's own;
+//! - `replica`: a primary with a synchronous streaming standby, promoting and killing them.
 
 mod private;
 mod reaper;
+mod replica;
 mod server;
 mod shared;
 mod tools;

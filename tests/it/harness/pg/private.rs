@@ -9,9 +9,9 @@ use super::tools::{Tools, run, server_cmd, tools};
 /// A PostgreSQL cluster of one test's own, in a temp dir on a free port, for a test that stops
 /// and starts the server (the shared cluster must stay up for the others); stopped when dropped.
 pub struct PrivateCluster {
-    tools: &'static Tools,
-    dir: tempfile::TempDir,
-    port: u16,
+    pub(super) tools: &'static Tools,
+    pub(super) dir: tempfile::TempDir,
+    pub(super) port: u16,
 }
 
 impl PrivateCluster {
@@ -50,7 +50,7 @@ impl PrivateCluster {
             .map_err(|e| format!("pg_ctl start: the blocking task failed: {e}"))?
     }
 
-    fn pg_ctl(&self, args: &[&str]) -> Command {
+    pub(super) fn pg_ctl(&self, args: &[&str]) -> Command {
         let mut cmd = server_cmd(self.tools, &self.tools.pg_ctl, self.dir.path());
         cmd.arg("-D").arg(self.dir.path().join("data")).args(args);
         cmd

@@ -80,6 +80,17 @@ pub(super) fn pg_ctl_start(tools: &Tools, dir: &Path) -> Result<u16, String> {
 
 /// `pg_ctl start` of the cluster in `dir` on `port`; an Err ends with the server's log.
 pub(super) fn pg_ctl_start_on(tools: &Tools, dir: &Path, port: u16) -> Result<(), String> {
+    pg_ctl_start_with(tools, dir, port, "")
+}
+
+/// `pg_ctl start` with `extra` server options after the tests' own (a later
+/// `-c` wins).
+pub(super) fn pg_ctl_start_with(
+    tools: &Tools,
+    dir: &Path,
+    port: u16,
+    extra: &str,
+) -> Result<(), String> {
     let log = dir.join("server.log");
     let log_start = fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
     // A Unix socket path may be at most ~107 bytes: with a longer folder, go without one (the
@@ -92,7 +103,7 @@ pub(super) fn pg_ctl_start_on(tools: &Tools, dir: &Path, port: u16) -> Result<()
     };
     let options = format!(
         "-p {port} -c listen_addresses=127.0.0.1 -k {socket_dir} -c fsync=off \
-         -c synchronous_commit=off -c full_page_writes=off -c max_connections=400"
+         -c synchronous_commit=off -c full_page_writes=off -c max_connections=400 {extra}"
     );
     run(
         server_cmd(tools, &tools.pg_ctl, dir)

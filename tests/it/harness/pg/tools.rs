@@ -17,6 +17,7 @@ pub(super) struct Tools {
     pub(super) createdb: PathBuf,
     pub(super) psql: Option<PathBuf>,
     pub(super) pg_isready: Option<PathBuf>,
+    pub(super) pg_basebackup: Option<PathBuf>,
     /// `Some((runuser, user))` when running as root: server programs run as `user`.
     pub(super) run_as: Option<(PathBuf, String)>,
 }
@@ -91,6 +92,7 @@ fn find_tools() -> Result<Tools, String> {
         createdb,
         psql: find("psql"),
         pg_isready: find("pg_isready"),
+        pg_basebackup: find("pg_basebackup"),
         run_as,
     })
 }
