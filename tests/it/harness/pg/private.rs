@@ -36,10 +36,16 @@ impl PrivateCluster {
 
     /// Stops the server (`-m fast`: clients are disconnected at once) and waits until it is down.
     pub async fn stop(&self) -> Result<(), String> {
-        let mut cmd = self.pg_ctl(&["-m", "fast", "-w", "-t", "30", "stop"]);
-        tokio::task::spawn_blocking(move || run(&mut cmd, "pg_ctl stop").map(drop))
+        self.run_pg_ctl(&["-m", "fast", "-w", "-t", "30", "stop"], "pg_ctl stop")
             .await
-            .map_err(|e| format!("pg_ctl stop: the blocking task failed: {e}"))?
+    }
+
+    /// Runs `pg_ctl` on this cluster with `args`, off the runtime.
+    pub(super) async fn run_pg_ctl(&self, args: &[&str], what: &'static str) -> Result<(), String> {
+        let mut cmd = self.pg_ctl(args);
+        tokio::task::spawn_blocking(move || run(&mut cmd, what).map(drop))
+            .await
+            .map_err(|e| format!("{what}: the blocking task failed: {e}"))?
     }
 
     /// Starts the stopped server again, on the same port.

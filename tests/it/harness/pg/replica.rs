@@ -60,17 +60,13 @@ impl PrivateCluster {
     /// Stops the server at once, as a lost host would (no checkpoint, no
     /// goodbye to clients or standbys).
     pub async fn kill(&self) -> Result<(), String> {
-        let mut cmd = self.pg_ctl(&["-m", "immediate", "-w", "-t", "30", "stop"]);
-        tokio::task::spawn_blocking(move || run(&mut cmd, "pg_ctl stop -m immediate").map(drop))
-            .await
-            .map_err(|e| format!("pg_ctl stop: the blocking task failed: {e}"))?
+        let args = ["-m", "immediate", "-w", "-t", "30", "stop"];
+        self.run_pg_ctl(&args, "pg_ctl stop -m immediate").await
     }
 
     /// Promotes a standby to a primary and waits until it takes writes.
     pub async fn promote(&self) -> Result<(), String> {
-        let mut cmd = self.pg_ctl(&["-w", "-t", "30", "promote"]);
-        tokio::task::spawn_blocking(move || run(&mut cmd, "pg_ctl promote").map(drop))
-            .await
-            .map_err(|e| format!("pg_ctl promote: the blocking task failed: {e}"))?
+        let args = ["-w", "-t", "30", "promote"];
+        self.run_pg_ctl(&args, "pg_ctl promote").await
     }
 }
