@@ -90,7 +90,12 @@ pub struct Running {
     pub engine: Engine,
     pub shared: Arc<Shared>,
     pub server: actix_web::dev::ServerHandle,
+    /// The unrevoked keys the front door knows; refresh it after making or
+    /// revoking a key in this process.
+    pub known_keys: Arc<http::known_keys::KnownKeys>,
     task: actix_rt::task::JoinHandle<std::io::Result<()>>,
+    /// The periodic refresh of `known_keys`, stopped before the pool closes.
+    keys_refresh: actix_rt::task::JoinHandle<()>,
     _lock: Option<crate::instance_lock::InstanceLock>,
 }
 
@@ -119,6 +124,7 @@ impl Running {
         tokio::select! {
             served = &mut self.task => {
                 // The server ended by itself: stop the rest and report why.
+                self.keys_refresh.abort();
                 self.engine.shutdown().await;
                 self.shared.close_pools().await;
                 return served
@@ -146,6 +152,7 @@ impl Running {
             .await
             .context("the web server task failed")
             .and_then(|r| r.context("the web server failed"));
+        self.keys_refresh.abort();
         self.engine.shutdown().await;
         self.shared.close_pools().await;
         served
@@ -205,6 +212,14 @@ pub async fn start_on(
     let lock = crate::instance_lock::acquire(&config.database)?;
     let shared = prepare(config, clock).await?;
     let engine = Engine::start(shared.clone(), &listener.addr.to_string()).await?;
+    let known_keys = match http::known_keys::KnownKeys::load(shared.db.clone()).await {
+        Ok(known) => known,
+        Err(e) => {
+            engine.shutdown().await;
+            shared.close_pools().await;
+            return Err(anyhow::Error::new(e).context("reading the API keys"));
+        }
+    };
     let api = &shared.config.api;
     let limiter = |rate, burst| {
         Arc::new(http::rate_limit::RateLimiter::new(
@@ -225,6 +240,7 @@ pub async fn start_on(
             api.anonymous_rate_limit_per_second,
             api.anonymous_rate_limit_burst,
         ),
+        known_keys: known_keys.clone(),
     };
     let document = web::Data::new(http::openapi::generate());
     let max_uri = shared.config.http.max_uri_bytes;
@@ -263,12 +279,15 @@ pub async fn start_on(
     let handle = server.handle();
     let task = actix_rt::spawn(server);
     crate::delivery::egress_audit::start(shared.clone(), engine.resolver.clone());
+    let keys_refresh = known_keys.keep_fresh();
     Ok(Running {
         addr,
         engine,
         shared,
         server: handle,
+        known_keys,
         task,
+        keys_refresh,
         _lock: lock,
     })
 }
