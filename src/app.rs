@@ -241,6 +241,9 @@ pub async fn start_on(
             api.anonymous_rate_limit_burst,
         ),
         known_keys: known_keys.clone(),
+        check_hosts: Arc::new(crate::conformance::host_slots::HostSlots::new(
+            crate::conformance::CHECK_INTERVAL,
+        )),
     };
     let document = web::Data::new(http::openapi::generate());
     let max_uri = shared.config.http.max_uri_bytes;

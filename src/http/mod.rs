@@ -47,6 +47,8 @@ pub struct AppState {
     pub anonymous_limiter: Arc<rate_limit::RateLimiter>,
     /// The unrevoked keys: who may pass an address's spent budget.
     pub known_keys: Arc<known_keys::KnownKeys>,
+    /// When a check of each target host last started.
+    pub check_hosts: Arc<crate::conformance::host_slots::HostSlots>,
 }
 
 impl AppState {
