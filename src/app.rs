@@ -15,31 +15,63 @@ use crate::{
     store,
 };
 
-/// The operator's notification endpoint as `notify.operator_url` says; its
-/// URL passes the egress policy as any endpoint's must.
-async fn sync_operator_endpoint(shared: &Shared) -> anyhow::Result<()> {
-    let wanted = match &shared.config.notify.operator_url {
-        Some((url, secret)) => {
-            let checked = crate::egress::url_check::check_url(url, &shared.rules).map_err(|e| {
-                let remedy = crate::egress::remedy::for_url(&shared.config.egress, url, &[])
-                    .map(|r| format!("; {r}"))
-                    .unwrap_or_default();
-                anyhow::anyhow!("notify.operator_url: the URL {e}{remedy}")
-            })?;
-            Some((checked.url.to_string(), secret))
-        }
-        None => None,
-    };
+/// The operator's notification endpoint as `notify.operator_url` says
+/// (`url`: as `checked_operator_url` passed it).
+async fn sync_operator_endpoint(shared: &Shared, url: Option<&str>) -> anyhow::Result<()> {
+    let wanted = url.zip(shared.config.notify.operator_url.as_ref().map(|(_, s)| s));
     store::notices::sync_operator(
         &shared.db,
         &shared.secrets,
-        wanted.as_ref().map(|(u, s)| (u.as_str(), *s)),
+        wanted,
         shared.config.delivery.default_concurrency,
         shared.clock.now_ms(),
     )
     .await
     .context("setting up notify.operator_url")?;
     Ok(())
+}
+
+/// `notify.operator_url` judged as an endpoint's URL is at registration:
+/// the egress rules, then its name resolved by hookd's own resolver and
+/// every address judged, so a start refuses a URL whose name points inside.
+/// A name that does not resolve now is left to the attempts (each judges
+/// the addresses again), with a warning.
+async fn checked_operator_url(config: &Config) -> anyhow::Result<Option<String>> {
+    use crate::egress::{
+        host::Host,
+        remedy,
+        resolver::{Resolve, ResolveError, ResolverActor},
+        url_check::{EgressRules, RegistrationError, check_url},
+    };
+    let Some((url, _)) = &config.notify.operator_url else {
+        return Ok(None);
+    };
+    let (egress, rules) = (&config.egress, EgressRules::from_config(&config.egress));
+    let refused = |e: RegistrationError| {
+        let remedy = remedy::for_registration(egress, url, &e)
+            .map(|r| format!("; {r}"))
+            .unwrap_or_default();
+        anyhow::anyhow!("notify.operator_url: {e}{remedy}")
+    };
+    let checked = check_url(url, &rules).map_err(|e| refused(e.into()))?;
+    if let Host::Name(name) = &checked.host {
+        use actix::Actor as _;
+        let resolver = ResolverActor::new(egress, rules.policy.clone())?.start();
+        let resolved = resolver
+            .send(Resolve(checked.host.clone()))
+            .await
+            .map_err(|e| refused(RegistrationError::Resolver(e.to_string())))?;
+        match resolved {
+            Ok(_) => {}
+            Err(ResolveError::Dns { detail, .. }) => tracing::warn!(
+                host = %name,
+                %detail,
+                "notify.operator_url does not resolve now; notices to it are retried until it does"
+            ),
+            Err(e) => return Err(refused(e.into())),
+        }
+    }
+    Ok(Some(checked.url.to_string()))
 }
 
 /// Brings the schema up to date, saying in one line what that took (the
@@ -66,13 +98,15 @@ pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<S
     let catalog = config.catalog.load().context("catalog.path")?;
     let passphrase = keyfile::master_passphrase(&config)?;
     let secrets = SecretBox::from_passphrase(&passphrase).context("secrets.master_key")?;
+    // Before the database, so a refusal is the start's one line.
+    let operator_url = checked_operator_url(&config).await?;
     let db = store::connect(&config.database).await?;
     migrate(&db).await?;
     let control = store::connect_control(&config.database, &db).await?;
     let tls = client::tls_config(config.egress.extra_ca_file.as_deref())
         .context("egress.extra_ca_file")?;
     let shared = Shared::new(db, control, clock, Arc::new(config), secrets, tls, catalog);
-    sync_operator_endpoint(&shared).await?;
+    sync_operator_endpoint(&shared, operator_url.as_deref()).await?;
     let files = shared.files;
     tracing::info!(
         soft_was = files.was,
