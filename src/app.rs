@@ -15,31 +15,63 @@ use crate::{
     store,
 };
 
-/// The operator's notification endpoint as `notify.operator_url` says; its
-/// URL passes the egress policy as any endpoint's must.
-async fn sync_operator_endpoint(shared: &Shared) -> anyhow::Result<()> {
-    let wanted = match &shared.config.notify.operator_url {
-        Some((url, secret)) => {
-            let checked = crate::egress::url_check::check_url(url, &shared.rules).map_err(|e| {
-                let remedy = crate::egress::remedy::for_url(&shared.config.egress, url, &[])
-                    .map(|r| format!("; {r}"))
-                    .unwrap_or_default();
-                anyhow::anyhow!("notify.operator_url: the URL {e}{remedy}")
-            })?;
-            Some((checked.url.to_string(), secret))
-        }
-        None => None,
-    };
+/// The operator's notification endpoint as `notify.operator_url` says
+/// (`url`: as `checked_operator_url` passed it).
+async fn sync_operator_endpoint(shared: &Shared, url: Option<&str>) -> anyhow::Result<()> {
+    let wanted = url.zip(shared.config.notify.operator_url.as_ref().map(|(_, s)| s));
     store::notices::sync_operator(
         &shared.db,
         &shared.secrets,
-        wanted.as_ref().map(|(u, s)| (u.as_str(), *s)),
+        wanted,
         shared.config.delivery.default_concurrency,
         shared.clock.now_ms(),
     )
     .await
     .context("setting up notify.operator_url")?;
     Ok(())
+}
+
+/// `notify.operator_url` judged as an endpoint's URL is at registration:
+/// the egress rules, then its name resolved by hookd's own resolver and
+/// every address judged, so a start refuses a URL whose name points inside.
+/// A name that does not resolve now is left to the attempts (each judges
+/// the addresses again), with a warning.
+async fn checked_operator_url(config: &Config) -> anyhow::Result<Option<String>> {
+    use crate::egress::{
+        host::Host,
+        remedy,
+        resolver::{Resolve, ResolveError, ResolverActor},
+        url_check::{EgressRules, RegistrationError, check_url},
+    };
+    let Some((url, _)) = &config.notify.operator_url else {
+        return Ok(None);
+    };
+    let (egress, rules) = (&config.egress, EgressRules::from_config(&config.egress));
+    let refused = |e: RegistrationError| {
+        let remedy = remedy::for_registration(egress, url, &e)
+            .map(|r| format!("; {r}"))
+            .unwrap_or_default();
+        anyhow::anyhow!("notify.operator_url: {e}{remedy}")
+    };
+    let checked = check_url(url, &rules).map_err(|e| refused(e.into()))?;
+    if let Host::Name(name) = &checked.host {
+        use actix::Actor as _;
+        let resolver = ResolverActor::new(egress, rules.policy.clone())?.start();
+        let resolved = resolver
+            .send(Resolve(checked.host.clone()))
+            .await
+            .map_err(|e| refused(RegistrationError::Resolver(e.to_string())))?;
+        match resolved {
+            Ok(_) => {}
+            Err(ResolveError::Dns { detail, .. }) => tracing::warn!(
+                host = %name,
+                %detail,
+                "notify.operator_url does not resolve now; notices to it are retried until it does"
+            ),
+            Err(e) => return Err(refused(e.into())),
+        }
+    }
+    Ok(Some(checked.url.to_string()))
 }
 
 /// Brings the schema up to date, saying in one line what that took (the
@@ -66,13 +98,15 @@ pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<S
     let catalog = config.catalog.load().context("catalog.path")?;
     let passphrase = keyfile::master_passphrase(&config)?;
     let secrets = SecretBox::from_passphrase(&passphrase).context("secrets.master_key")?;
+    // Before the database, so a refusal is the start's one line.
+    let operator_url = checked_operator_url(&config).await?;
     let db = store::connect(&config.database).await?;
     migrate(&db).await?;
     let control = store::connect_control(&config.database, &db).await?;
     let tls = client::tls_config(config.egress.extra_ca_file.as_deref())
         .context("egress.extra_ca_file")?;
     let shared = Shared::new(db, control, clock, Arc::new(config), secrets, tls, catalog);
-    sync_operator_endpoint(&shared).await?;
+    sync_operator_endpoint(&shared, operator_url.as_deref()).await?;
     let files = shared.files;
     tracing::info!(
         soft_was = files.was,
@@ -90,7 +124,12 @@ pub struct Running {
     pub engine: Engine,
     pub shared: Arc<Shared>,
     pub server: actix_web::dev::ServerHandle,
+    /// The unrevoked keys the front door knows; refresh it after making or
+    /// revoking a key in this process.
+    pub known_keys: Arc<http::known_keys::KnownKeys>,
     task: actix_rt::task::JoinHandle<std::io::Result<()>>,
+    /// The periodic refresh of `known_keys`, stopped before the pool closes.
+    keys_refresh: actix_rt::task::JoinHandle<()>,
     _lock: Option<crate::instance_lock::InstanceLock>,
 }
 
@@ -119,6 +158,7 @@ impl Running {
         tokio::select! {
             served = &mut self.task => {
                 // The server ended by itself: stop the rest and report why.
+                self.keys_refresh.abort();
                 self.engine.shutdown().await;
                 self.shared.close_pools().await;
                 return served
@@ -146,6 +186,7 @@ impl Running {
             .await
             .context("the web server task failed")
             .and_then(|r| r.context("the web server failed"));
+        self.keys_refresh.abort();
         self.engine.shutdown().await;
         self.shared.close_pools().await;
         served
@@ -205,6 +246,14 @@ pub async fn start_on(
     let lock = crate::instance_lock::acquire(&config.database)?;
     let shared = prepare(config, clock).await?;
     let engine = Engine::start(shared.clone(), &listener.addr.to_string()).await?;
+    let known_keys = match http::known_keys::KnownKeys::load(shared.db.clone()).await {
+        Ok(known) => known,
+        Err(e) => {
+            engine.shutdown().await;
+            shared.close_pools().await;
+            return Err(anyhow::Error::new(e).context("reading the API keys"));
+        }
+    };
     let api = &shared.config.api;
     let limiter = |rate, burst| {
         Arc::new(http::rate_limit::RateLimiter::new(
@@ -225,6 +274,10 @@ pub async fn start_on(
             api.anonymous_rate_limit_per_second,
             api.anonymous_rate_limit_burst,
         ),
+        known_keys: known_keys.clone(),
+        check_hosts: Arc::new(crate::conformance::host_slots::HostSlots::new(
+            crate::conformance::CHECK_INTERVAL,
+        )),
     };
     let document = web::Data::new(http::openapi::generate());
     let max_uri = shared.config.http.max_uri_bytes;
@@ -263,12 +316,15 @@ pub async fn start_on(
     let handle = server.handle();
     let task = actix_rt::spawn(server);
     crate::delivery::egress_audit::start(shared.clone(), engine.resolver.clone());
+    let keys_refresh = known_keys.keep_fresh();
     Ok(Running {
         addr,
         engine,
         shared,
         server: handle,
+        known_keys,
         task,
+        keys_refresh,
         _lock: lock,
     })
 }

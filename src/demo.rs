@@ -182,6 +182,7 @@ async fn demo(
     let service = store::keys::create(db, Role::Service, None, now).await?;
     let partner_key = store::keys::create(db, Role::Partner, Some(&partner.id), now).await?;
     let operator = store::keys::create(db, Role::Operator, None, now).await?;
+    running.known_keys.changed().await;
     let (endpoint, secret) = store::endpoints::create(
         db,
         &running.shared.secrets,

@@ -98,6 +98,7 @@ async fn dev_banner(running: &Running, database: &str, hookd: &str) -> anyhow::R
     let now = SystemClock.now_ms();
     let operator = store::keys::create(db, Role::Operator, None, now).await?;
     let service = store::keys::create(db, Role::Service, None, now).await?;
+    running.known_keys.changed().await;
     let (event_type, version, data) = sample(running);
     let base = format!("http://{}", running.addr);
     let variables = dev::hookd_variables(std::env::vars());

@@ -6,7 +6,8 @@
 //! - [`suite`]: the cases, in order, and the exact request of each (pure);
 //! - [`judge`]: what each case expects and the verdict and hint for what it
 //!   got (pure);
-//! - [`send`]: the effects: resolve, pin, send each request in turn.
+//! - [`send`]: the effects: resolve, pin, send each request in turn;
+//! - [`host_slots`]: at most one check a minute per target host.
 //!
 //! Every request is marked: its event type is `webhook.check` (the unknown
 //! type case's `webhook.check.unknown_type` aside) and it carries the header
@@ -14,6 +15,7 @@
 //! handler. The API (`POST /v1/endpoints/{id}/check`) stores each scorecard;
 //! `hookd check-receiver` prints it.
 
+pub mod host_slots;
 pub mod judge;
 pub mod send;
 pub mod suite;

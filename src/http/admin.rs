@@ -135,6 +135,8 @@ pub async fn create_partner_key(
         state.shared.clock.now_ms(),
     )
     .await?;
+    // Usable at once, also from an address over its budget for failures.
+    state.known_keys.changed().await;
     Ok(HttpResponse::Created().json(KeyCreated {
         id: key.id,
         key: key.key,
@@ -156,5 +158,6 @@ pub async fn revoke_key(
     if !store::keys::revoke(&state.shared.db, &id, state.shared.clock.now_ms()).await? {
         return Err(Problem::not_found("no such key, or already revoked"));
     }
+    state.known_keys.changed().await;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -4,7 +4,10 @@
 //! no route reads a body before its caller is known.
 //!
 //! Requests without a valid key are throttled per client address; once an
-//! address is over its budget it gets 429 before any database look-up.
+//! address is over its budget it gets 429 before any database look-up,
+//! unless the key it presents is one of the unrevoked keys this process
+//! knows (`known_keys`): strangers on the same address never lock out a
+//! valid key. Only failures spend the budget.
 
 use actix_web::HttpRequest;
 
@@ -45,13 +48,30 @@ pub fn within_anonymous_budget(req: &HttpRequest, state: &AppState) -> Result<()
     }
 }
 
+/// Like `within_anonymous_budget`, but a request whose `token` is a known
+/// key goes on to the database past the budget: the database decides
+/// whether it is valid, and a failure there spends the budget as any does.
+fn within_budget_or_known(
+    req: &HttpRequest,
+    state: &AppState,
+    token: Option<&str>,
+) -> Result<(), Problem> {
+    within_anonymous_budget(req, state).or_else(|refusal| {
+        if token.is_some_and(|t| state.known_keys.holds(t)) {
+            Ok(())
+        } else {
+            Err(refusal)
+        }
+    })
+}
+
 /// The caller, if its key is valid, has `role` and is within its rate limit.
 pub async fn require(
     req: &HttpRequest,
     state: &AppState,
     role: Role,
 ) -> Result<Principal, Problem> {
-    within_anonymous_budget(req, state)?;
+    within_budget_or_known(req, state, bearer(req))?;
     let Some(token) = bearer(req) else {
         return Err(refuse_anonymous(req, state, Problem::unauthorized()));
     };

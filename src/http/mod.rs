@@ -17,6 +17,7 @@ pub mod door;
 pub mod guard;
 pub mod health;
 pub mod ingest;
+pub mod known_keys;
 pub mod links;
 pub mod observe;
 pub mod openapi;
@@ -44,6 +45,10 @@ pub struct AppState {
     pub service_limiter: Arc<rate_limit::RateLimiter>,
     /// Per client address, for requests without a valid key.
     pub anonymous_limiter: Arc<rate_limit::RateLimiter>,
+    /// The unrevoked keys: who may pass an address's spent budget.
+    pub known_keys: Arc<known_keys::KnownKeys>,
+    /// When a check of each target host last started.
+    pub check_hosts: Arc<crate::conformance::host_slots::HostSlots>,
 }
 
 impl AppState {

@@ -58,7 +58,8 @@ pub struct NewKey {
 
 const PREFIX_LEN: usize = 12;
 
-fn hash(key: &str) -> String {
+/// How a key is stored: the SHA-256 of the whole key, in hex.
+pub fn hash(key: &str) -> String {
     let digest = Sha256::digest(key.as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -122,6 +123,19 @@ pub async fn authenticate(
         return Ok(None);
     }
     principal(row).map(Some)
+}
+
+/// The hashes of every unrevoked key: what the front door holds in memory
+/// to tell which callers may reach the database past their address's budget.
+pub async fn active_hashes(db: &impl ConnectionTrait) -> Result<Vec<String>, StoreError> {
+    use sea_orm::QuerySelect;
+    Ok(api_key::Entity::find()
+        .select_only()
+        .column(api_key::Column::Hash)
+        .filter(api_key::Column::RevokedAt.is_null())
+        .into_tuple::<String>()
+        .all(db)
+        .await?)
 }
 
 /// The principal of an unrevoked key found by its id (a dashboard session

@@ -35,6 +35,7 @@ mod partner_api;
 mod paused;
 mod portal;
 mod rate_limits;
+mod rate_limits_shared;
 mod receivers;
 mod records;
 mod skips;

@@ -1,6 +1,7 @@
 //! `/v1/endpoints/{id}/check` and `/checks`: run the receiver conformance
 //! suite against the partner's endpoint now, at most once a minute per
-//! endpoint, and read the stored scorecards back.
+//! endpoint and once a minute per target host, and read the stored
+//! scorecards back.
 
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use serde::Serialize;
@@ -8,11 +9,11 @@ use serde::Serialize;
 use super::{endpoint_ops::not_found, endpoint_shapes::ListQuery};
 use crate::{
     conformance::{
-        CHECK_INTERVAL, Scorecard, send,
+        CHECK_INTERVAL, Scorecard, host_slots, send,
         suite::{Script, Target},
     },
     domain::ids::{EventId, new_id},
-    egress::url_check::check_url,
+    egress::{host::Host, url_check::check_url},
     http::{
         AppState, auth, body,
         page::Page,
@@ -45,7 +46,8 @@ impl From<StoredCheck> for CheckOut {
 }
 
 /// Check a receiver: send the conformance suite to this endpoint now, signed
-/// with its current secret, and answer the scorecard. Once a minute per endpoint.
+/// with its current secret, and answer the scorecard. Once a minute per endpoint,
+/// and once a minute per target host (whichever endpoint names it).
 ///
 /// The suite: a valid `webhook.check` event (2xx within 5 s, a warning above
 /// 2 s); the same webhook-id again (2xx); a wrong signature, no signature, a
@@ -72,6 +74,12 @@ pub async fn check_endpoint(
         ))
     })?;
     let now = shared.clock.now_ms();
+    // The host is looked at before the endpoint's slot is spent (a busy
+    // host spends no endpoint's slot) and taken after it (a busy endpoint
+    // spends no host's).
+    if let Some(wait) = state.check_hosts.busy_for(&url.host, now) {
+        return Err(host_busy(wait, &url.host));
+    }
     let every = CHECK_INTERVAL.as_millis() as i64;
     match scoped
         .claim_check(&id, now, every)
@@ -80,15 +88,13 @@ pub async fn check_endpoint(
     {
         Slot::Claimed => {}
         Slot::Busy { retry_after_ms } => {
-            let secs = (retry_after_ms as u64).div_ceil(1000);
-            let mut p = Problem::too_many_requests(secs);
-            p.detail = format!(
-                "a check of this endpoint started less than {} s ago; retry in {secs} s",
-                CHECK_INTERVAL.as_secs()
-            );
-            return Err(p);
+            return Err(busy(retry_after_ms, "this endpoint"));
         }
     }
+    state
+        .check_hosts
+        .claim(&url.host, now)
+        .map_err(|wait| host_busy(wait, &url.host))?;
     let secret = signing_secrets(&shared.db, &shared.secrets, &id, now)
         .await?
         .into_iter()
@@ -113,6 +119,22 @@ pub async fn check_endpoint(
     let card = send::run(&script, &url, &wire).await;
     let stored = scoped.record_check(&check_id, &id, &card, now).await?;
     Ok(HttpResponse::Ok().json(CheckOut::from(stored)))
+}
+
+/// 429: a check of `what` started less than the interval ago.
+fn busy(wait_ms: i64, what: &str) -> Problem {
+    let secs = (wait_ms.max(1) as u64).div_ceil(1000);
+    let mut p = Problem::too_many_requests(secs);
+    p.detail = format!(
+        "a check of {what} started less than {} s ago; retry in {secs} s",
+        CHECK_INTERVAL.as_secs()
+    );
+    p
+}
+
+/// 429: a check of a receiver on `host` started less than the interval ago.
+fn host_busy(wait_ms: i64, host: &Host) -> Problem {
+    busy(wait_ms, &format!("a receiver on {}", host_slots::key(host)))
 }
 
 /// List an endpoint's checks, newest first.

@@ -1,7 +1,8 @@
 //! The check through the Partner API: `POST /v1/endpoints/{id}/check`
 //! answers the scorecard and stores it, `GET …/checks` lists them newest
-//! first; once a minute per endpoint, across instances; nothing of it is
-//! another partner's to see.
+//! first; once a minute per endpoint, across instances, and once a minute
+//! per target host, whichever endpoint names it; nothing of it is another
+//! partner's to see.
 
 use std::time::Duration;
 
@@ -129,6 +130,40 @@ async fn a_second_check_within_a_minute_is_refused_with_retry_after_and_sends_no
         "retry in about 30 s, got {retry}"
     );
     assert_eq!(checked.inbox.requests(), 8, "nothing was sent again");
+}
+
+#[both_backends]
+async fn another_endpoint_on_the_same_host_is_checked_a_minute_later_and_not_sooner(
+    backend: Backend,
+) {
+    let checked = Checked::once(backend).await;
+    // Another receiver, on another port of the same host (127.0.0.1).
+    let (other, inbox) = endpoint_with_receiver(&checked.app, Behaviour::Correct).await;
+    checked.app.advance(Duration::from_secs(30));
+    let path = format!("/v1/endpoints/{other}/check");
+    let (status, refused, headers) = checked.app.request("POST", &path, &checked.key, None).await;
+    assert_eq!(status, 429, "the host was checked 30 s ago: {refused}");
+    let retry: u64 = header(&headers, "retry-after")
+        .and_then(|v| v.parse().ok())
+        .expect("a Retry-After");
+    assert!(
+        (29..=31).contains(&retry),
+        "retry in about 30 s, got {retry}"
+    );
+    assert!(
+        refused["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("a receiver on 127.0.0.1")),
+        "the refusal names the host: {refused}"
+    );
+    assert_eq!(inbox.requests(), 0, "nothing was sent to the host again");
+    checked.app.advance(Duration::from_secs(30));
+    let (status, card, _) = checked.app.request("POST", &path, &checked.key, None).await;
+    assert_eq!(
+        status, 200,
+        "a minute after the host's last check, and the refusal spent no slot of the endpoint: {card}"
+    );
+    assert_eq!(inbox.requests(), 8, "the suite, once");
 }
 
 /// The limit is in the database: another instance refuses too (SQLite

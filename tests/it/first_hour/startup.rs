@@ -2,11 +2,17 @@
 //! so a taken one (held by the test) stops `serve`, `serve --dev` and
 //! `demo` with one line and exit 2, before the database is touched; a
 //! database that cannot be reached stops `serve`, `migrate` and an
-//! operator command the same way.
+//! operator command the same way; so does a `notify.operator_url` whose name
+//! hookd's resolver finds at a forbidden address, while one that does not
+//! resolve yet is only a warning.
 
 use std::path::Path;
 
-use crate::harness::{self, SLOW, process::Hookd, process::free_port};
+use crate::harness::{
+    self, SLOW,
+    dns::FakeDns,
+    process::{Hookd, free_port},
+};
 
 /// Runs `hookd <args>` until it exits; returns its status code and stderr.
 async fn run_to_exit(args: &[&str], env: &[(String, String)], dir: &Path) -> (Option<i32>, String) {
@@ -147,4 +153,60 @@ async fn migrate_without_its_database_exits_2_with_one_line() {
 #[actix_rt::test]
 async fn an_operator_command_without_its_database_exits_2_with_one_line() {
     assert_stops_without_its_database(&["partner", "list"]).await;
+}
+
+/// The configuration of a `serve` on SQLite in `dir`, listening on `listen`,
+/// whose names `dns` answers, with `notify.operator_url` at `https://{name}/hooks`.
+fn with_operator_url(dir: &Path, dns: &FakeDns, listen: &str, name: &str) -> Vec<(String, String)> {
+    let database = format!("sqlite://{}", dir.join("hookd.db").display());
+    let nameservers = format!("[\"{}\"]", dns.addr());
+    let url = format!("https://{name}/hooks");
+    harness::test_env(
+        &database,
+        &[
+            ("HOOKD_HTTP__LISTEN", listen),
+            ("HOOKD_EGRESS__NAMESERVERS", &nameservers),
+            ("HOOKD_NOTIFY__OPERATOR_URL", &url),
+            (
+                "HOOKD_NOTIFY__OPERATOR_SECRET",
+                crate::notifications::OPERATOR_SECRET,
+            ),
+        ],
+    )
+}
+
+#[actix_rt::test]
+async fn serve_refuses_an_operator_url_whose_name_resolves_to_a_forbidden_address() {
+    let dns = FakeDns::start().await;
+    dns.answer("ops.example", vec!["10.0.0.7".parse().expect("an address")]);
+    let work = tempfile::tempdir().expect("a working folder");
+    let env = with_operator_url(work.path(), &dns, "127.0.0.1:0", "ops.example");
+    let (code, stderr) = run_to_exit(&["serve"], &env, work.path()).await;
+    let what = "`hookd serve` with an operator URL inside";
+    assert_one_line(what, code, &stderr, "notify.operator_url: ");
+    assert!(
+        stderr.contains("ops.example resolves to a forbidden address: 10.0.0.7 is private-use")
+            && stderr.contains(r#"HOOKD_EGRESS__ALLOW_CIDRS='["127.0.0.0/8", "10.0.0.7/32"]'"#),
+        "{what}: says which address and what would allow it:\n{stderr}"
+    );
+    assert!(dns.queries("ops.example") > 0, "hookd's resolver asked");
+}
+
+#[actix_rt::test]
+async fn serve_starts_with_an_operator_url_whose_name_does_not_resolve_yet_and_says_so() {
+    let dns = FakeDns::start().await;
+    let work = tempfile::tempdir().expect("a working folder");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let env = with_operator_url(work.path(), &dns, &listen, "later.example");
+    let mut serve = Hookd::start(&["serve"], &env, work.path(), "serve");
+    let http = awc::Client::default();
+    serve
+        .wait_healthy(&http, &format!("http://{listen}"), SLOW)
+        .await;
+    let stderr = serve.stderr();
+    assert!(
+        stderr.contains("notify.operator_url does not resolve now"),
+        "serve warns that the name does not resolve:\n{stderr}"
+    );
+    assert!(dns.queries("later.example") > 0, "hookd's resolver asked");
 }

@@ -191,6 +191,11 @@ pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> TestApp
     let key = store::keys::create(db, Role::Service, None, now)
         .await
         .expect("a service key");
+    running
+        .known_keys
+        .refresh()
+        .await
+        .expect("the front door reads the keys");
     TestApp {
         base_url: format!("http://{}", running.addr),
         running,
@@ -432,11 +437,18 @@ pub async fn another_instance(app: &TestApp, extra: &[(&str, &str)]) -> Running 
 }
 
 impl TestApp {
-    /// A new key of `role` (for `partner`, if any), straight in the store.
+    /// A new key of `role` (for `partner`, if any), straight in the store,
+    /// and known to the front door at once, as a key made through the API is.
     pub async fn key(&self, role: Role, partner: Option<&str>) -> store::keys::NewKey {
-        store::keys::create(self.db(), role, partner, self.clock.now_ms())
+        let key = store::keys::create(self.db(), role, partner, self.clock.now_ms())
             .await
-            .expect("a key")
+            .expect("a key");
+        self.running
+            .known_keys
+            .refresh()
+            .await
+            .expect("the front door reads the keys");
+        key
     }
 
     /// A partner key of the test partner.
