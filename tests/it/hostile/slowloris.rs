@@ -7,33 +7,24 @@
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use tokio::{io::AsyncWriteExt, net::TcpStream};
 
-use super::{connect_from, exchange, read_answer};
-use crate::harness::{
-    self, Backend,
-    process::{Hookd, prepare_store},
-    receiver::{Receiver, Reply},
-    serve::serve_env,
+use super::{
+    FILE_LIMIT, Limited, Stall, exchange, ingest_request, read_answer, stall, start_limited,
 };
+use crate::harness;
 
-const FILE_LIMIT: u64 = 1024;
 const CROWD: usize = 1500;
 const CROWD_ADDRESSES: usize = 12;
 const ONE_ADDRESS: usize = 200;
 const PER_ADDRESS_CAP: usize = 128;
 
-/// Opens a stalled connection: half a head, or a whole head and a sliver of
-/// a body that promises 1 kB.
-async fn stall(source: [u8; 4], server: std::net::SocketAddr, in_body: bool) -> Option<TcpStream> {
-    let mut stream = connect_from(source, server).await.ok()?;
-    let bytes: &[u8] = if in_body {
-        b"POST /dashboard/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nkey="
+/// A head stall or a form body stall, alternately.
+fn head_or_body(i: usize) -> Stall<'static> {
+    if i.is_multiple_of(2) {
+        Stall::FormBody
     } else {
-        b"POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Le"
-    };
-    let _ = stream.write_all(bytes).await;
-    Some(stream)
+        Stall::Head
+    }
 }
 
 async fn answers_within_a_second(server: std::net::SocketAddr, request: &[u8]) -> u16 {
@@ -47,40 +38,25 @@ async fn answers_within_a_second(server: std::net::SocketAddr, request: &[u8]) -
 
 #[actix_rt::test]
 async fn stalled_crowds_never_starve_health_ingest_or_delivery() {
-    // This process holds the crowd's sockets.
-    rlimit::increase_nofile_limit(16_384).expect("a higher file limit for the test");
-    let (url, _db_dir) = harness::database(Backend::Sqlite).await;
-    let receiver = Receiver::start().await;
-    receiver.set_default(Reply::status(204));
-    let (partner, service_key) = prepare_store(&url, &receiver.url(), 4).await;
-    let work = tempfile::tempdir().expect("a working folder");
-    let (listen, env) = serve_env(
-        &url,
-        &[
-            // Deadlines far beyond the test: the caps must do the work.
-            ("HOOKD_HTTP__HEADER_TIMEOUT", "60s"),
-            ("HOOKD_HTTP__BODY_TIMEOUT", "60s"),
-            ("HOOKD_LOG__FILTER", "warn"),
-        ],
-    );
-    let mut hookd =
-        Hookd::start_with_file_limit(FILE_LIMIT, &["serve"], &env, work.path(), "hookd");
-    let http = awc::Client::default();
-    let base_url = format!("http://{listen}");
-    hookd
-        .wait_healthy(&http, &base_url, Duration::from_secs(30))
-        .await;
-    let server = listen.parse().expect("an address");
+    let Limited {
+        hookd,
+        server,
+        partner,
+        service_key,
+        receiver,
+        ..
+    } = &start_limited(&[]).await;
+    let server = *server;
     let rss_before = hookd.rss_kib();
 
     let mut crowd = Vec::new();
     for i in 0..CROWD {
         let source = [127, 0, 0, 2 + (i % CROWD_ADDRESSES) as u8];
-        crowd.extend(stall(source, server, i % 2 == 0).await);
+        crowd.extend(stall(source, server, head_or_body(i)).await);
     }
     let mut one_address = Vec::new();
     for i in 0..ONE_ADDRESS {
-        one_address.extend(stall([127, 0, 0, 30], server, i % 2 == 0).await);
+        one_address.extend(stall([127, 0, 0, 30], server, head_or_body(i)).await);
     }
     assert!(
         crowd.len() + one_address.len() > 1500,
@@ -107,13 +83,7 @@ async fn stalled_crowds_never_starve_health_ingest_or_delivery() {
             answers_within_a_second(server, b"GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n").await;
         assert_eq!(status, 200);
     }
-    let body = format!(
-        r#"{{"type":"balance.updated","partner_id":"{partner}","data":{{"customer_id":"cus_204","currency":"USD","balance":"1.00"}}}}"#
-    );
-    let ingest = format!(
-        "POST /v1/events HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer {service_key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
+    let ingest = ingest_request(partner, service_key);
     assert_eq!(
         answers_within_a_second(server, ingest.as_bytes()).await,
         201
