@@ -11,9 +11,12 @@ pub mod canned;
 pub mod gate;
 pub mod stream;
 
-use std::{fmt, net::SocketAddr, time::Duration};
+use std::{fmt, future::Future, net::SocketAddr, time::Duration};
 
-use actix_http::{HttpService, Request, Response, body::MessageBody};
+use actix_http::{
+    HttpService, Request, Response,
+    body::{BoxBody, MessageBody},
+};
 use actix_rt::net::TcpStream;
 use actix_server::Server;
 use actix_service::{
@@ -135,15 +138,20 @@ impl Door {
     }
 }
 
-/// Serves on `listener` the app `factory` makes (once per worker).
-pub fn open<F, I, S, B>(
+/// Serves on `listener` the app `factory` makes (once per worker). A request
+/// with `Expect: 100-continue` hears `100 Continue` only once `expect` has
+/// let it through; what `expect` refuses with is its answer.
+pub fn open<F, I, S, B, E, EF>(
     listener: Listener,
     config: &HttpConfig,
     workers: usize,
     handle_signals: bool,
     factory: F,
+    expect: E,
 ) -> anyhow::Result<Door>
 where
+    E: Fn(Request) -> EF + Send + Clone + 'static,
+    EF: Future<Output = Result<Request, Response<BoxBody>>> + 'static,
     F: Fn() -> I + Send + Clone + 'static,
     I: IntoServiceFactory<S, Request>,
     S: ServiceFactory<Request, Config = AppConfig> + 'static,
@@ -177,6 +185,7 @@ where
                 .client_request_timeout(header_timeout)
                 .client_disconnect_timeout(LINGER)
                 .local_addr(addr)
+                .expect(actix_service::fn_service(expect.clone()))
                 .h1(map_config(app, |_| AppConfig::default()));
             actix_service::fn_service(move |io: TcpStream| {
                 let admitted = admit(&gate, io, max_uri);
