@@ -202,6 +202,10 @@ impl Ticket {
     pub fn slot(&self) -> &Slot {
         &self.slot
     }
+    /// The client address it was admitted for.
+    pub fn address(&self) -> IpAddr {
+        self.address
+    }
     /// Milliseconds since the gate started, the slot's clock.
     pub fn now_ms(&self) -> u64 {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)

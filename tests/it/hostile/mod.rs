@@ -3,6 +3,7 @@
 //! loop is bounded in count and time.
 
 mod crowd;
+mod noise;
 mod refusals;
 mod slowloris;
 

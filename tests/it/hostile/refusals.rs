@@ -168,7 +168,7 @@ async fn a_client_expecting_100_continue_hears_it_only_with_a_valid_key(app: Tes
 }
 
 /// Raw requests the HTTP parser itself refuses, and what each must get.
-fn malformed() -> Vec<(&'static str, Vec<u8>, u16, &'static str)> {
+pub(super) fn malformed() -> Vec<(&'static str, Vec<u8>, u16, &'static str)> {
     let long_target = format!(
         "GET /v1/endpoints?q={} HTTP/1.1\r\nHost: h\r\n\r\n",
         "a".repeat(100_000)
