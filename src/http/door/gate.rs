@@ -15,6 +15,11 @@
 //!   waited at least `EVICT_AFTER`. Only when every connection is busy and
 //!   young is the newcomer refused.
 //!
+//! A connection being closed holds its socket until it goes, so only a
+//! quarter of the cap may be closing at once (`may_close`); the last half of
+//! that room is kept for newcomers whose address holds at most half its
+//! share, so a crowd's own churn never leaves none for them.
+//!
 //! A connection that comes in holds a `Ticket`; dropping it (the connection
 //! closed) gives its place back.
 
@@ -132,14 +137,39 @@ pub fn fair_share(total: usize, addresses: usize) -> usize {
     total / addresses.max(1)
 }
 
+/// What the newcomer's address holds, and its fair share: the total cap
+/// divided by the addresses holding connections, the newcomer's counted.
+fn standing(held: &HashMap<IpAddr, usize>, newcomer: IpAddr, total: usize) -> (usize, usize) {
+    let own = held.get(&newcomer).copied().unwrap_or(0);
+    let addresses = held.len() + usize::from(own == 0);
+    (own, fair_share(total, addresses))
+}
+
+/// Whether the newcomer's address holds at most half its fair share.
+pub fn is_light(held: &HashMap<IpAddr, usize>, newcomer: IpAddr, total: usize) -> bool {
+    let (own, share) = standing(held, newcomer, total);
+    own * 2 <= share
+}
+
+/// Most connections being closed at once for a cap of `total`.
+pub fn max_closing(total: usize) -> usize {
+    total / 4 + 1
+}
+
+/// Whether one more connection may be closed for a newcomer while `closing`
+/// are already being closed: a `light` newcomer may use all the room, any
+/// other only its first half.
+pub fn may_close(total: usize, closing: usize, light: bool) -> bool {
+    let room = max_closing(total);
+    closing < if light { room } else { room / 2 }
+}
+
 /// Which rule makes room for a newcomer from `newcomer`, given how many
 /// connections each address holds (`held`, those being closed left out)
 /// and the total cap. The heaviest address is the one holding the most;
 /// among equals, the lowest address, so the choice is the same every time.
 pub fn rule(held: &HashMap<IpAddr, usize>, newcomer: IpAddr, total: usize) -> Rule {
-    let own = held.get(&newcomer).copied().unwrap_or(0);
-    let addresses = held.len() + usize::from(own == 0);
-    let share = fair_share(total, addresses);
+    let (own, share) = standing(held, newcomer, total);
     let heaviest = held
         .iter()
         .max_by_key(|&(address, n)| (*n, std::cmp::Reverse(*address)))
@@ -248,7 +278,13 @@ impl Gate {
             from_address,
         ) {
             Ok(()) => {}
-            Err(Refusal::ServerFull) if counts.evicting < self.caps.total / 4 + 1 => {
+            Err(Refusal::ServerFull)
+                if may_close(
+                    self.caps.total,
+                    counts.evicting,
+                    is_light(&counts.live, address, self.caps.total),
+                ) =>
+            {
                 let (from, min_wait) = match rule(&counts.live, address, self.caps.total) {
                     Rule::Heaviest(heaviest) => (Some(heaviest), 0),
                     Rule::LongestWaiting => (None, EVICT_AFTER.as_millis() as u64),

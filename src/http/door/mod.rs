@@ -63,7 +63,7 @@ pub fn connection_cap(configured: usize) -> usize {
 /// (spread over `workers`), so a flood can never run the process out of
 /// files between accept and refusal.
 pub fn sockets_per_worker(cap: usize, workers: usize) -> usize {
-    let in_flight = cap + cap / 4 + 1 + gate::max_lingering(cap) + 32;
+    let in_flight = cap + gate::max_closing(cap) + gate::max_lingering(cap) + 32;
     in_flight.div_ceil(workers.max(1))
 }
 

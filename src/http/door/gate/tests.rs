@@ -237,3 +237,56 @@ fn the_fair_share_divides_the_cap_among_the_addresses() {
     assert_eq!(fair_share(512, 0), 512, "no address yet: all of it");
     assert_eq!(fair_share(3, 4), 0, "more addresses than places");
 }
+
+#[test]
+fn a_crowds_churn_leaves_room_to_close_for_a_light_newcomer() {
+    let gate = Gate::new(Caps {
+        total: 20,
+        per_address: 20,
+    });
+    // Room for 6 closing at once; a crowd address may use 3 of it.
+    let _heavy = fill(&gate, "10.0.0.1", 8);
+    let crowd: Vec<Vec<Ticket>> = ["10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5"]
+        .iter()
+        .map(|a| fill(&gate, a, 3))
+        .collect();
+    // Each crowd address holds 3 of a share of 4: below it, but not light.
+    let _ins: Vec<Ticket> = ["10.0.0.2", "10.0.0.3", "10.0.0.4"]
+        .iter()
+        .map(|a| gate.admit(ip(a)).expect("a crowd address below its share"))
+        .collect();
+    assert_eq!(
+        gate.admit(ip("10.0.0.5")).err(),
+        Some(Refusal::ServerFull),
+        "three closing: the crowd's half of the room is used up"
+    );
+    assert!(
+        gate.admit(ip("10.0.0.9")).is_ok(),
+        "a light newcomer still gets in"
+    );
+    drop(crowd);
+}
+
+#[test]
+fn the_last_half_of_the_room_to_close_is_kept_for_light_newcomers() {
+    // A cap of 20 lets 6 be closing at once.
+    assert_eq!(max_closing(20), 6);
+    assert!(may_close(20, 2, false), "the crowd's first half");
+    assert!(!may_close(20, 3, false), "the crowd's half is used up");
+    assert!(may_close(20, 3, true), "a light newcomer uses the rest");
+    assert!(!may_close(20, 6, true), "nobody past the room");
+}
+
+#[test]
+fn an_address_is_light_at_half_its_share_or_less() {
+    let crowd = held(&[("10.0.0.1", 8), ("10.0.0.2", 4), ("10.0.0.3", 3)]);
+    assert!(
+        is_light(&crowd, ip("10.0.0.9"), 20),
+        "a new address holds none"
+    );
+    assert!(
+        is_light(&crowd, ip("10.0.0.3"), 20),
+        "3 of a share of 6: half"
+    );
+    assert!(!is_light(&crowd, ip("10.0.0.2"), 20), "4 of a share of 6");
+}
