@@ -281,6 +281,7 @@ pub async fn start_on(
     };
     let document = web::Data::new(http::openapi::generate());
     let max_uri = shared.config.http.max_uri_bytes;
+    let expect_state = state.clone();
     let opened = http::door::open(
         listener,
         &shared.config.http,
@@ -301,6 +302,7 @@ pub async fn start_on(
                 .default_service(web::to(http::not_found))
                 .wrap(actix_web::middleware::from_fn(http::guard::limits))
         },
+        move |req| http::expect::check(expect_state.clone(), req),
     );
     let door = match opened {
         Ok(door) => door,

@@ -1,7 +1,7 @@
 //! The `hookd` binary: configuration, telemetry, then the command.
 
 use clap::Parser as _;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::{EnvFilter, layer::SubscriberExt as _, util::SubscriberInitExt as _};
 
 #[actix_rt::main]
 async fn main() -> std::process::ExitCode {
@@ -15,15 +15,19 @@ async fn main() -> std::process::ExitCode {
     };
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new(log_filter(&config.log.filter)));
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let lines = tracing_subscriber::fmt::layer()
         // Colours only for a terminal: a redirected log stays plain text.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
+    // The HTTP parser's ERROR line for each malformed request is held back:
+    // the door logs those itself, as a sampled WARN.
+    let subscriber = tracing_subscriber::registry()
+        .with(filter)
+        .with(hookd::http::door::noise::ParserNoise);
     if config.log.json {
-        subscriber.json().init();
+        subscriber.with(lines.json()).init();
     } else {
-        subscriber.init();
+        subscriber.with(lines).init();
     }
     match hookd::cli::run(cli, config).await {
         Ok(()) => std::process::ExitCode::SUCCESS,

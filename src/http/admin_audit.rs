@@ -24,7 +24,7 @@ pub struct Actor {
 
 /// The client address of a request, as `http.trust_proxy` lets us know it.
 pub fn remote_addr(req: &HttpRequest, state: &AppState) -> String {
-    client_ip::of(req, &state.shared.config.http.trust_proxy)
+    client_ip::of(req.head(), &state.shared.config.http.trust_proxy)
         .map_or_else(|| "unknown".to_string(), |a| a.to_string())
 }
 

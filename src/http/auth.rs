@@ -8,14 +8,17 @@
 //! unless the key it presents is one of the unrevoked keys this process
 //! knows (`known_keys`): strangers on the same address never lock out a
 //! valid key. Only failures spend the budget.
+//!
+//! The check of the key alone (`authenticated`) reads only the request head,
+//! so it can also run before a `100 Continue` is sent (`http::expect`).
 
-use actix_web::HttpRequest;
+use actix_web::{HttpRequest, dev::RequestHead};
 
 use super::{AppState, client_ip, problem::Problem, rate_limit::retry_after};
 use crate::store::keys::{self, Principal, Role};
 
-fn bearer(req: &HttpRequest) -> Option<&str> {
-    let value = req.headers().get("authorization")?.to_str().ok()?;
+fn bearer(head: &RequestHead) -> Option<&str> {
+    let value = head.headers.get("authorization")?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     scheme
         .eq_ignore_ascii_case("bearer")
@@ -24,15 +27,19 @@ fn bearer(req: &HttpRequest) -> Option<&str> {
 }
 
 /// The per-address budget's key for this request.
-fn address_key(req: &HttpRequest, state: &AppState) -> String {
-    client_ip::of(req, &state.shared.config.http.trust_proxy)
+fn address_key(head: &RequestHead, state: &AppState) -> String {
+    client_ip::of(head, &state.shared.config.http.trust_proxy)
         .map_or_else(|| "unknown".to_string(), client_ip::budget_key)
 }
 
 /// A refusal that counts against the client address: 401 while the address
 /// is within its budget, 429 past it.
 pub fn refuse_anonymous(req: &HttpRequest, state: &AppState, refusal: Problem) -> Problem {
-    let key = address_key(req, state);
+    refuse_from(req.head(), state, refusal)
+}
+
+fn refuse_from(head: &RequestHead, state: &AppState, refusal: Problem) -> Problem {
+    let key = address_key(head, state);
     match state.anonymous_limiter.take(&key) {
         Ok(()) => refusal,
         Err(wait) => Problem::too_many_failures(retry_after(wait)),
@@ -41,22 +48,26 @@ pub fn refuse_anonymous(req: &HttpRequest, state: &AppState, refusal: Problem) -
 
 /// 429 if the client address has spent its budget of failed requests.
 pub fn within_anonymous_budget(req: &HttpRequest, state: &AppState) -> Result<(), Problem> {
-    let key = address_key(req, state);
+    within_budget(req.head(), state)
+}
+
+fn within_budget(head: &RequestHead, state: &AppState) -> Result<(), Problem> {
+    let key = address_key(head, state);
     match state.anonymous_limiter.empty_for(&key) {
         None => Ok(()),
         Some(wait) => Err(Problem::too_many_failures(retry_after(wait))),
     }
 }
 
-/// Like `within_anonymous_budget`, but a request whose `token` is a known
-/// key goes on to the database past the budget: the database decides
-/// whether it is valid, and a failure there spends the budget as any does.
+/// Like `within_budget`, but a request whose `token` is a known key goes on
+/// to the database past the budget: the database decides whether it is
+/// valid, and a failure there spends the budget as any does.
 fn within_budget_or_known(
-    req: &HttpRequest,
+    head: &RequestHead,
     state: &AppState,
     token: Option<&str>,
 ) -> Result<(), Problem> {
-    within_anonymous_budget(req, state).or_else(|refusal| {
+    within_budget(head, state).or_else(|refusal| {
         if token.is_some_and(|t| state.known_keys.holds(t)) {
             Ok(())
         } else {
@@ -65,19 +76,26 @@ fn within_budget_or_known(
     })
 }
 
+/// The principal whose key the request head carries, if the key is valid
+/// (any role); a refusal that counts against the client address if not.
+pub async fn authenticated(head: &RequestHead, state: &AppState) -> Result<Principal, Problem> {
+    within_budget_or_known(head, state, bearer(head))?;
+    let Some(token) = bearer(head) else {
+        return Err(refuse_from(head, state, Problem::unauthorized()));
+    };
+    match keys::authenticate(&state.shared.db, token).await? {
+        Some(principal) => Ok(principal),
+        None => Err(refuse_from(head, state, Problem::unauthorized())),
+    }
+}
+
 /// The caller, if its key is valid, has `role` and is within its rate limit.
 pub async fn require(
     req: &HttpRequest,
     state: &AppState,
     role: Role,
 ) -> Result<Principal, Problem> {
-    within_budget_or_known(req, state, bearer(req))?;
-    let Some(token) = bearer(req) else {
-        return Err(refuse_anonymous(req, state, Problem::unauthorized()));
-    };
-    let Some(principal) = keys::authenticate(&state.shared.db, token).await? else {
-        return Err(refuse_anonymous(req, state, Problem::unauthorized()));
-    };
+    let principal = authenticated(req.head(), state).await?;
     if principal.role != role {
         return Err(Problem::forbidden(format!(
             "this route needs {} {} key",

@@ -7,7 +7,7 @@
 
 use std::net::IpAddr;
 
-use actix_web::HttpRequest;
+use actix_web::{dev::RequestHead, http::header::HeaderMap};
 use ipnet::IpNet;
 
 use super::door::gate::canonical;
@@ -33,8 +33,7 @@ fn parse_hop(text: &str) -> Option<IpAddr> {
 /// With both `X-Forwarded-For` and `Forwarded` present, one of them may be
 /// the client's own, passed through by a proxy that writes the other: then
 /// neither is believed (no hops).
-fn hops(req: &HttpRequest) -> Vec<Option<IpAddr>> {
-    let headers = req.headers();
+fn hops(headers: &HeaderMap) -> Vec<Option<IpAddr>> {
     if headers.contains_key("x-forwarded-for") && headers.contains_key("forwarded") {
         return Vec::new();
     }
@@ -96,13 +95,13 @@ pub fn budget_key(address: IpAddr) -> String {
     }
 }
 
-/// The request's client address.
-pub fn of(req: &HttpRequest, proxies: &[IpNet]) -> Option<IpAddr> {
-    let peer = req.peer_addr()?.ip();
+/// The client address of a request, from its head.
+pub fn of(head: &RequestHead, proxies: &[IpNet]) -> Option<IpAddr> {
+    let peer = head.peer_addr?.ip();
     if proxies.is_empty() {
         return Some(canonical(peer));
     }
-    Some(resolve(peer, &hops(req), proxies))
+    Some(resolve(peer, &hops(&head.headers), proxies))
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod auth;
 pub mod body;
 pub mod client_ip;
 pub mod door;
+pub mod expect;
 pub mod guard;
 pub mod health;
 pub mod ingest;

@@ -51,8 +51,12 @@ pub fn refused(per_address: bool) -> Vec<u8> {
     )
 }
 
-/// The problem a bare parser answer stands for.
-fn replacement(status: u16, long_line: Option<LongLine>, max_uri: usize) -> (u16, String) {
+/// The problem a bare parser answer stands for: its status, type and body.
+fn replacement(
+    status: u16,
+    long_line: Option<LongLine>,
+    max_uri: usize,
+) -> (u16, &'static str, String) {
     let (status, slug, title, detail) = match (status, long_line) {
         (400 | 431, Some(LongLine::RequestLine(len))) if len > max_uri => (
             414,
@@ -93,7 +97,7 @@ fn replacement(status: u16, long_line: Option<LongLine>, max_uri: usize) -> (u16
                 .to_string(),
         ),
     };
-    (status, problem(status, slug, title, &detail))
+    (status, slug, problem(status, slug, title, &detail))
 }
 
 fn reason(status: u16) -> &'static str {
@@ -106,15 +110,22 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
+/// A bare parser answer's problem+json replacement.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rewrite {
+    /// How many bytes of the parser's answer it stands for.
+    pub consumed: usize,
+    pub status: u16,
+    /// The problem's type, such as `bad-request`.
+    pub problem: &'static str,
+    pub bytes: Vec<u8>,
+}
+
 /// If `out` starts with an error response that has no body and no type (the
-/// parser's own answers), how many bytes that head is and the problem+json
-/// response to send in its place. The `connection` and `date` headers are
-/// kept, so the connection's fate and framing stay the parser's.
-pub fn rewrite(
-    out: &[u8],
-    long_line: Option<LongLine>,
-    max_uri: usize,
-) -> Option<(usize, Vec<u8>)> {
+/// parser's own answers), the problem+json response to send in its place.
+/// The `connection` and `date` headers are kept, so the connection's fate
+/// and framing stay the parser's.
+pub fn rewrite(out: &[u8], long_line: Option<LongLine>, max_uri: usize) -> Option<Rewrite> {
     let status = out.strip_prefix(b"HTTP/1.1 ")?.get(..3)?;
     let status: u16 = std::str::from_utf8(status).ok()?.parse().ok()?;
     if !(400..=599).contains(&status) {
@@ -139,8 +150,13 @@ pub fn rewrite(
     if !empty {
         return None;
     }
-    let (status, body) = replacement(status, long_line, max_uri);
-    Some((end, response(status, reason(status), &kept, &body)))
+    let (status, problem, body) = replacement(status, long_line, max_uri);
+    Some(Rewrite {
+        consumed: end,
+        status,
+        problem,
+        bytes: response(status, reason(status), &kept, &body),
+    })
 }
 
 /// Watches the bytes a connection reads for its longest line since the
@@ -222,7 +238,11 @@ mod tests {
 
     #[test]
     fn a_bare_parser_400_becomes_problem_json_and_keeps_its_connection_header() {
-        let (consumed, out) = rewrite(BARE_400, None, 8192).expect("rewritten");
+        let Rewrite {
+            consumed,
+            bytes: out,
+            ..
+        } = rewrite(BARE_400, None, 8192).expect("rewritten");
         assert_eq!(consumed, BARE_400.len());
         let text = String::from_utf8(out.clone()).expect("utf-8");
         assert!(text.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{text}");
@@ -240,12 +260,15 @@ mod tests {
 
     #[test]
     fn a_too_long_request_line_is_414_and_a_too_long_header_431() {
-        let (_, out) = rewrite(BARE_400, Some(LongLine::RequestLine(100_000)), 8192).expect("414");
+        let Rewrite { bytes: out, .. } =
+            rewrite(BARE_400, Some(LongLine::RequestLine(100_000)), 8192).expect("414");
         assert!(out.starts_with(b"HTTP/1.1 414 URI Too Long\r\n"));
         assert_eq!(body_of(&out)["status"], 414);
-        let (_, out) = rewrite(BARE_400, Some(LongLine::Header(100_000)), 8192).expect("431");
+        let Rewrite { bytes: out, .. } =
+            rewrite(BARE_400, Some(LongLine::Header(100_000)), 8192).expect("431");
         assert!(out.starts_with(b"HTTP/1.1 431 "));
-        let (_, out) = rewrite(BARE_400, Some(LongLine::RequestLine(20)), 8192).expect("400");
+        let Rewrite { bytes: out, .. } =
+            rewrite(BARE_400, Some(LongLine::RequestLine(20)), 8192).expect("400");
         assert!(
             out.starts_with(b"HTTP/1.1 400 "),
             "a short line is no reason"
@@ -255,14 +278,14 @@ mod tests {
     #[test]
     fn the_parsers_431_and_408_get_their_own_problems() {
         let bare = b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n\r\n";
-        let (_, out) = rewrite(bare, None, 8192).expect("rewritten");
+        let Rewrite { bytes: out, .. } = rewrite(bare, None, 8192).expect("rewritten");
         assert_eq!(
             body_of(&out)["type"],
             "https://hookd.dev/problems/headers-too-large"
         );
         let bare =
             b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
-        let (_, out) = rewrite(bare, None, 8192).expect("rewritten");
+        let Rewrite { bytes: out, .. } = rewrite(bare, None, 8192).expect("rewritten");
         assert_eq!(
             body_of(&out)["type"],
             "https://hookd.dev/problems/request-timeout"

@@ -1,12 +1,24 @@
 //! Connection accounting at accept time: how many client connections are
 //! open in all and from each address, and whether one more may come in.
 //!
-//! Past the per-address cap a connection is refused. At the total cap the
-//! connection that has waited longest for an answer (a stalled head or body,
-//! an idle keep-alive) is closed to make room, if it has waited at least
-//! `EVICT_AFTER`: so a crowd of stalled connections from many addresses can
-//! never lock out a health check or a producer. Only when every connection
-//! is busy and young is the newcomer refused.
+//! Past the per-address cap a connection is refused. At the total cap a
+//! connection is closed to make room, by one of two rules (`rule`):
+//!
+//! - a newcomer whose address holds less than its fair share (the total cap
+//!   divided by the addresses holding connections, the newcomer's counted)
+//!   closes at once the longest-waiting connection of the address holding
+//!   the most: a crowd then competes with itself, never with a newcomer, so
+//!   clients that reconnect every second cannot lock out a health check or
+//!   a producer;
+//! - any other newcomer closes the connection that has waited longest for
+//!   an answer (a stalled head or body, an idle keep-alive), if it has
+//!   waited at least `EVICT_AFTER`. Only when every connection is busy and
+//!   young is the newcomer refused.
+//!
+//! A connection being closed holds its socket until it goes, so only a
+//! quarter of the cap may be closing at once (`may_close`); the last half of
+//! that room is kept for newcomers whose address holds at most half its
+//! share, so a crowd's own churn never leaves none for them.
 //!
 //! A connection that comes in holds a `Ticket`; dropping it (the connection
 //! closed) gives its place back.
@@ -75,8 +87,25 @@ impl Slot {
 struct Counts {
     next_id: u64,
     evicting: usize,
+    /// Open connections per address, those being closed too (they hold
+    /// their sockets until they go).
     by_address: HashMap<IpAddr, usize>,
-    slots: HashMap<u64, Arc<Slot>>,
+    /// Open connections per address that are not being closed: what the
+    /// fair share is reckoned on.
+    live: HashMap<IpAddr, usize>,
+    slots: HashMap<u64, (IpAddr, Arc<Slot>)>,
+}
+
+impl Counts {
+    /// One fewer live connection from `address`.
+    fn unlive(&mut self, address: IpAddr) {
+        if let Some(n) = self.live.get_mut(&address) {
+            *n -= 1;
+            if *n == 0 {
+                self.live.remove(&address);
+            }
+        }
+    }
 }
 
 /// Whether one more connection from an address with `from_address` open
@@ -88,6 +117,66 @@ pub fn admits(caps: Caps, total: usize, from_address: usize) -> Result<(), Refus
         Err(Refusal::ServerFull)
     } else {
         Ok(())
+    }
+}
+
+/// Whose connection makes room for a newcomer when hookd is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// The newcomer's address holds less than its fair share: the
+    /// longest-waiting connection of this address, which holds the most,
+    /// is closed at once.
+    Heaviest(IpAddr),
+    /// The longest-waiting connection of all, once it has waited
+    /// `EVICT_AFTER`.
+    LongestWaiting,
+}
+
+/// The places each address may count on when `addresses` share `total`.
+pub fn fair_share(total: usize, addresses: usize) -> usize {
+    total / addresses.max(1)
+}
+
+/// What the newcomer's address holds, and its fair share: the total cap
+/// divided by the addresses holding connections, the newcomer's counted.
+fn standing(held: &HashMap<IpAddr, usize>, newcomer: IpAddr, total: usize) -> (usize, usize) {
+    let own = held.get(&newcomer).copied().unwrap_or(0);
+    let addresses = held.len() + usize::from(own == 0);
+    (own, fair_share(total, addresses))
+}
+
+/// Whether the newcomer's address holds at most half its fair share.
+pub fn is_light(held: &HashMap<IpAddr, usize>, newcomer: IpAddr, total: usize) -> bool {
+    let (own, share) = standing(held, newcomer, total);
+    own * 2 <= share
+}
+
+/// Most connections being closed at once for a cap of `total`.
+pub fn max_closing(total: usize) -> usize {
+    total / 4 + 1
+}
+
+/// Whether one more connection may be closed for a newcomer while `closing`
+/// are already being closed: a `light` newcomer may use all the room, any
+/// other only its first half.
+pub fn may_close(total: usize, closing: usize, light: bool) -> bool {
+    let room = max_closing(total);
+    closing < if light { room } else { room / 2 }
+}
+
+/// Which rule makes room for a newcomer from `newcomer`, given how many
+/// connections each address holds (`held`, those being closed left out)
+/// and the total cap. The heaviest address is the one holding the most;
+/// among equals, the lowest address, so the choice is the same every time.
+pub fn rule(held: &HashMap<IpAddr, usize>, newcomer: IpAddr, total: usize) -> Rule {
+    let (own, share) = standing(held, newcomer, total);
+    let heaviest = held
+        .iter()
+        .max_by_key(|&(address, n)| (*n, std::cmp::Reverse(*address)))
+        .map(|(address, n)| (*address, *n));
+    match heaviest {
+        Some((address, n)) if own < share && n > share => Rule::Heaviest(address),
+        _ => Rule::LongestWaiting,
     }
 }
 
@@ -143,6 +232,10 @@ impl Ticket {
     pub fn slot(&self) -> &Slot {
         &self.slot
     }
+    /// The client address it was admitted for.
+    pub fn address(&self) -> IpAddr {
+        self.address
+    }
     /// Milliseconds since the gate started, the slot's clock.
     pub fn now_ms(&self) -> u64 {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
@@ -170,8 +263,8 @@ impl Gate {
         self.caps
     }
 
-    /// Counts a new connection from `address` in (closing a long-waiting
-    /// one if hookd is full), or says why not.
+    /// Counts a new connection from `address` in (closing another if hookd
+    /// is full, by `rule`), or says why not.
     pub fn admit(&self, address: IpAddr) -> Result<Ticket, Refusal> {
         let address = canonical(address);
         let now_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -185,17 +278,28 @@ impl Gate {
             from_address,
         ) {
             Ok(()) => {}
-            Err(Refusal::ServerFull) if counts.evicting < self.caps.total / 4 + 1 => {
+            Err(Refusal::ServerFull)
+                if may_close(
+                    self.caps.total,
+                    counts.evicting,
+                    is_light(&counts.live, address, self.caps.total),
+                ) =>
+            {
+                let (from, min_wait) = match rule(&counts.live, address, self.caps.total) {
+                    Rule::Heaviest(heaviest) => (Some(heaviest), 0),
+                    Rule::LongestWaiting => (None, EVICT_AFTER.as_millis() as u64),
+                };
                 let waiting = counts
                     .slots
                     .iter()
-                    .filter(|(_, s)| !s.is_evicted())
-                    .map(|(id, s)| (*id, s.waiting_since.load(Ordering::Relaxed)));
-                let min_wait = EVICT_AFTER.as_millis() as u64;
+                    .filter(|(_, (a, s))| from.is_none_or(|f| f == *a) && !s.is_evicted())
+                    .map(|(id, (_, s))| (*id, s.waiting_since.load(Ordering::Relaxed)));
                 let id = victim(waiting, now_ms, min_wait).ok_or(Refusal::ServerFull)?;
-                if let Some(slot) = counts.slots.get(&id) {
-                    slot.evict();
-                }
+                let Some((evicted, slot)) = counts.slots.get(&id).cloned() else {
+                    return Err(Refusal::ServerFull);
+                };
+                slot.evict();
+                counts.unlive(evicted);
                 counts.evicting += 1;
             }
             Err(refusal) => return Err(refusal),
@@ -204,8 +308,9 @@ impl Gate {
         counts.next_id += 1;
         let slot = Arc::new(Slot::default());
         slot.answered(now_ms);
-        counts.slots.insert(id, slot.clone());
+        counts.slots.insert(id, (address, slot.clone()));
         *counts.by_address.entry(address).or_insert(0) += 1;
+        *counts.live.entry(address).or_insert(0) += 1;
         Ok(Ticket {
             id,
             address,
@@ -228,6 +333,8 @@ impl Drop for Ticket {
         counts.slots.remove(&self.id);
         if self.slot.is_evicted() {
             counts.evicting = counts.evicting.saturating_sub(1);
+        } else {
+            counts.unlive(self.address);
         }
         if let Some(n) = counts.by_address.get_mut(&self.address) {
             *n -= 1;
@@ -248,86 +355,4 @@ pub fn canonical(address: IpAddr) -> IpAddr {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const CAPS: Caps = Caps {
-        total: 3,
-        per_address: 2,
-    };
-
-    fn ip(text: &str) -> IpAddr {
-        text.parse().expect("an address")
-    }
-
-    #[test]
-    fn one_address_cannot_take_more_than_its_share() {
-        let gate = Gate::new(CAPS);
-        let _a = gate.admit(ip("10.0.0.1")).expect("first");
-        let _b = gate.admit(ip("10.0.0.1")).expect("second");
-        assert_eq!(gate.admit(ip("10.0.0.1")).err(), Some(Refusal::AddressFull));
-        assert!(
-            gate.admit(ip("10.0.0.2")).is_ok(),
-            "another address still gets in"
-        );
-    }
-
-    #[test]
-    fn a_full_server_of_young_connections_refuses_the_newcomer() {
-        let gate = Gate::new(CAPS);
-        let _held: Vec<Ticket> = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
-            .iter()
-            .map(|a| gate.admit(ip(a)).expect("under the cap"))
-            .collect();
-        assert_eq!(gate.admit(ip("10.0.0.4")).err(), Some(Refusal::ServerFull));
-    }
-
-    #[test]
-    fn a_full_server_closes_the_longest_waiting_connection_for_a_newcomer() {
-        let gate = Gate::new(CAPS);
-        let held: Vec<Ticket> = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
-            .iter()
-            .map(|a| gate.admit(ip(a)).expect("under the cap"))
-            .collect();
-        // The first two answered just now; the third has waited since it came.
-        let later = held[0].now_ms() + EVICT_AFTER.as_millis() as u64 + 10;
-        held[0].slot().answered(later);
-        held[1].slot().answered(later);
-        std::thread::sleep(EVICT_AFTER + Duration::from_millis(20));
-        let newcomer = gate.admit(ip("10.0.0.4")).expect("room is made");
-        assert!(held[2].slot().is_evicted(), "the stalled one is closed");
-        assert!(!held[0].slot().is_evicted() && !held[1].slot().is_evicted());
-        assert!(!newcomer.slot().is_evicted());
-        drop(held);
-        assert_eq!(gate.open(), 1, "every place but the newcomer's came back");
-    }
-
-    #[test]
-    fn the_victim_is_the_longest_waiting_and_only_if_it_waited_long_enough() {
-        let waiting = [(1, 500), (2, 100), (3, 900)];
-        assert_eq!(victim(waiting.into_iter(), 2_000, 1_000), Some(2));
-        assert_eq!(victim(waiting.into_iter(), 1_050, 1_000), None);
-        assert_eq!(victim(std::iter::empty(), 5_000, 1_000), None);
-    }
-
-    #[test]
-    fn a_closed_connection_gives_its_place_back() {
-        let gate = Gate::new(CAPS);
-        let a = gate.admit(ip("10.0.0.1")).expect("first");
-        let _b = gate.admit(ip("10.0.0.1")).expect("second");
-        drop(a);
-        assert_eq!(gate.open(), 1);
-        assert!(gate.admit(ip("10.0.0.1")).is_ok());
-    }
-
-    #[test]
-    fn an_ipv4_client_on_a_dual_stack_socket_is_counted_as_itself() {
-        let gate = Gate::new(CAPS);
-        let _a = gate.admit(ip("::ffff:10.0.0.1")).expect("first");
-        let _b = gate.admit(ip("10.0.0.1")).expect("second");
-        assert_eq!(
-            gate.admit(ip("::ffff:10.0.0.1")).err(),
-            Some(Refusal::AddressFull)
-        );
-    }
-}
+mod tests;

@@ -1,19 +1,25 @@
 //! The front door: the listening socket and what every client connection
 //! passes before HTTP is spoken. Caps on connections in all and per address
 //! (refused with a 503 at once, so the accept loop never stops and health
-//! checks always get in), deadlines for the head and a lingering close, and
-//! problem+json even for what the HTTP parser refuses on its own.
+//! checks always get in), deadlines for the head and a lingering close,
+//! problem+json even for what the HTTP parser refuses on its own (logged as
+//! sampled warnings, never errors), and the key check before
+//! `100 Continue`.
 //!
 //! actix-web's `HttpServer` cannot wrap the socket, so this assembles the
 //! same pieces (actix-server, actix-http's HTTP/1 service, the app) itself.
 
 pub mod canned;
 pub mod gate;
+pub mod noise;
 pub mod stream;
 
-use std::{fmt, net::SocketAddr, time::Duration};
+use std::{fmt, future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
-use actix_http::{HttpService, Request, Response, body::MessageBody};
+use actix_http::{
+    HttpService, Request, Response,
+    body::{BoxBody, MessageBody},
+};
 use actix_rt::net::TcpStream;
 use actix_server::Server;
 use actix_service::{
@@ -24,6 +30,7 @@ use anyhow::Context as _;
 
 use crate::config::HttpConfig;
 use gate::{Caps, Gate, Refusal};
+use noise::Sampled;
 use stream::DoorStream;
 
 /// How long a connection whose request went unanswered (a 401 before its
@@ -56,7 +63,7 @@ pub fn connection_cap(configured: usize) -> usize {
 /// (spread over `workers`), so a flood can never run the process out of
 /// files between accept and refusal.
 pub fn sockets_per_worker(cap: usize, workers: usize) -> usize {
-    let in_flight = cap + cap / 4 + 1 + gate::max_lingering(cap) + 32;
+    let in_flight = cap + gate::max_closing(cap) + gate::max_lingering(cap) + 32;
     in_flight.div_ceil(workers.max(1))
 }
 
@@ -86,12 +93,18 @@ fn bind_socket(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
 }
 
 /// What the door lets through, per connection.
-fn admit(gate: &Gate, io: TcpStream, max_uri: usize) -> Option<(DoorStream, Option<SocketAddr>)> {
+fn admit(
+    gate: &Gate,
+    io: TcpStream,
+    max_uri: usize,
+    client_errors: &Arc<Sampled>,
+) -> Option<(DoorStream, Option<SocketAddr>)> {
     let peer = io.peer_addr().ok()?;
     match gate.admit(peer.ip()) {
         Ok(ticket) => {
             let _ = io.set_nodelay(true);
-            Some((DoorStream::new(io, ticket, max_uri), Some(peer)))
+            let stream = DoorStream::new(io, ticket, max_uri, client_errors.clone());
+            Some((stream, Some(peer)))
         }
         Err(refusal) => {
             tracing::debug!(peer = %peer.ip(), ?refusal, "connection refused at the door");
@@ -135,15 +148,20 @@ impl Door {
     }
 }
 
-/// Serves on `listener` the app `factory` makes (once per worker).
-pub fn open<F, I, S, B>(
+/// Serves on `listener` the app `factory` makes (once per worker). A request
+/// with `Expect: 100-continue` hears `100 Continue` only once `expect` has
+/// let it through; what `expect` refuses with is its answer.
+pub fn open<F, I, S, B, E, EF>(
     listener: Listener,
     config: &HttpConfig,
     workers: usize,
     handle_signals: bool,
     factory: F,
+    expect: E,
 ) -> anyhow::Result<Door>
 where
+    E: Fn(Request) -> EF + Send + Clone + 'static,
+    EF: Future<Output = Result<Request, Response<BoxBody>>> + 'static,
     F: Fn() -> I + Send + Clone + 'static,
     I: IntoServiceFactory<S, Request>,
     S: ServiceFactory<Request, Config = AppConfig> + 'static,
@@ -165,11 +183,13 @@ where
     let gate = Gate::new(caps);
     let (header_timeout, max_uri) = (config.header_timeout, config.max_uri_bytes);
     let door_gate = gate.clone();
+    let client_errors = Arc::new(Sampled::new(noise::EVERY));
     let mut builder = Server::build()
         .workers(workers)
         .max_concurrent_connections(sockets_per_worker(caps.total, workers))
         .listen("hookd-http", listener, move || {
             let gate = door_gate.clone();
+            let client_errors = client_errors.clone();
             let app = factory()
                 .into_factory()
                 .map_err(|e| e.into().error_response());
@@ -177,9 +197,10 @@ where
                 .client_request_timeout(header_timeout)
                 .client_disconnect_timeout(LINGER)
                 .local_addr(addr)
+                .expect(actix_service::fn_service(expect.clone()))
                 .h1(map_config(app, |_| AppConfig::default()));
             actix_service::fn_service(move |io: TcpStream| {
-                let admitted = admit(&gate, io, max_uri);
+                let admitted = admit(&gate, io, max_uri, &client_errors);
                 async move { admitted.ok_or(()) }
             })
             .and_then(http.map_err(|_| ()))

@@ -1,10 +1,12 @@
 //! One admitted client connection: the socket, its place at the gate
 //! (released when the connection closes), and the rewriting of the HTTP
-//! parser's bare error answers into problem+json on their way out.
+//! parser's bare error answers into problem+json on their way out (the
+//! client errors among them logged, sampled).
 
 use std::{
     io,
     pin::Pin,
+    sync::Arc,
     task::{Context, Poll, ready},
 };
 
@@ -14,6 +16,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use super::{
     canned::{self, LineWatch},
     gate::Ticket,
+    noise::{self, Sampled},
 };
 
 /// A replacement answer still being written, and how much of the
@@ -33,16 +36,23 @@ pub struct DoorStream {
     lines: LineWatch,
     pending: Option<Pending>,
     max_uri: usize,
+    client_errors: Arc<Sampled>,
 }
 
 impl DoorStream {
-    pub fn new(io: TcpStream, ticket: Ticket, max_uri: usize) -> DoorStream {
+    pub fn new(
+        io: TcpStream,
+        ticket: Ticket,
+        max_uri: usize,
+        client_errors: Arc<Sampled>,
+    ) -> DoorStream {
         DoorStream {
             io,
             ticket,
             lines: LineWatch::default(),
             pending: None,
             max_uri,
+            client_errors,
         }
     }
 
@@ -106,13 +116,24 @@ impl AsyncWrite for DoorStream {
         }
         let rewritten = canned::rewrite(data, this.lines.longest(), this.max_uri);
         this.lines.reset();
-        let Some((consumed, replacement)) = rewritten else {
+        let Some(rewrite) = rewritten else {
             let written = ready!(Pin::new(&mut this.io).poll_write(cx, data))?;
             this.ticket.slot().answered(this.ticket.now_ms());
             return Poll::Ready(Ok(written));
         };
+        if rewrite.status < 500 {
+            let (now_ms, peer) = (this.ticket.now_ms(), this.ticket.address());
+            noise::refused(
+                &this.client_errors,
+                now_ms,
+                peer,
+                rewrite.status,
+                rewrite.problem,
+            );
+        }
+        let consumed = rewrite.consumed;
         this.pending = Some(Pending {
-            bytes: replacement,
+            bytes: rewrite.bytes,
             written: 0,
             consumed,
         });

@@ -2,10 +2,17 @@
 //! bodies, oversized lines, headers and bodies, floods without a key. Every
 //! loop is bounded in count and time.
 
+mod crowd;
+mod noise;
 mod refusals;
 mod slowloris;
 
-use crate::harness::answer;
+use crate::harness::{
+    self, Backend, answer,
+    process::{Hookd, prepare_store},
+    receiver::{Receiver, Reply},
+    serve::serve_env,
+};
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -109,4 +116,92 @@ pub async fn exchange(server: SocketAddr, bytes: &[u8], within: Duration) -> Opt
     // The server may answer and close before it has read everything.
     let _ = stream.write_all(bytes).await;
     read_answer(&mut stream, within).await
+}
+
+/// The file limit a crowd test runs `hookd` under: half of it (512) is left
+/// for client connections.
+pub const FILE_LIMIT: u64 = 1024;
+
+/// A real `hookd serve` under `FILE_LIMIT`, over SQLite, whose one partner
+/// has an endpoint at `receiver` (answering 204). Head and body deadlines are
+/// far beyond any test: the caps must do the work.
+pub struct Limited {
+    pub hookd: Hookd,
+    pub server: SocketAddr,
+    pub partner: String,
+    pub service_key: String,
+    pub receiver: Receiver,
+    _work: tempfile::TempDir,
+    _db: Option<tempfile::TempDir>,
+}
+
+/// Starts a `Limited` hookd with `extra` configuration and waits until it is
+/// healthy. Raises this process's own file limit first: it holds the crowd.
+pub async fn start_limited(extra: &[(&str, &str)]) -> Limited {
+    rlimit::increase_nofile_limit(16_384).expect("a higher file limit for the test");
+    let (url, db) = harness::database(Backend::Sqlite).await;
+    let receiver = Receiver::start().await;
+    receiver.set_default(Reply::status(204));
+    let (partner, service_key) = prepare_store(&url, &receiver.url(), 4).await;
+    let work = tempfile::tempdir().expect("a working folder");
+    let mut keys = vec![
+        ("HOOKD_HTTP__HEADER_TIMEOUT", "60s"),
+        ("HOOKD_HTTP__BODY_TIMEOUT", "60s"),
+        ("HOOKD_LOG__FILTER", "warn"),
+    ];
+    keys.extend_from_slice(extra);
+    let (listen, env) = serve_env(&url, &keys);
+    let mut hookd =
+        Hookd::start_with_file_limit(FILE_LIMIT, &["serve"], &env, work.path(), "hookd");
+    let http = awc::Client::default();
+    hookd
+        .wait_healthy(&http, &format!("http://{listen}"), Duration::from_secs(30))
+        .await;
+    Limited {
+        hookd,
+        server: listen.parse().expect("an address"),
+        partner,
+        service_key,
+        receiver,
+        _work: work,
+        _db: db,
+    }
+}
+
+/// Where a stalled connection stops.
+#[derive(Debug, Clone, Copy)]
+pub enum Stall<'a> {
+    /// Half a head.
+    Head,
+    /// A whole head (a sign-in form promising 1 kB) and a sliver of its body.
+    FormBody,
+    /// A whole head with this valid service key, promising 1 kB of events,
+    /// and a sliver of the body: it passes the key check and waits.
+    KeyedBody(&'a str),
+}
+
+/// Opens a connection from `source` that stalls as `how` says.
+pub async fn stall(source: [u8; 4], server: SocketAddr, how: Stall<'_>) -> Option<TcpStream> {
+    let mut stream = connect_from(source, server).await.ok()?;
+    let bytes = match how {
+        Stall::Head => "POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Le".to_string(),
+        Stall::FormBody => "POST /dashboard/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nkey=".to_string(),
+        Stall::KeyedBody(key) => format!(
+            "POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[{{\"type\":"
+        ),
+    };
+    let _ = stream.write_all(bytes.as_bytes()).await;
+    Some(stream)
+}
+
+/// A whole `POST /v1/events` with one event for `partner`, keyed with
+/// `service_key`.
+pub fn ingest_request(partner: &str, service_key: &str) -> String {
+    let body = format!(
+        r#"{{"type":"balance.updated","partner_id":"{partner}","data":{{"customer_id":"cus_204","currency":"USD","balance":"1.00"}}}}"#
+    );
+    format!(
+        "POST /v1/events HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer {service_key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
 }

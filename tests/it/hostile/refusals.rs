@@ -113,8 +113,62 @@ async fn a_body_must_be_json_on_every_route_that_takes_one(app: TestApp) {
     }
 }
 
+/// A head that asks for `100 Continue` before its `length`-byte JSON body.
+fn expecting_head(path: &str, key: Option<&str>, length: usize) -> String {
+    let head = post_head(path, key, "application/json", length);
+    head.replacen("\r\n\r\n", "\r\nExpect: 100-continue\r\n\r\n", 1)
+}
+
+#[both_backends]
+async fn a_client_expecting_100_continue_hears_it_only_with_a_valid_key(app: TestApp) {
+    let server = addr(&app.base_url);
+    for key in [None, Some("hks_garbage")] {
+        let head = expecting_head("/v1/events", key, 100);
+        let answer = exchange(server, head.as_bytes(), SOON)
+            .await
+            .expect("an answer to the head alone");
+        assert_eq!(
+            answer.status, 401,
+            "key {key:?}: no 100 before the key: {answer:?}"
+        );
+        assert_eq!(answer.problem_type(), "unauthorized");
+    }
+
+    // A valid key hears 100, sends its body, and the event is taken.
+    let body = format!(
+        r#"{{"type":"balance.updated","partner_id":"{}","data":{{"customer_id":"cus_1","currency":"USD","balance":"1.00"}}}}"#,
+        app.partner_id
+    );
+    let head = expecting_head("/v1/events", Some(&app.service_key), body.len());
+    let mut stream = connect_from([127, 0, 0, 1], server)
+        .await
+        .expect("a connection");
+    stream
+        .write_all(head.as_bytes())
+        .await
+        .expect("the head is sent");
+    let go_on = read_answer(&mut stream, SOON).await.expect("an answer");
+    assert_eq!(
+        go_on.status, 100,
+        "a valid key may send its body: {go_on:?}"
+    );
+    stream
+        .write_all(body.as_bytes())
+        .await
+        .expect("the body is sent");
+    let answer = read_answer(&mut stream, SOON).await.expect("an answer");
+    assert_eq!(answer.status, 201, "{answer:?}");
+
+    // A form without a key (the dashboard's sign-in) still hears 100 at once.
+    let form = "POST /dashboard/login HTTP/1.1\r\nHost: h\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n";
+    let answer = exchange(server, form.as_bytes(), SOON)
+        .await
+        .expect("an answer");
+    assert_eq!(answer.status, 100, "{answer:?}");
+}
+
 /// Raw requests the HTTP parser itself refuses, and what each must get.
-fn malformed() -> Vec<(&'static str, Vec<u8>, u16, &'static str)> {
+pub(super) fn malformed() -> Vec<(&'static str, Vec<u8>, u16, &'static str)> {
     let long_target = format!(
         "GET /v1/endpoints?q={} HTTP/1.1\r\nHost: h\r\n\r\n",
         "a".repeat(100_000)
