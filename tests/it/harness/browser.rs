@@ -134,6 +134,14 @@ pub struct Page {
 impl Page {
     /// One DevTools command and its result (events in between are skipped).
     pub async fn call(&mut self, method: &str, params: Value) -> Value {
+        match self.try_call(method, params).await {
+            Ok(result) => result,
+            Err(error) => panic!("DevTools {method} failed: {error}"),
+        }
+    }
+
+    /// One DevTools command: its result, or the error DevTools answered.
+    async fn try_call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         self.next_id += 1;
         let id = self.next_id;
         let command = json!({"id": id, "method": method, "params": params}).to_string();
@@ -152,10 +160,10 @@ impl Page {
             };
             let message: Value = serde_json::from_slice(&text).expect("DevTools speaks JSON");
             if message["id"] == id {
-                if let Some(error) = message.get("error") {
-                    panic!("DevTools {method} failed: {error}");
-                }
-                return message["result"].clone();
+                return match message.get("error") {
+                    Some(error) => Err(error.clone()),
+                    None => Ok(message["result"].clone()),
+                };
             }
         }
     }
@@ -232,12 +240,17 @@ impl Page {
         self.eval("window.hookdOldDocument = true").await;
     }
 
+    /// Waits until a document without the mark has loaded. A look taken
+    /// while the old document is being replaced is answered "navigated or
+    /// closed": that is "not yet".
     async fn new_document(&mut self) {
         let deadline = std::time::Instant::now() + SLOW;
-        while self
-            .eval("!window.hookdOldDocument && document.readyState === 'complete'")
+        let js = "!window.hookdOldDocument && document.readyState === 'complete'";
+        let params = json!({"expression": js, "returnByValue": true});
+        while !self
+            .try_call("Runtime.evaluate", params.clone())
             .await
-            != true
+            .is_ok_and(|r| r["result"]["value"] == true)
         {
             assert!(
                 std::time::Instant::now() < deadline,
