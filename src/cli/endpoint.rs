@@ -9,13 +9,14 @@ use super::{
     ctx::Ctx,
     dev,
     endpoint_change::{self, EndpointUpdate},
-    endpoint_view::{admin_out, find, shown, text},
+    endpoint_view::{find, shown, text},
     exit::{self, from_problem},
     out::{self, emit},
     page::PageArgs,
 };
 use crate::{
     http::{
+        admin_endpoints::AdminEndpointOut,
         page::Page,
         partner::{
             endpoint_ops::{check_range, check_text, check_types},
@@ -236,7 +237,7 @@ async fn list(ctx: &Ctx, l: EndpointList) -> anyhow::Result<()> {
         |e| (e.created_at, e.id.as_str()),
         |e| {
             let b = backlogs.remove(&e.id).unwrap_or_default();
-            admin_out(e, b)
+            AdminEndpointOut::of(e, b)
         },
     );
     emit(l.json, &shown, || {

@@ -4,8 +4,8 @@
 
 use super::{ctx::Ctx, exit, out};
 use crate::{
-    http::admin_endpoints::{AdminEndpointOut, BacklogOut},
-    store::{self, admin::Backlog, endpoints::Endpoint},
+    http::admin_endpoints::AdminEndpointOut,
+    store::{self, endpoints::Endpoint},
 };
 
 /// Any partner's endpoint, or "does not exist" (exit 3).
@@ -19,19 +19,7 @@ pub async fn find(ctx: &Ctx, id: &str) -> anyhow::Result<Endpoint> {
 pub async fn shown(ctx: &Ctx, e: Endpoint) -> anyhow::Result<AdminEndpointOut> {
     let mut backlogs = store::admin::backlogs(&ctx.db, std::slice::from_ref(&e.id)).await?;
     let b = backlogs.remove(&e.id).unwrap_or_default();
-    Ok(admin_out(e, b))
-}
-
-pub(super) fn admin_out(e: Endpoint, b: Backlog) -> AdminEndpointOut {
-    AdminEndpointOut {
-        partner_id: e.partner_id.clone(),
-        kind: e.kind.as_str().to_string(),
-        endpoint: e.into(),
-        backlog: BacklogOut {
-            waiting: b.waiting,
-            paused: b.paused,
-        },
-    }
+    Ok(AdminEndpointOut::of(e, b))
 }
 
 /// An endpoint for a person.

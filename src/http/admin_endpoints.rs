@@ -61,7 +61,8 @@ pub struct AdminEndpointOut {
 }
 
 impl AdminEndpointOut {
-    fn of(e: Endpoint, b: Backlog) -> AdminEndpointOut {
+    /// The operator's view of an endpoint with its backlog.
+    pub fn of(e: Endpoint, b: Backlog) -> AdminEndpointOut {
         AdminEndpointOut {
             partner_id: e.partner_id.clone(),
             kind: e.kind.as_str().to_string(),

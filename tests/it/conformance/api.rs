@@ -113,6 +113,17 @@ async fn checks_are_listed_newest_first_a_page_at_a_time(backend: Backend) {
     assert_eq!(page["data"][0]["id"], checked.card["id"], "{page}");
 }
 
+/// The refusal says to come back in about 30 s.
+fn assert_retry_in_about_30_s(headers: &awc::http::header::HeaderMap) {
+    let retry: u64 = header(headers, "retry-after")
+        .and_then(|v| v.parse().ok())
+        .expect("a Retry-After");
+    assert!(
+        (29..=31).contains(&retry),
+        "retry in about 30 s, got {retry}"
+    );
+}
+
 #[both_backends]
 async fn a_second_check_within_a_minute_is_refused_with_retry_after_and_sends_nothing(
     backend: Backend,
@@ -122,13 +133,7 @@ async fn a_second_check_within_a_minute_is_refused_with_retry_after_and_sends_no
     let path = format!("/v1/endpoints/{}/check", checked.id);
     let (status, refused, headers) = checked.app.request("POST", &path, &checked.key, None).await;
     assert_eq!(status, 429, "{refused}");
-    let retry: u64 = header(&headers, "retry-after")
-        .and_then(|v| v.parse().ok())
-        .expect("a Retry-After");
-    assert!(
-        (29..=31).contains(&retry),
-        "retry in about 30 s, got {retry}"
-    );
+    assert_retry_in_about_30_s(&headers);
     assert_eq!(checked.inbox.requests(), 8, "nothing was sent again");
 }
 
@@ -143,13 +148,7 @@ async fn another_endpoint_on_the_same_host_is_checked_a_minute_later_and_not_soo
     let path = format!("/v1/endpoints/{other}/check");
     let (status, refused, headers) = checked.app.request("POST", &path, &checked.key, None).await;
     assert_eq!(status, 429, "the host was checked 30 s ago: {refused}");
-    let retry: u64 = header(&headers, "retry-after")
-        .and_then(|v| v.parse().ok())
-        .expect("a Retry-After");
-    assert!(
-        (29..=31).contains(&retry),
-        "retry in about 30 s, got {retry}"
-    );
+    assert_retry_in_about_30_s(&headers);
     assert!(
         refused["detail"]
             .as_str()
