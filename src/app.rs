@@ -121,6 +121,8 @@ pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<S
 /// A running hookd: the engine's actors and the web server.
 pub struct Running {
     pub addr: SocketAddr,
+    /// The operations listener's address, if `http.ops_listen` is set.
+    pub ops_addr: Option<SocketAddr>,
     pub engine: Engine,
     pub shared: Arc<Shared>,
     pub server: actix_web::dev::ServerHandle,
@@ -130,6 +132,8 @@ pub struct Running {
     task: actix_rt::task::JoinHandle<std::io::Result<()>>,
     /// The periodic refresh of `known_keys`, stopped before the pool closes.
     keys_refresh: actix_rt::task::JoinHandle<()>,
+    /// The Unix socket's file, removed when hookd stops.
+    _socket_file: Option<http::door::unix::SocketFile>,
     _lock: Option<crate::instance_lock::InstanceLock>,
 }
 
@@ -193,12 +197,18 @@ impl Running {
     }
 }
 
-/// Binds `http.listen`: the first thing a start does, so a taken port stops
-/// it before the database is touched or any actor runs. The error says
-/// what to change.
-pub fn bind(config: &Config) -> anyhow::Result<http::door::Listener> {
-    let listen = config.http.listen;
-    http::door::bind(&config.http).map_err(|e| {
+/// Binds every listener (`http.listen`, and `http.ops_listen` and
+/// `http.unix_socket` if set): the first thing a start does, so a taken
+/// port stops it before the database is touched or any actor runs. The
+/// error says what to change.
+pub fn bind(config: &Config) -> anyhow::Result<http::door::Listeners> {
+    http::door::bind_all(&config.http, bind_tcp)
+}
+
+/// Binds `addr` for the configuration key `key`, saying what to change if
+/// it cannot.
+fn bind_tcp(addr: SocketAddr, key: &str) -> anyhow::Result<http::door::Listener> {
+    http::door::bind(addr, key).map_err(|e| {
         let kind = e
             .chain()
             .find_map(|c| c.downcast_ref::<std::io::Error>())
@@ -215,9 +225,10 @@ pub fn bind(config: &Config) -> anyhow::Result<http::door::Listener> {
             }
             _ => return e,
         };
+        let env = format!("HOOKD_{}", key.to_uppercase().replace('.', "__"));
         anyhow::anyhow!(
-            "cannot listen on {listen} (http.listen): {why}; choose another address with \
-             HOOKD_HTTP__LISTEN=127.0.0.1:<port> or http.listen in the configuration file"
+            "cannot listen on {addr} ({key}): {why}; choose another address with \
+             {env}=127.0.0.1:<port> or {key} in the configuration file"
         )
     })
 }
@@ -229,14 +240,14 @@ pub async fn start(
     clock: SharedClock,
     handle_signals: bool,
 ) -> anyhow::Result<Running> {
-    let listener = bind(&config)?;
-    start_on(listener, config, clock, handle_signals).await
+    let listeners = bind(&config)?;
+    start_on(listeners, config, clock, handle_signals).await
 }
 
 /// Starts hookd on a listener already bound: the instance lock, the
 /// database, then the engine and the web server.
 pub async fn start_on(
-    listener: http::door::Listener,
+    listeners: http::door::Listeners,
     config: Config,
     clock: SharedClock,
     handle_signals: bool,
@@ -245,7 +256,7 @@ pub async fn start_on(
     // the running one.
     let lock = crate::instance_lock::acquire(&config.database)?;
     let shared = prepare(config, clock).await?;
-    let engine = Engine::start(shared.clone(), &listener.addr.to_string()).await?;
+    let engine = Engine::start(shared.clone(), &listeners.public.addr.to_string()).await?;
     let known_keys = match http::known_keys::KnownKeys::load(shared.db.clone()).await {
         Ok(known) => known,
         Err(e) => {
@@ -283,22 +294,27 @@ pub async fn start_on(
     let max_uri = shared.config.http.max_uri_bytes;
     let expect_state = state.clone();
     let opened = http::door::open(
-        listener,
+        listeners,
         &shared.config.http,
         2,
         handle_signals,
-        move || {
+        move |surface| {
             use utoipa_actix_web::AppExt as _;
-            let (app, _) = App::new()
-                .into_utoipa_app()
-                .app_data(web::Data::new(state.clone()))
-                .configure(http::routes)
-                .split_for_parts();
-            app.app_data(document.clone())
-                .configure(crate::web::home::routes)
-                .configure(crate::dashboard::routes)
-                .configure(crate::portal::routes)
-                .app_data(http::guard::MaxUri(max_uri))
+            let app = App::new().app_data(web::Data::new(state.clone()));
+            let app = match surface {
+                http::door::Surface::Whole => {
+                    let (app, _) = app
+                        .into_utoipa_app()
+                        .configure(http::routes)
+                        .split_for_parts();
+                    app.app_data(document.clone())
+                        .configure(crate::web::home::routes)
+                        .configure(crate::dashboard::routes)
+                        .configure(crate::portal::routes)
+                }
+                http::door::Surface::Ops => app.configure(http::ops_routes),
+            };
+            app.app_data(http::guard::MaxUri(max_uri))
                 .default_service(web::to(http::not_found))
                 .wrap(actix_web::middleware::from_fn(http::guard::limits))
         },
@@ -313,20 +329,27 @@ pub async fn start_on(
             return Err(e);
         }
     };
-    let addr = door.addr;
-    let server = door.server();
+    let http::door::Door {
+        addr,
+        ops_addr,
+        socket_file,
+        server,
+        ..
+    } = door;
     let handle = server.handle();
     let task = actix_rt::spawn(server);
     crate::delivery::egress_audit::start(shared.clone(), engine.resolver.clone());
     let keys_refresh = known_keys.keep_fresh();
     Ok(Running {
         addr,
+        ops_addr,
         engine,
         shared,
         server: handle,
         known_keys,
         task,
         keys_refresh,
+        _socket_file: socket_file,
         _lock: lock,
     })
 }

@@ -27,6 +27,7 @@ pub async fn serve(
         .await
         .map_err(Exit::startup)?;
     tracing::info!(address = %running.addr, %database, dev = dev_mode, "hookd is serving");
+    let side = side_listeners(&running);
     if dev_mode {
         tracing::warn!("{}", dev::WARNING);
     }
@@ -40,7 +41,7 @@ pub async fn serve(
         // A closed stdout (`hookd serve | head`) must not stop a server.
         Ok(text) => {
             use std::io::Write as _;
-            let _ = writeln!(std::io::stdout(), "{text}");
+            let _ = writeln!(std::io::stdout(), "{text}{side}");
         }
         Err(e) => {
             running.server.stop(true).await;
@@ -51,6 +52,23 @@ pub async fn serve(
     running.serve_until_stopped().await?;
     tracing::info!("hookd stopped");
     Ok(())
+}
+
+/// The operations listener and the Unix socket, if on, one line each.
+fn side_listeners(running: &Running) -> String {
+    let mut lines = String::new();
+    if let Some(ops) = running.ops_addr {
+        tracing::info!(address = %ops, "serving /healthz, /readyz and /metrics");
+        lines += &format!("Probes and metrics: http://{ops}/healthz, /readyz, /metrics\n");
+    }
+    if let Some(socket) = &running.shared.config.http.unix_socket {
+        let path = socket.display();
+        tracing::info!(socket = %path, "serving the API on a Unix socket");
+        lines += &format!(
+            "The API on a Unix socket too: curl --unix-socket {path} http://hookd/healthz\n"
+        );
+    }
+    lines
 }
 
 /// An event of the running catalog that `POST /v1/events` takes as it is:

@@ -1,7 +1,7 @@
 //! The `[http]` section: where the web API listens and the limits it holds
 //! every client to (deadlines, connection caps, sizes, which proxies to trust).
 
-use std::{net::SocketAddr, time::Duration};
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
@@ -20,6 +20,9 @@ pub(super) struct RawHttp {
     max_uri_bytes: usize,
     public_url: String,
     trust_proxy: Vec<String>,
+    ops_listen: String,
+    unix_socket: String,
+    unix_socket_mode: String,
 }
 
 #[derive(Debug, Clone)]
@@ -43,6 +46,23 @@ pub struct HttpConfig {
     pub public_url: Option<Origin>,
     /// Proxies whose `Forwarded` / `X-Forwarded-*` headers are believed.
     pub trust_proxy: Vec<IpNet>,
+    /// A second listener for `/healthz`, `/readyz` and `/metrics` only.
+    pub ops_listen: Option<SocketAddr>,
+    /// A Unix domain socket serving the whole API.
+    pub unix_socket: Option<PathBuf>,
+    /// Permission bits of its file, such as `0o660`: who on the host may
+    /// connect.
+    pub unix_socket_mode: u32,
+}
+
+/// `"0660"` (or `"660"`, `"0o660"`) as permission bits: octal, at most `0o777`.
+pub fn file_mode(text: &str) -> Option<u32> {
+    let digits = text.trim();
+    let digits = digits.strip_prefix("0o").unwrap_or(digits);
+    if digits.is_empty() || !digits.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        return None;
+    }
+    u32::from_str_radix(digits, 8).ok().filter(|m| *m <= 0o777)
 }
 
 /// A web origin: scheme, host and port (RFC 6454), compared as a whole.
@@ -106,6 +126,32 @@ impl RawHttp {
                 )
             })?),
         };
+        let ops_listen =
+            match self.ops_listen.trim() {
+                "" => None,
+                text => Some(text.parse::<SocketAddr>().map_err(|_| {
+                    invalid("http.ops_listen", format!("`{text}` is not an ip:port"))
+                })?),
+            };
+        if ops_listen == Some(listen) {
+            return Err(invalid(
+                "http.ops_listen",
+                "must differ from http.listen (the operations listener is a second socket)",
+            ));
+        }
+        let unix_socket_mode = file_mode(&self.unix_socket_mode).ok_or_else(|| {
+            invalid(
+                "http.unix_socket_mode",
+                format!(
+                    "`{}` is not an octal file mode like \"0660\"",
+                    self.unix_socket_mode
+                ),
+            )
+        })?;
+        let unix_socket = match self.unix_socket.trim() {
+            "" => None,
+            text => Some(PathBuf::from(text)),
+        };
         Ok(HttpConfig {
             listen,
             max_body_bytes: self.max_body_bytes,
@@ -116,13 +162,27 @@ impl RawHttp {
             max_uri_bytes: self.max_uri_bytes,
             public_url,
             trust_proxy: cidrs("http.trust_proxy", &self.trust_proxy)?,
+            ops_listen,
+            unix_socket,
+            unix_socket_mode,
         })
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Origin;
+    use super::{Origin, file_mode};
+
+    #[test]
+    fn a_socket_mode_is_octal_permission_bits() {
+        assert_eq!(file_mode("0660"), Some(0o660));
+        assert_eq!(file_mode("600"), Some(0o600));
+        assert_eq!(file_mode("0o777"), Some(0o777));
+        assert_eq!(file_mode("0800"), None, "8 is not an octal digit");
+        assert_eq!(file_mode("1777"), None, "only permission bits");
+        assert_eq!(file_mode("rw-rw----"), None);
+        assert_eq!(file_mode(""), None);
+    }
 
     #[test]
     fn an_origin_is_scheme_host_and_port_as_a_browser_writes_it() {

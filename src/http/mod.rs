@@ -116,6 +116,13 @@ pub fn routes(cfg: &mut ServiceConfig) {
         .service(observe::metrics);
 }
 
+/// What the operations listener serves: probes and the scrape.
+pub fn ops_routes(cfg: &mut actix_web::web::ServiceConfig) {
+    cfg.service(health::healthz)
+        .service(health::readyz)
+        .service(observe::metrics);
+}
+
 /// The unrouted fallback: a problem+json 404.
 pub async fn not_found() -> Result<HttpResponse, problem::Problem> {
     Err(problem::Problem::not_found("no such route"))

@@ -49,7 +49,7 @@ pub enum Refusal {
 }
 
 /// The caps one gate enforces.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Caps {
     pub total: usize,
     pub per_address: usize,

@@ -10,7 +10,6 @@ use std::{
     task::{Context, Poll, ready},
 };
 
-use actix_rt::net::TcpStream;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::{
@@ -30,8 +29,8 @@ struct Pending {
 }
 
 #[derive(Debug)]
-pub struct DoorStream {
-    io: TcpStream,
+pub struct DoorStream<Io> {
+    io: Io,
     ticket: Ticket,
     lines: LineWatch,
     pending: Option<Pending>,
@@ -39,13 +38,13 @@ pub struct DoorStream {
     client_errors: Arc<Sampled>,
 }
 
-impl DoorStream {
+impl<Io: AsyncRead + AsyncWrite + Unpin> DoorStream<Io> {
     pub fn new(
-        io: TcpStream,
+        io: Io,
         ticket: Ticket,
         max_uri: usize,
         client_errors: Arc<Sampled>,
-    ) -> DoorStream {
+    ) -> DoorStream<Io> {
         DoorStream {
             io,
             ticket,
@@ -84,7 +83,7 @@ impl DoorStream {
     }
 }
 
-impl AsyncRead for DoorStream {
+impl<Io: AsyncRead + AsyncWrite + Unpin> AsyncRead for DoorStream<Io> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -99,7 +98,7 @@ impl AsyncRead for DoorStream {
     }
 }
 
-impl AsyncWrite for DoorStream {
+impl<Io: AsyncRead + AsyncWrite + Unpin> AsyncWrite for DoorStream<Io> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,

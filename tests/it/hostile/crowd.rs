@@ -5,7 +5,8 @@
 //! check and an authenticated ingest are answered within a second all the
 //! same, and every event is delivered: a newcomer below its fair share makes
 //! room at once from the heaviest address, so the crowd competes with
-//! itself.
+//! itself. The operations listener and the Unix socket, with budgets of
+//! their own, answer within a second as well.
 
 use std::{
     net::SocketAddr,
@@ -15,7 +16,8 @@ use std::{
 use futures_util::future::join_all;
 use tokio::io::AsyncReadExt as _;
 
-use super::{Limited, Stall, exchange, ingest_request, stall, start_limited};
+use super::{Limited, Stall, exchange, exchange_unix, ingest_request, stall, start_limited};
+use crate::harness::process::free_port;
 
 const CROWD: usize = 1500;
 const CROWD_ADDRESSES: usize = 12;
@@ -66,8 +68,28 @@ async fn check(server: SocketAddr, request: &[u8]) -> (Option<u16>, Duration) {
     (status, started.elapsed())
 }
 
+/// The same check on the Unix socket at `path`.
+async fn check_unix(path: &std::path::Path, request: &[u8]) -> (Option<u16>, Duration) {
+    let started = Instant::now();
+    let status = exchange_unix(path, request, WITHIN).await.map(|a| a.status);
+    (status, started.elapsed())
+}
+
+/// One round of checks: `/healthz` and an ingest on the public listener,
+/// `/healthz` on the operations listener, `/healthz` and an ingest on the
+/// Unix socket.
+type Round = [(Option<u16>, Duration); 5];
+
+/// How many rounds had `expected` status at `place` (an index into `Round`).
+fn answered(seen: &[Round], place: usize, expected: u16) -> usize {
+    seen.iter().filter(|r| r[place].0 == Some(expected)).count()
+}
+
 #[actix_rt::test]
 async fn a_reconnecting_crowd_never_holds_the_door_against_health_or_ingest() {
+    let sockets = tempfile::tempdir().expect("a folder for the socket");
+    let socket = sockets.path().join("hookd.sock");
+    let ops: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
     let Limited {
         hookd,
         server,
@@ -79,6 +101,8 @@ async fn a_reconnecting_crowd_never_holds_the_door_against_health_or_ingest() {
         // The crowd's keyed bodies must not spend the producer's budget.
         ("HOOKD_API__SERVICE_RATE_LIMIT_PER_SECOND", "100000"),
         ("HOOKD_API__SERVICE_RATE_LIMIT_BURST", "100000"),
+        ("HOOKD_HTTP__OPS_LISTEN", &ops.to_string()),
+        ("HOOKD_HTTP__UNIX_SOCKET", socket.to_str().unwrap()),
     ])
     .await;
     let server = *server;
@@ -114,32 +138,43 @@ async fn a_reconnecting_crowd_never_holds_the_door_against_health_or_ingest() {
         let start = tokio::time::Instant::now() + COME_BACK;
         for round in 0..ROUNDS {
             tokio::time::sleep_until(start + COME_BACK * round as u32).await;
-            let (h, i) =
-                futures_util::join!(check(server, health), check(server, ingest.as_bytes()));
-            seen.push((h, i));
+            let (h, i, o, uh, ui) = futures_util::join!(
+                check(server, health),
+                check(server, ingest.as_bytes()),
+                check(ops, health),
+                check_unix(&socket, health),
+                check_unix(&socket, ingest.as_bytes()),
+            );
+            seen.push([h, i, o, uh, ui]);
         }
         seen
     };
     let (returns, seen) = futures_util::join!(crowd, checks);
     let returns: usize = returns.iter().sum();
-    let healthy = seen.iter().filter(|((h, _), _)| *h == Some(200)).count();
-    let ingested = seen.iter().filter(|(_, (i, _))| *i == Some(201)).count();
-    let slowest = seen.iter().map(|((_, h), (_, i))| *h.max(i)).max();
+    let seen: Vec<Round> = seen;
+    let every = [
+        answered(&seen, 0, 200),
+        answered(&seen, 1, 201),
+        answered(&seen, 2, 200),
+        answered(&seen, 3, 200),
+        answered(&seen, 4, 201),
+    ];
+    let slowest = seen.iter().flat_map(|r| r.iter().map(|c| c.1)).max();
     println!(
-        "crowd: {returns} comebacks; /healthz answered 200 within 1 s on {healthy} of {ROUNDS}, \
-         ingest 201 on {ingested} of {ROUNDS}; slowest {slowest:?}"
+        "crowd: {returns} comebacks; of {ROUNDS} rounds answered within 1 s: /healthz {}, \
+         ingest {}, ops /healthz {}, unix /healthz {}, unix ingest {}; slowest {slowest:?}",
+        every[0], every[1], every[2], every[3], every[4]
     );
     assert!(
         returns > CROWD,
         "the crowd kept coming back ({returns} comebacks), or this test tests nothing"
     );
     assert_eq!(
-        (healthy, ingested),
-        (ROUNDS, ROUNDS),
+        every, [ROUNDS; 5],
         "every check answered within 1 s (None: no answer in time): {seen:?}"
     );
     receiver
-        .wait_for(ROUNDS, Duration::from_secs(15))
+        .wait_for(2 * ROUNDS, Duration::from_secs(15))
         .await
         .expect("every event ingested is delivered");
     let log = hookd.stderr();

@@ -19,7 +19,7 @@ use std::{net::SocketAddr, time::Duration};
 use awc::http::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
+    io::{AsyncRead, AsyncReadExt, AsyncWriteExt},
     net::{TcpSocket, TcpStream},
 };
 
@@ -66,7 +66,10 @@ pub async fn connect_from(source: [u8; 4], server: SocketAddr) -> std::io::Resul
 
 /// Reads one HTTP/1.1 answer (head, then a `Content-Length` body), or
 /// `None` if none is whole within `within`.
-pub async fn read_answer(stream: &mut TcpStream, within: Duration) -> Option<RawAnswer> {
+pub async fn read_answer(
+    stream: &mut (impl AsyncRead + Unpin),
+    within: Duration,
+) -> Option<RawAnswer> {
     let read = async {
         let mut buf = Vec::new();
         let mut chunk = [0u8; 16 * 1024];
@@ -114,6 +117,18 @@ pub async fn read_answer(stream: &mut TcpStream, within: Duration) -> Option<Raw
 pub async fn exchange(server: SocketAddr, bytes: &[u8], within: Duration) -> Option<RawAnswer> {
     let mut stream = connect_from([127, 0, 0, 1], server).await.ok()?;
     // The server may answer and close before it has read everything.
+    let _ = stream.write_all(bytes).await;
+    read_answer(&mut stream, within).await
+}
+
+/// Sends `bytes` on a new connection to the Unix socket at `path` and
+/// reads the answer.
+pub async fn exchange_unix(
+    path: &std::path::Path,
+    bytes: &[u8],
+    within: Duration,
+) -> Option<RawAnswer> {
+    let mut stream = tokio::net::UnixStream::connect(path).await.ok()?;
     let _ = stream.write_all(bytes).await;
     read_answer(&mut stream, within).await
 }
