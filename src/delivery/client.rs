@@ -111,7 +111,9 @@ impl PinnedClient {
             .connector(connector)
             .disable_redirects()
             .no_default_headers()
-            .timeout(limits.request_timeout)
+            // The deadline is `send`'s own (see `deadline`): awc's would win
+            // over an answer already received when a paused process wakes.
+            .disable_timeout()
             .finish();
         PinnedClient {
             addrs,
@@ -236,7 +238,7 @@ pub async fn send(
     for (name, value) in req.headers {
         builder = builder.insert_header((*name, value.as_str()));
     }
-    let response = tokio::time::timeout_at(deadline.into(), builder.send_body(req.body)).await;
+    let response = super::deadline::within(deadline, builder.send_body(req.body)).await;
     let response = match response {
         Err(_) => {
             return Observed::failed(
@@ -272,7 +274,7 @@ pub async fn send(
     // rest is left unread and the connection dropped with the response.
     let mut payload = response;
     loop {
-        match tokio::time::timeout_at(deadline.into(), payload.next()).await {
+        match super::deadline::within(deadline, payload.next()).await {
             Err(_) => {
                 outcome = Outcome::Failed {
                     category: ErrorCategory::Timeout,

@@ -8,6 +8,7 @@ pub mod attempt;
 pub mod budget;
 pub mod client;
 pub mod committer;
+pub mod deadline;
 pub mod due;
 pub mod egress_audit;
 pub mod endpoint;

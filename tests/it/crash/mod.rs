@@ -1,9 +1,11 @@
 //! Nothing lost: a killed engine, a database that is not there at start, and a
-//! database that goes away while the engine runs.
+//! database that goes away while the engine runs, a process paused while
+//! the receiver answers.
 
 mod down_at_start;
 mod kill;
 mod outage;
+mod pause;
 
 use std::collections::HashMap;
 
