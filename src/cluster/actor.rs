@@ -1,15 +1,11 @@
 //! The cluster actor: every `cluster.lease_ttl / 3` it heartbeats (which
 //! renews every lease this instance holds), reads who is alive and who holds
 //! what, and acts on the plan: takes free endpoints and those of dead
-//! instances, and hands back, one heartbeat after their actors were told to
-//! wind down, endpoints a live newcomer is now preferred for. The database
-//! is the truth; `Leases` is what the actors read of it.
+//! instances (looking again the moment a silent peer's leases run out), and
+//! hands endpoints over to a live newcomer preferred for them (`handover`).
+//! The database is the truth; `Leases` is what the actors read of it.
 
-use std::{
-    collections::{HashMap, HashSet},
-    sync::Arc,
-    time::Instant,
-};
+use std::{collections::HashSet, sync::Arc, time::Instant};
 
 use actix::prelude::*;
 
@@ -18,7 +14,7 @@ use sea_orm::DatabaseConnection;
 use super::{
     leases::Leases,
     messages::{Consider, LeasesChanged, Leave},
-    plan::{Membership, plan},
+    plan::{Membership, plan, recheck_in},
     rendezvous::preferred,
 };
 use crate::{
@@ -26,7 +22,7 @@ use crate::{
     domain::clock::SharedClock,
     store::{
         self,
-        cluster::{Instance, LeaseRow, Load},
+        cluster::{Alive, Instance, LeaseRow, Load},
     },
 };
 
@@ -54,18 +50,24 @@ impl Node {
 }
 
 pub struct ClusterActor {
-    node: Arc<Node>,
-    instance: Instance,
-    fanout: Recipient<LeasesChanged>,
+    pub(super) node: Arc<Node>,
+    pub(super) instance: Instance,
+    pub(super) fanout: Recipient<LeasesChanged>,
     ticking: bool,
+    /// A look asked for while a heartbeat ran: run one more after it.
+    again: bool,
     /// Since when heartbeats have succeeded without a gap.
     healthy_since: Option<Instant>,
     /// Who may own endpoints, as of the last heartbeat.
     candidates: Vec<String>,
     /// Endpoints a live instance other than this one holds.
     held_elsewhere: HashSet<String>,
-    /// Endpoints being handed back, and since which heartbeat.
-    leaving: HashMap<String, Instant>,
+    /// Endpoints being handed back.
+    pub(super) leaving: HashSet<String>,
+    /// Endpoints preferred here that a live instance is handing back.
+    pub(super) awaited: Vec<String>,
+    /// A handover step is running or scheduled.
+    pub(super) handing_over: bool,
     /// Endpoints a `Consider` is taking now, or queued to.
     taking: HashSet<String>,
     /// Considered endpoints waiting for the next take.
@@ -73,13 +75,13 @@ pub struct ClusterActor {
     take_running: bool,
     /// Endpoints considered before the first heartbeat knew the cluster.
     deferred: HashSet<String>,
-    stopping: bool,
+    pub(super) stopping: bool,
 }
 
 /// What one heartbeat read.
 struct Seen {
     began: Instant,
-    alive: Vec<(String, bool)>,
+    alive: Vec<Alive>,
     leases: Vec<LeaseRow>,
 }
 
@@ -90,10 +92,13 @@ impl ClusterActor {
             instance,
             fanout,
             ticking: false,
+            again: false,
             healthy_since: None,
             candidates: Vec::new(),
             held_elsewhere: HashSet::new(),
-            leaving: HashMap::new(),
+            leaving: HashSet::new(),
+            awaited: Vec::new(),
+            handing_over: false,
             taking: HashSet::new(),
             to_take: Vec::new(),
             take_running: false,
@@ -102,7 +107,7 @@ impl ClusterActor {
         }
     }
 
-    fn ttl_ms(&self) -> i64 {
+    pub(super) fn ttl_ms(&self) -> i64 {
         i64::try_from(self.node.config.lease_ttl.as_millis()).unwrap_or(i64::MAX)
     }
 
@@ -133,7 +138,7 @@ impl ClusterActor {
         ctx.spawn(read.into_actor(self).map(|res, act, ctx| match res {
             Ok(seen) => act.act_on(ctx, seen),
             Err(e) => {
-                act.ticking = false;
+                act.ticked(ctx);
                 if act.healthy_since.take().is_some() {
                     tracing::warn!(error = %e, "the heartbeat failed; endpoints pause once the lease period passes without one");
                 }
@@ -141,17 +146,34 @@ impl ClusterActor {
         }));
     }
 
+    /// A heartbeat out of turn: now, or right after the one running.
+    fn look_again(&mut self, ctx: &mut Context<Self>) {
+        if self.ticking {
+            self.again = true;
+        } else {
+            self.tick(ctx);
+        }
+    }
+
+    /// A heartbeat has finished.
+    fn ticked(&mut self, ctx: &mut Context<Self>) {
+        self.ticking = false;
+        if std::mem::take(&mut self.again) {
+            self.tick(ctx);
+        }
+    }
+
     fn act_on(&mut self, ctx: &mut Context<Self>, seen: Seen) {
         let me = self.instance.id.clone();
         let healthy_since = *self.healthy_since.get_or_insert(seen.began);
         let membership = Membership {
             me: me.clone(),
-            alive: seen.alive.iter().map(|(id, _)| id.clone()).collect(),
+            alive: seen.alive.iter().map(|a| a.id.clone()).collect(),
             candidates: seen
                 .alive
                 .iter()
-                .filter(|(id, draining)| !(*draining || (*id == me && self.node.is_draining())))
-                .map(|(id, _)| id.clone())
+                .filter(|a| !(a.draining || (a.id == me && self.node.is_draining())))
+                .map(|a| a.id.clone())
                 .collect(),
             settled: seen.began.duration_since(healthy_since) >= self.node.config.lease_ttl,
         };
@@ -170,54 +192,29 @@ impl ClusterActor {
         for endpoint in std::mem::take(&mut self.deferred) {
             ctx.notify(Consider(endpoint));
         }
-        // Hand back only what was marked at an earlier heartbeat: its actor
-        // has had a heartbeat's time to stop claiming and hand queued work back.
-        let ready: Vec<String> = p
-            .hand_back
-            .iter()
-            .filter(|e| self.leaving.get(*e).is_some_and(|t| *t < seen.began))
-            .cloned()
-            .collect();
-        self.leaving = p
-            .hand_back
-            .iter()
-            .map(|e| {
-                (
-                    e.clone(),
-                    self.leaving.get(e).copied().unwrap_or(seen.began),
-                )
-            })
-            .collect();
+        self.leaving = p.hand_back.iter().cloned().collect();
+        self.awaited = p.awaited;
+        let others = seen.alive.iter().filter(|a| a.id != me).map(|a| a.age_ms);
+        if let Some(soon) = recheck_in(others, self.ttl_ms(), self.node.config.heartbeat()) {
+            ctx.run_later(soon, |act, ctx| act.look_again(ctx));
+        }
         let lost = self.node.leases.confirm(seen.began, &p.keep, &p.hand_back);
         let node = self.node.clone();
         let ttl_ms = self.ttl_ms();
         let take = p.take;
         let act = async move {
-            let taken = if take.is_empty() {
-                Vec::new()
-            } else {
-                store::cluster::take(&node.control_db, &me, &take, ttl_ms).await?
-            };
-            let handed = if ready.is_empty() {
-                Vec::new()
-            } else {
-                store::cluster::hand_back(&node.control_db, &me, &ready, node.clock.now_ms())
-                    .await?
-            };
-            Ok::<_, store::StoreError>((taken, handed))
+            if take.is_empty() {
+                return Ok(Vec::new());
+            }
+            store::cluster::take(&node.control_db, &me, &take, ttl_ms).await
         };
-        ctx.spawn(act.into_actor(self).map(move |res, act, _| {
-            act.ticking = false;
+        ctx.spawn(act.into_actor(self).map(move |res, act, ctx| {
             match res {
-                Ok((taken, handed)) => {
-                    if !taken.is_empty() || !handed.is_empty() {
-                        tracing::info!(taken = taken.len(), handed_back = handed.len(), owned = act.node.leases.owned_count() + taken.len(), "endpoint leases changed hands");
+                Ok(taken) => {
+                    if !taken.is_empty() {
+                        tracing::info!(taken = taken.len(), owned = act.node.leases.owned_count() + taken.len(), "endpoint leases changed hands");
                     }
                     act.node.leases.add(&taken);
-                    act.node.leases.forget(&handed);
-                    for e in &handed {
-                        act.leaving.remove(e);
-                    }
                     act.fanout.do_send(LeasesChanged {
                         wake: Vec::new(),
                         look: !taken.is_empty(),
@@ -225,10 +222,12 @@ impl ClusterActor {
                     });
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, "taking or handing back endpoint leases failed; trying at the next heartbeat");
+                    tracing::warn!(error = %e, "taking endpoint leases failed; trying at the next heartbeat");
                     act.fanout.do_send(LeasesChanged { lost, ..LeasesChanged::default() });
                 }
             }
+            act.handover(ctx);
+            act.ticked(ctx);
         }));
     }
 }

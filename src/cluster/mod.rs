@@ -6,9 +6,11 @@
 //! - `plan`: what an instance does with the leases it sees (pure);
 //! - `leases`: this instance's leases as its actors read them;
 //! - `actor`: the heartbeat, which renews, takes and hands back leases;
+//! - `handover`: moving an endpoint between live instances without a stall;
 //! - `messages`: what the cluster actor and the fanout tell each other.
 
 pub mod actor;
+pub mod handover;
 pub mod leases;
 pub mod messages;
 pub mod plan;

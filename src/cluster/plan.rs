@@ -2,9 +2,12 @@
 //! take free endpoints it is preferred for, take over the endpoints of dead
 //! instances once it has itself been alive for a lease period, and hand back
 //! endpoints another live instance is now preferred for. Nothing moves
-//! between two healthy instances unless membership changed.
+//! between two healthy instances unless membership changed. An endpoint on
+//! its way here from a live owner is awaited: taken the moment it is handed
+//! back, not at the next heartbeat. A peer whose heartbeat is going stale is
+//! looked at again the moment its leases run out (`recheck_in`).
 
-use std::collections::HashSet;
+use std::{collections::HashSet, time::Duration};
 
 use super::rendezvous::preferred;
 use crate::store::cluster::LeaseRow;
@@ -34,6 +37,9 @@ pub struct Plan {
     pub hand_back: Vec<String>,
     /// Held here and staying.
     pub keep: Vec<(String, i64)>,
+    /// Held by another live instance, but preferred here: it is handing
+    /// them back.
+    pub awaited: Vec<String>,
 }
 
 pub fn plan(m: &Membership, leases: &[LeaseRow]) -> Plan {
@@ -48,6 +54,9 @@ pub fn plan(m: &Membership, leases: &[LeaseRow]) -> Plan {
                     out.hand_back.push(row.endpoint_id.clone());
                 }
             }
+            Some(owner) if m.alive.contains(owner) && mine => {
+                out.awaited.push(row.endpoint_id.clone());
+            }
             Some(owner) if m.alive.contains(owner) => {}
             Some(_) if mine && m.settled => out.take.push(row.endpoint_id.clone()),
             Some(_) => {}
@@ -56,6 +65,23 @@ pub fn plan(m: &Membership, leases: &[LeaseRow]) -> Plan {
         }
     }
     out
+}
+
+/// When to look at the cluster again, sooner than the next heartbeat (due
+/// in `heartbeat`): just after the first lease of another instance runs out,
+/// given each live instance's heartbeat age (ms, the database's clock).
+/// `None` if none runs out before the next heartbeat anyway.
+pub fn recheck_in(
+    ages: impl IntoIterator<Item = i64>,
+    ttl_ms: i64,
+    heartbeat: Duration,
+) -> Option<Duration> {
+    /// Past the expiry, so the database sees it expired too.
+    const PAST: Duration = Duration::from_millis(20);
+    let first = ages.into_iter().map(|age| ttl_ms - age).min()?;
+    let in_ms = u64::try_from(first.max(0)).unwrap_or(0);
+    let at = Duration::from_millis(in_ms) + PAST;
+    (at < heartbeat).then_some(at)
 }
 
 #[cfg(test)]
@@ -105,10 +131,38 @@ mod tests {
     }
 
     #[test]
-    fn a_live_owners_endpoint_is_left_alone_even_when_preferred_here() {
+    fn a_live_owners_endpoint_is_not_taken_but_awaited_when_preferred_here() {
         let e = endpoint_preferring("a", &["a", "b"]);
         let p = plan(&membership("a", &["a", "b"], true), &[row(&e, Some("b"))]);
-        assert_eq!(p, Plan::default());
+        assert!(p.take.is_empty() && p.keep.is_empty() && p.hand_back.is_empty());
+        assert_eq!(p.awaited, vec![e]);
+        let other = endpoint_preferring("b", &["a", "b"]);
+        let p = plan(
+            &membership("a", &["a", "b"], true),
+            &[row(&other, Some("b"))],
+        );
+        assert_eq!(p, Plan::default(), "not preferred here: not awaited");
+    }
+
+    #[test]
+    fn a_peer_going_stale_is_looked_at_again_just_after_its_leases_run_out() {
+        let beat = Duration::from_secs(5);
+        assert_eq!(
+            recheck_in([1_000, 13_000], 15_000, beat),
+            Some(Duration::from_millis(2_020)),
+            "the stalest peer's lease runs out in 2 s"
+        );
+        assert_eq!(
+            recheck_in([1_000, 4_000], 15_000, beat),
+            None,
+            "healthy peers: the next heartbeat comes first"
+        );
+        assert_eq!(recheck_in([], 15_000, beat), None, "alone");
+        assert_eq!(
+            recheck_in([15_500], 15_000, beat),
+            Some(Duration::from_millis(20)),
+            "already run out"
+        );
     }
 
     #[test]

@@ -113,23 +113,36 @@ pub async fn heartbeat(
     Ok(res.rows_affected() == 1)
 }
 
-/// Instances whose heartbeat is fresher than `ttl_ms`: (id, draining).
-pub async fn alive(
-    db: &impl ConnectionTrait,
-    ttl_ms: i64,
-) -> Result<Vec<(String, bool)>, StoreError> {
+/// A live instance as a heartbeat reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alive {
+    pub id: String,
+    pub draining: bool,
+    /// Milliseconds since its last heartbeat, by the database's clock.
+    pub age_ms: i64,
+}
+
+/// Instances whose heartbeat is fresher than `ttl_ms`.
+pub async fn alive(db: &impl ConnectionTrait, ttl_ms: i64) -> Result<Vec<Alive>, StoreError> {
     let backend = db.get_database_backend();
+    let now = db_now(backend);
     Ok(query_all(
         db,
         sql(
             backend,
             &format!(
-                "SELECT id, draining FROM instance WHERE heartbeat_at > {} - ? ORDER BY id",
-                db_now(backend)
+                "SELECT id, draining, {now} - heartbeat_at AS age_ms FROM instance \
+                 WHERE heartbeat_at > {now} - ? ORDER BY id"
             ),
             vec![ttl_ms.into()],
         ),
-        |r| Ok((r.try_get("", "id")?, r.try_get("", "draining")?)),
+        |r| {
+            Ok(Alive {
+                id: r.try_get("", "id")?,
+                draining: r.try_get("", "draining")?,
+                age_ms: r.try_get("", "age_ms")?,
+            })
+        },
     )
     .await?)
 }

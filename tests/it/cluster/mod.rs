@@ -12,6 +12,7 @@ mod changes;
 mod database_failover;
 mod failover;
 mod fencing;
+mod handover;
 mod leases;
 mod outage;
 mod producer;
@@ -69,12 +70,24 @@ pub struct Fleet {
     db: DatabaseConnection,
     url: String,
     work: tempfile::TempDir,
+    /// `cluster.lease_ttl` of the instances this fleet starts.
+    pub lease_ttl: Duration,
 }
 
 impl Fleet {
     /// `instances` instances on the database at `url`, sharing `endpoints`
     /// endpoints of concurrency 2 at `/hooks/0`, `/hooks/1`, …
     pub async fn start(url: &str, instances: usize, endpoints: usize) -> Fleet {
+        Fleet::start_with_ttl(url, instances, endpoints, LEASE_TTL).await
+    }
+
+    /// Like `start`, with this `cluster.lease_ttl`.
+    pub async fn start_with_ttl(
+        url: &str,
+        instances: usize,
+        endpoints: usize,
+        lease_ttl: Duration,
+    ) -> Fleet {
         let receiver = Receiver::start().await;
         receiver.set_default(Reply::Delay(REPLY_DELAY, Box::new(Reply::status(200))));
         let urls: Vec<String> = (0..endpoints)
@@ -97,6 +110,7 @@ impl Fleet {
             db,
             url: url.to_string(),
             work: tempfile::tempdir().expect("a working folder"),
+            lease_ttl,
         };
         for _ in 0..instances {
             fleet.add().await;
@@ -112,11 +126,20 @@ impl Fleet {
         instances: usize,
         endpoints: usize,
     ) -> Option<(Fleet, Vec<Option<String>>)> {
+        Fleet::registered_with_ttl(instances, endpoints, LEASE_TTL).await
+    }
+
+    /// Like `registered`, with this `cluster.lease_ttl`.
+    pub async fn registered_with_ttl(
+        instances: usize,
+        endpoints: usize,
+        lease_ttl: Duration,
+    ) -> Option<(Fleet, Vec<Option<String>>)> {
         if harness::skip_postgres() {
             return None;
         }
         let url = harness::pg::fresh_database().await.expect("a database");
-        let fleet = Fleet::start(&url, instances, endpoints).await;
+        let fleet = Fleet::start_with_ttl(&url, instances, endpoints, lease_ttl).await;
         let ids = fleet.wait_registered().await;
         Some((fleet, ids))
     }
@@ -147,7 +170,7 @@ impl Fleet {
     pub async fn add(&mut self) -> usize {
         let i = self.nodes.len();
         let listen = format!("127.0.0.1:{}", free_port());
-        let ttl = format!("{}ms", LEASE_TTL.as_millis());
+        let ttl = format!("{}ms", self.lease_ttl.as_millis());
         let env = harness::test_env(
             &self.url,
             &[
