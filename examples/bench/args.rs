@@ -10,7 +10,7 @@ pub struct Args {
     pub backend: String,
     /// `both` is throughput and steady; `steady` is `paced` to one endpoint.
     #[arg(long, default_value = "both",
-          value_parser = ["throughput", "steady", "paced", "single", "slow", "many", "both"])]
+          value_parser = ["throughput", "steady", "paced", "single", "slow", "many", "soak", "both"])]
     pub scenario: String,
     /// Throughput, single, slow: events to publish, each to every endpoint.
     #[arg(long, default_value_t = 20_000)]
@@ -24,9 +24,13 @@ pub struct Args {
     /// POSTs in flight at once (default: 4 for throughput and slow, 16 for single).
     #[arg(long)]
     pub concurrency: Option<usize>,
-    /// Steady, paced: events per second (one event per POST).
-    #[arg(long, default_value_t = 500)]
-    pub rate: u32,
+    /// Steady, paced, soak: events per second (one event per POST; soak:
+    /// 200 unless given).
+    #[arg(long)]
+    pub rate: Option<u32>,
+    /// Soak: minutes to run for.
+    #[arg(long, default_value_t = 30)]
+    pub minutes: usize,
     /// Steady, paced: seconds to publish for.
     #[arg(long, default_value_t = 10)]
     pub seconds: u32,
@@ -77,6 +81,7 @@ impl Args {
             "paced" => &["paced"],
             "single" => &["single"],
             "slow" => &["slow"],
+            "soak" => &["soak"],
             _ => &["many"],
         };
         let backends: &[&'static str] = match self.backend.as_str() {

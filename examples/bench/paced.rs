@@ -9,7 +9,7 @@ use crate::inproc;
 use crate::load::Load;
 
 pub async fn run(backend: &str, args: &Args, endpoints: usize) -> anyhow::Result<bool> {
-    let (rate, seconds) = (args.rate.max(1), args.seconds);
+    let (rate, seconds) = (args.rate.unwrap_or(500).max(1), args.seconds);
     let load = Load {
         events: (rate * seconds) as usize,
         batch: 1,

@@ -1,10 +1,11 @@
 //! The receiver: actix-web on a thread of its own. Endpoint `i` is the path
 //! `/e/<i>` on one of its ports; it records the first receipt of each event id
 //! per endpoint and answers 200 at once, except a stalled endpoint, which
-//! holds every request unanswered.
+//! holds every request unanswered, and a flapping one, which answers 500
+//! while `failing` is set.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,6 +29,11 @@ pub struct Log {
     pub held: AtomicUsize,
     stalled: Option<usize>,
     hold: Duration,
+    /// This endpoint answers 500 while `failing` is set (`usize::MAX`: none).
+    pub flapping: AtomicUsize,
+    pub failing: AtomicBool,
+    /// Requests the flapping endpoint answered with 500.
+    pub refused: AtomicUsize,
 }
 
 pub struct Receiver {
@@ -87,6 +93,10 @@ async fn receive(req: HttpRequest, _body: web::Bytes, log: web::Data<Log>) -> Ht
         actix_rt::time::sleep(log.hold).await;
         return HttpResponse::Ok().finish();
     }
+    if log.failing.load(Relaxed) && log.flapping.load(Relaxed) == endpoint {
+        log.refused.fetch_add(1, Relaxed);
+        return HttpResponse::InternalServerError().finish();
+    }
     let id = req
         .headers()
         .get("webhook-id")
@@ -118,6 +128,7 @@ impl Receiver {
             seen: Mutex::new(vec![Seen::default(); plan.endpoints]),
             stalled: plan.stalled,
             hold: plan.hold,
+            flapping: AtomicUsize::new(usize::MAX),
             ..Log::default()
         });
         let (shared, (tx, rx)) = (web::Data::from(log.clone()), std::sync::mpsc::channel());
