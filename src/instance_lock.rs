@@ -79,6 +79,7 @@ mod tests {
             url: format!("sqlite://{}", path.display()),
             max_connections: 1,
             acquire_timeout: std::time::Duration::from_secs(1),
+            sqlite_synchronous: crate::config::SqliteSynchronous::Full,
         }
     }
 
@@ -105,6 +106,7 @@ mod tests {
             url: "postgres://u@h/db".into(),
             max_connections: 1,
             acquire_timeout: std::time::Duration::from_secs(1),
+            sqlite_synchronous: crate::config::SqliteSynchronous::Full,
         };
         assert!(acquire(&pg).expect("no lock needed").is_none());
     }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 mod catalog;
 mod cluster;
+mod database;
 mod delivery;
 mod egress;
 mod endpoints;
@@ -26,6 +27,7 @@ pub use catalog::CatalogConfig;
 use catalog::RawCatalog;
 pub use cluster::ClusterConfig;
 use cluster::RawCluster;
+pub use database::SqliteSynchronous;
 use delivery::RawDelivery;
 pub use delivery::{Connections, DeliveryConfig};
 pub use egress::EgressConfig;
@@ -79,6 +81,7 @@ struct RawDatabase {
     url: String,
     max_connections: u32,
     acquire_timeout: String,
+    sqlite_synchronous: String,
 }
 
 #[derive(Debug, Deserialize, Serialize)]
@@ -165,6 +168,8 @@ pub struct DatabaseConfig {
     pub url: String,
     pub max_connections: u32,
     pub acquire_timeout: Duration,
+    /// SQLite only: how a commit reaches the disk (see `SqliteSynchronous`).
+    pub sqlite_synchronous: SqliteSynchronous,
 }
 
 impl DatabaseConfig {
@@ -365,6 +370,7 @@ impl Raw {
                     "database.acquire_timeout",
                     &self.database.acquire_timeout,
                 )?,
+                sqlite_synchronous: SqliteSynchronous::parse(&self.database.sqlite_synchronous)?,
             },
             master_key,
             api,

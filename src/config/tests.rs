@@ -75,6 +75,7 @@ fn the_sqlite_file_is_found_in_the_url() {
         url: url.into(),
         max_connections: 1,
         acquire_timeout: Duration::from_secs(1),
+        sqlite_synchronous: crate::config::SqliteSynchronous::Full,
     };
     assert_eq!(
         db("sqlite://hookd.db").sqlite_path(),

@@ -40,7 +40,7 @@ use sea_orm::{
     Value,
 };
 
-use crate::config::DatabaseConfig;
+use crate::config::{DatabaseConfig, SqliteSynchronous};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -68,9 +68,10 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
-/// Opens the pool. SQLite gets WAL, a busy timeout and `synchronous=NORMAL`
-/// (durable at each WAL checkpoint; a committed transaction survives a process
-/// kill, which is the crash hookd promises to survive).
+/// Opens the pool. SQLite gets WAL, a busy timeout and the configured
+/// `synchronous` (`FULL` by default: a commit is on the disk before it
+/// returns, so an acknowledged event survives a power cut; `NORMAL` syncs at
+/// WAL checkpoints and survives a process kill only).
 pub async fn connect(cfg: &DatabaseConfig) -> Result<DatabaseConnection, StoreError> {
     connect_pool(cfg, cfg.max_connections).await
 }
@@ -107,15 +108,19 @@ async fn connect_pool(cfg: &DatabaseConfig, size: u32) -> Result<DatabaseConnect
             "?mode=rwc"
         });
     }
+    let synchronous = match cfg.sqlite_synchronous {
+        SqliteSynchronous::Full => sea_orm::sqlx::sqlite::SqliteSynchronous::Full,
+        SqliteSynchronous::Normal => sea_orm::sqlx::sqlite::SqliteSynchronous::Normal,
+    };
     let mut opts = ConnectOptions::new(url);
     opts.max_connections(size)
         .min_connections(1)
         .acquire_timeout(cfg.acquire_timeout)
         .connect_timeout(Duration::from_secs(10))
         .sqlx_logging(false)
-        .map_sqlx_sqlite_opts(|o| {
+        .map_sqlx_sqlite_opts(move |o| {
             o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
-                .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
+                .synchronous(synchronous)
                 .busy_timeout(Duration::from_secs(30))
                 .foreign_keys(true)
         })

@@ -156,3 +156,59 @@ async fn every_postgresql_session_asks_the_server_to_end_a_transaction_left_idle
     drop(app);
     crate::harness::quiesce().await;
 }
+
+/// `PRAGMA synchronous` on `pool` connections of a pool opened with
+/// `setting`, each read while all of them are held.
+async fn synchronous_on_every_connection(setting: &str, pool: u32) -> Vec<i64> {
+    use sea_orm::{ConnectionTrait, TransactionTrait};
+    let dir = tempfile::tempdir().expect("a folder");
+    let url = format!("sqlite://{}/hookd.db", dir.path().display());
+    let pool_size = pool.to_string();
+    let config = hookd::config::Config::load(
+        None,
+        crate::harness::test_env(
+            &url,
+            &[
+                ("HOOKD_DATABASE__SQLITE_SYNCHRONOUS", setting),
+                ("HOOKD_DATABASE__MAX_CONNECTIONS", &pool_size),
+            ],
+        ),
+    )
+    .expect("a valid configuration");
+    let db = hookd::store::connect(&config.database)
+        .await
+        .expect("the pool opens");
+    let mut held = Vec::new();
+    for _ in 0..pool {
+        held.push(db.begin().await.expect("a connection of the pool"));
+    }
+    let mut values = Vec::new();
+    for txn in &held {
+        let row = txn
+            .query_one_raw(sea_orm::Statement::from_string(
+                sea_orm::DbBackend::Sqlite,
+                "PRAGMA synchronous",
+            ))
+            .await
+            .expect("the pragma reads")
+            .expect("a row");
+        values.push(row.try_get_by_index::<i64>(0).expect("a number"));
+    }
+    drop(held);
+    db.close().await.expect("the pool closes");
+    values
+}
+
+#[actix_rt::test]
+async fn every_pooled_sqlite_connection_syncs_as_configured() {
+    assert_eq!(
+        synchronous_on_every_connection("full", 4).await,
+        vec![2; 4],
+        "FULL (2) on each connection: every commit reaches the disk before hookd answers"
+    );
+    assert_eq!(
+        synchronous_on_every_connection("normal", 4).await,
+        vec![1; 4],
+        "NORMAL (1) when configured"
+    );
+}

@@ -158,6 +158,7 @@ fn actual(c: &Config, mail: &SmtpConfig, key: &str) -> Option<Shown> {
         "database.url" => text(&c.database.url),
         "database.max_connections" => N(c.database.max_connections.into()),
         "database.acquire_timeout" => D(c.database.acquire_timeout),
+        "database.sqlite_synchronous" => text(&c.database.sqlite_synchronous.as_str()),
         "secrets.master_key" => maybe(c.master_key.clone()),
         "api.page_size_default" => N(a.page_size_default.into()),
         "api.page_size_max" => N(a.page_size_max.into()),
