@@ -17,6 +17,7 @@ pub mod endpoints;
 pub mod entity;
 pub mod fanout;
 pub mod fanout_claim;
+pub mod full;
 pub mod health;
 pub mod keys;
 pub mod mail;
@@ -124,6 +125,7 @@ async fn connect_pool(cfg: &DatabaseConfig, size: u32) -> Result<DatabaseConnect
                 .busy_timeout(Duration::from_secs(30))
                 .foreign_keys(true)
         })
+        .map_sqlx_sqlite_pool_opts(|o| o.after_release(full::keep_if_settled))
         .map_sqlx_postgres_opts(|o| {
             o.options([("idle_in_transaction_session_timeout", IDLE_IN_TRANSACTION)])
         });

@@ -305,6 +305,20 @@ impl Problem {
         p.retry_after = Some(2);
         p
     }
+    /// The database's disk is full: nothing was written; answered 503 with
+    /// a retry, and logged once a minute at most (with how many were
+    /// refused meanwhile), not per request.
+    pub fn storage_full(error: &dyn std::fmt::Display) -> Problem {
+        full_disk_logged(error);
+        let mut p = Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "storage-full",
+            "Service unavailable",
+            "the database's disk is full; nothing was written; retry in 5 s",
+        );
+        p.retry_after = Some(5);
+        p
+    }
     /// This instance is stopping: the producer should retry (elsewhere).
     pub fn stopping() -> Problem {
         let mut p = Problem::new(
@@ -347,6 +361,8 @@ impl ResponseError for Problem {
     }
 }
 
+use crate::store::full::is_storage_full;
+
 /// Whether the database could not be reached at all (as opposed to a query
 /// that failed): the caller may retry, here or on another instance.
 fn unreachable(e: &sea_orm::DbErr) -> bool {
@@ -362,6 +378,7 @@ impl From<crate::store::StoreError> for Problem {
             crate::store::StoreError::Db(db) if unreachable(db) => {
                 Problem::database_unavailable(&e)
             }
+            crate::store::StoreError::Db(db) if is_storage_full(db) => Problem::storage_full(&e),
             _ => Problem::internal(&e),
         }
     }
@@ -371,8 +388,31 @@ impl From<sea_orm::DbErr> for Problem {
     fn from(e: sea_orm::DbErr) -> Problem {
         if unreachable(&e) {
             Problem::database_unavailable(&e)
+        } else if is_storage_full(&e) {
+            Problem::storage_full(&e)
         } else {
             Problem::internal(&e)
         }
+    }
+}
+
+/// Logs a full disk once a minute at most, with the count held back.
+fn full_disk_logged(error: &dyn std::fmt::Display) {
+    use std::sync::{LazyLock, Mutex};
+    use std::time::{Duration, Instant};
+    static LIMIT: LazyLock<Mutex<crate::delivery::log_limit::LogLimit<()>>> = LazyLock::new(|| {
+        Mutex::new(crate::delivery::log_limit::LogLimit::new(
+            Duration::from_secs(60),
+        ))
+    });
+    static SINCE: LazyLock<Instant> = LazyLock::new(Instant::now);
+    let now_ms = i64::try_from(SINCE.elapsed().as_millis()).unwrap_or(i64::MAX);
+    let admitted = LIMIT
+        .lock()
+        .map(|mut limit| limit.admit((), now_ms))
+        .unwrap_or(Some(0));
+    if let Some(held_back) = admitted {
+        tracing::error!(error = %error, refused_since_last_line = held_back,
+            "the database's disk is full: ingest answers 503 storage-full until space is freed");
     }
 }

@@ -2,6 +2,7 @@
 //! database that goes away while the engine runs, a process paused while
 //! the receiver answers.
 
+mod disk_full;
 mod down_at_start;
 mod kill;
 mod outage;

@@ -1,0 +1,212 @@
+//! A full disk, with the real binary: the SQLite file on a small `tmpfs`
+//! (mounted by the test, which runs as root) that a ballast file fills up
+//! while events arrive one by one. Ingest answers 503 `storage-full` with
+//! `Retry-After` (never a 500, never silence), the log says so once rather
+//! than per request, and nothing acknowledged is lost: once the ballast is
+//! deleted, ingest and delivery resume by themselves within seconds and
+//! every acknowledged event reaches the receiver.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    time::{Duration, Instant},
+};
+
+use super::received_ids;
+use crate::{
+    harness::{
+        self, SLOW,
+        process::{Hookd, prepare_store},
+        receiver::{Receiver, Reply},
+        wait_until,
+    },
+    hostile::exchange,
+};
+
+/// The filesystem's size: room for the schema and a few hundred events.
+const SIZE: &str = "8m";
+/// What the ballast leaves free.
+const LEFT_FREE: u64 = 1024 * 1024;
+
+/// A `tmpfs` mounted for the test; unmounted (lazily) when dropped.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount() -> SmallDisk {
+        let dir = tempfile::tempdir().expect("a mount point");
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={SIZE}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .expect("mount runs");
+        assert!(
+            status.success(),
+            "mounting a tmpfs needs root (the tests run as root in CI)"
+        );
+        SmallDisk { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn available(&self) -> u64 {
+        let out = Command::new("df")
+            .args(["--output=avail", "-B1"])
+            .arg(self.path())
+            .output()
+            .expect("df runs");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .nth(1)
+            .and_then(|l| l.trim().parse().ok())
+            .expect("df prints the free bytes")
+    }
+
+    /// Fills the disk but for `LEFT_FREE` bytes.
+    fn fill(&self) -> PathBuf {
+        let ballast = self.path().join("ballast");
+        let size = self.available().saturating_sub(LEFT_FREE);
+        std::fs::write(&ballast, vec![0u8; size as usize]).expect("the ballast is written");
+        ballast
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(self.path()).status();
+    }
+}
+
+/// One single-event ingest: its event id and the status (None: no answer
+/// within 5 s), with the problem type of a refusal.
+async fn ingest_one(
+    server: std::net::SocketAddr,
+    partner: &str,
+    key: &str,
+    n: usize,
+) -> (String, Option<u16>, Option<String>, Option<String>) {
+    let id = format!("evt_{}", ulid::Ulid::new());
+    let body = format!(
+        r#"{{"event_id":"{id}","type":"balance.updated","partner_id":"{partner}","data":{{"customer_id":"cus_{n}","currency":"USD","balance":"1.00"}}}}"#
+    );
+    let request = format!(
+        "POST /v1/events HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let answer = exchange(server, request.as_bytes(), Duration::from_secs(5)).await;
+    let status = answer.as_ref().map(|a| a.status);
+    let kind = answer
+        .as_ref()
+        .filter(|a| a.status >= 400)
+        .map(|a| a.problem_type());
+    let retry_after = answer
+        .as_ref()
+        .and_then(|a| a.header("retry-after").map(str::to_string));
+    (id, status, kind, retry_after)
+}
+
+#[actix_rt::test]
+async fn a_full_disk_is_a_503_loses_nothing_acknowledged_and_resumes_once_space_is_freed() {
+    let disk = SmallDisk::mount();
+    let url = format!("sqlite://{}/hookd.db", disk.path().display());
+    let receiver = Receiver::start().await;
+    receiver.set_default(Reply::status(200));
+    let (partner, key) = prepare_store(&url, &receiver.url(), 4).await;
+    let work = tempfile::tempdir().unwrap();
+    let (listen, env) = harness::serve::serve_env(
+        &url,
+        &[
+            (
+                "HOOKD_DELIVERY__SCHEDULE",
+                r#"["0s","1s","1s","1s","1s","1s","1s","1s"]"#,
+            ),
+            ("HOOKD_LOG__FILTER", "warn"),
+        ],
+    );
+    let mut hookd = Hookd::start(&["serve"], &env, work.path(), "disk-full");
+    let http = awc::Client::default();
+    hookd
+        .wait_healthy(&http, &format!("http://{listen}"), SLOW)
+        .await;
+    let server = listen.parse().unwrap();
+    let ballast = disk.fill();
+
+    // Events one by one until the disk refuses three in a row.
+    let mut acknowledged = Vec::new();
+    let mut refusals = Vec::new();
+    let started = Instant::now();
+    for n in 0..5_000 {
+        let (id, status, kind, retry_after) = ingest_one(server, &partner, &key, n).await;
+        match status {
+            Some(201) => acknowledged.push(id),
+            other => refusals.push((other, kind, retry_after)),
+        }
+        if refusals.len() >= 3 || started.elapsed() > Duration::from_secs(60) {
+            break;
+        }
+    }
+    assert!(
+        !acknowledged.is_empty() && refusals.len() >= 3,
+        "the disk filled up after some events: {} acknowledged, refusals {refusals:?}\n{}",
+        acknowledged.len(),
+        hookd.stderr()
+    );
+    for (status, kind, retry_after) in &refusals {
+        assert_eq!(
+            (*status, kind.as_deref()),
+            (Some(503), Some("storage-full")),
+            "a full disk is a 503 storage-full problem: {refusals:?}\n{}",
+            hookd.stderr()
+        );
+        assert!(retry_after.is_some(), "with Retry-After: {refusals:?}");
+    }
+
+    std::fs::remove_file(&ballast).expect("the ballast goes");
+    let freed = Instant::now();
+    let resumed = wait_until(Duration::from_secs(15), || async {
+        let (id, status, _, _) = ingest_one(server, &partner, &key, 0).await;
+        (status == Some(201)).then_some(id)
+    })
+    .await;
+    let Some(after) = resumed else {
+        panic!(
+            "ingest did not resume within 15 s of freeing space\n{}",
+            hookd.stderr()
+        );
+    };
+    let resumed_after = freed.elapsed();
+    acknowledged.push(after);
+    let all_delivered = wait_until(Duration::from_secs(30), || async {
+        let got = received_ids(&receiver);
+        acknowledged
+            .iter()
+            .all(|id| got.contains_key(id))
+            .then_some(())
+    })
+    .await;
+    let got = received_ids(&receiver);
+    let missing: Vec<_> = acknowledged
+        .iter()
+        .filter(|id| !got.contains_key(*id))
+        .collect();
+    assert!(
+        all_delivered.is_some(),
+        "every acknowledged event is delivered once space is back: {} of {} missing\n{}",
+        missing.len(),
+        acknowledged.len(),
+        hookd.stderr()
+    );
+    let log = hookd.stderr();
+    let full_lines = log.lines().filter(|l| l.contains("full")).count();
+    eprintln!(
+        "{} events acknowledged before the disk was full; ingest resumed {resumed_after:?} after space was freed; {full_lines} log lines about it",
+        acknowledged.len() - 1
+    );
+    assert!(
+        full_lines <= 3,
+        "the log says the disk is full once, not per request ({full_lines} lines):\n{log}"
+    );
+}
