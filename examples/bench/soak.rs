@@ -23,8 +23,10 @@ use crate::receiver::{Plan, Receiver};
 use crate::report::{detail, row, status_kib, verdict};
 use crate::setup::{self, count};
 
-/// Minutes before RSS and open files are taken as the baseline.
-const WARM_UP: usize = 2;
+/// Minutes before RSS and open files are taken as the baseline: two whole
+/// cycles of endpoint 0 (healthy, failing), so its backlog's buffers have
+/// been grown once.
+const WARM_UP: usize = 5;
 const SCHEDULE: &str = r#"["0s","5s","30s","1m","2m","2m","2m","2m","2m","2m"]"#;
 const COOLDOWN_MAX: &str = "1m";
 
@@ -130,20 +132,28 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
     let (counts, ok) = report.check();
     let base = &seen[WARM_UP.min(seen.len()) - 1];
     let end = seen.last().unwrap_or(base);
+    let after = &seen[WARM_UP.min(seen.len()) - 1..];
+    let peak_rss = after.iter().map(|m| m.rss_kib).max().unwrap_or(0);
+    let peak_fds = after.iter().map(|m| m.fds).max().unwrap_or(0);
     let peak_backlog = seen.iter().map(|m| m.backlog).max().unwrap_or(0);
     let oldest = seen.iter().map(|m| m.oldest_s).max().unwrap_or(0);
     let figures = format!(
-        "RSS {} → {} MiB ({:+.1} %) and open files {} → {} ({:+.1} %) from minute {} to {}; \
-         backlog at most {peak_backlog} deliveries (oldest {oldest} s); endpoint 0 answered \
-         500 to {} requests; drained {:.0} s after ingest stopped; {counts}",
+        "from minute {} to {}: RSS {} → {} MiB ({:+.1} %; at most {} MiB, {:+.1} %), open files \
+         {} → {} ({:+.1} %; at most {}, {:+.1} %); backlog at most {peak_backlog} deliveries \
+         (oldest {oldest} s); endpoint 0 answered 500 to {} requests; drained {:.0} s after \
+         ingest stopped; {counts}",
+        WARM_UP.min(seen.len()),
+        seen.len(),
         base.rss_kib / 1024,
         end.rss_kib / 1024,
         growth(base.rss_kib as f64, end.rss_kib as f64),
+        peak_rss / 1024,
+        growth(base.rss_kib as f64, peak_rss as f64),
         base.fds,
         end.fds,
         growth(base.fds as f64, end.fds as f64),
-        WARM_UP.min(seen.len()),
-        seen.len(),
+        peak_fds,
+        growth(base.fds as f64, peak_fds as f64),
         receiver.log.refused.load(Relaxed),
         drained.as_secs_f64(),
     );
