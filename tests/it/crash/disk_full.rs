@@ -6,11 +6,7 @@
 //! deleted, ingest and delivery resume by themselves within seconds and
 //! every acknowledged event reaches the receiver.
 
-use std::{
-    path::{Path, PathBuf},
-    process::Command,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use super::received_ids;
 use crate::{
@@ -18,6 +14,7 @@ use crate::{
         self, SLOW,
         process::{Hookd, prepare_store},
         receiver::{Receiver, Reply},
+        small_disk::SmallDisk,
         wait_until,
     },
     hostile::exchange,
@@ -28,61 +25,9 @@ const SIZE: &str = "8m";
 /// What the ballast leaves free.
 const LEFT_FREE: u64 = 1024 * 1024;
 
-/// A `tmpfs` mounted for the test; unmounted (lazily) when dropped.
-struct SmallDisk {
-    dir: tempfile::TempDir,
-}
-
-impl SmallDisk {
-    fn mount() -> SmallDisk {
-        let dir = tempfile::tempdir().expect("a mount point");
-        let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={SIZE}"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .expect("mount runs");
-        assert!(
-            status.success(),
-            "mounting a tmpfs needs root (the tests run as root in CI)"
-        );
-        SmallDisk { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn available(&self) -> u64 {
-        let out = Command::new("df")
-            .args(["--output=avail", "-B1"])
-            .arg(self.path())
-            .output()
-            .expect("df runs");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .nth(1)
-            .and_then(|l| l.trim().parse().ok())
-            .expect("df prints the free bytes")
-    }
-
-    /// Fills the disk but for `LEFT_FREE` bytes.
-    fn fill(&self) -> PathBuf {
-        let ballast = self.path().join("ballast");
-        let size = self.available().saturating_sub(LEFT_FREE);
-        std::fs::write(&ballast, vec![0u8; size as usize]).expect("the ballast is written");
-        ballast
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(self.path()).status();
-    }
-}
-
 /// One single-event ingest: its event id and the status (None: no answer
 /// within 5 s), with the problem type of a refusal.
-async fn ingest_one(
+pub async fn ingest_one(
     server: std::net::SocketAddr,
     partner: &str,
     key: &str,
@@ -108,16 +53,10 @@ async fn ingest_one(
     (id, status, kind, retry_after)
 }
 
-#[actix_rt::test]
-async fn a_full_disk_is_a_503_loses_nothing_acknowledged_and_resumes_once_space_is_freed() {
-    let disk = SmallDisk::mount();
-    let url = format!("sqlite://{}/hookd.db", disk.path().display());
-    let receiver = Receiver::start().await;
-    receiver.set_default(Reply::status(200));
-    let (partner, key) = prepare_store(&url, &receiver.url(), 4).await;
-    let work = tempfile::tempdir().unwrap();
+/// A `hookd serve` on `url` (retries a second apart), healthy; its address.
+pub async fn serve_on(url: &str, dir: &std::path::Path) -> (Hookd, std::net::SocketAddr) {
     let (listen, env) = harness::serve::serve_env(
-        &url,
+        url,
         &[
             (
                 "HOOKD_DELIVERY__SCHEDULE",
@@ -126,28 +65,53 @@ async fn a_full_disk_is_a_503_loses_nothing_acknowledged_and_resumes_once_space_
             ("HOOKD_LOG__FILTER", "warn"),
         ],
     );
-    let mut hookd = Hookd::start(&["serve"], &env, work.path(), "disk-full");
+    let mut hookd = Hookd::start(&["serve"], &env, dir, "disk-full");
     let http = awc::Client::default();
     hookd
         .wait_healthy(&http, &format!("http://{listen}"), SLOW)
         .await;
-    let server = listen.parse().unwrap();
-    let ballast = disk.fill();
+    (hookd, listen.parse().expect("an address"))
+}
 
-    // Events one by one until the disk refuses three in a row.
+/// A refused ingest: its status, problem type and `Retry-After`.
+pub type Refusal = (Option<u16>, Option<String>, Option<String>);
+
+/// Events one by one until three are refused (or `within` passes): the
+/// acknowledged ids, and the refusals.
+pub async fn ingest_until_refused(
+    server: std::net::SocketAddr,
+    partner: &str,
+    key: &str,
+    within: Duration,
+) -> (Vec<String>, Vec<Refusal>) {
     let mut acknowledged = Vec::new();
     let mut refusals = Vec::new();
     let started = Instant::now();
-    for n in 0..5_000 {
-        let (id, status, kind, retry_after) = ingest_one(server, &partner, &key, n).await;
+    for n in 0.. {
+        let (id, status, kind, retry_after) = ingest_one(server, partner, key, n).await;
         match status {
             Some(201) => acknowledged.push(id),
             other => refusals.push((other, kind, retry_after)),
         }
-        if refusals.len() >= 3 || started.elapsed() > Duration::from_secs(60) {
+        if refusals.len() >= 3 || started.elapsed() > within {
             break;
         }
     }
+    (acknowledged, refusals)
+}
+
+#[actix_rt::test]
+async fn a_full_disk_is_a_503_loses_nothing_acknowledged_and_resumes_once_space_is_freed() {
+    let disk = SmallDisk::mount(SIZE);
+    let url = format!("sqlite://{}/hookd.db", disk.path().display());
+    let receiver = Receiver::start().await;
+    receiver.set_default(Reply::status(200));
+    let (partner, key) = prepare_store(&url, &receiver.url(), 4).await;
+    let work = tempfile::tempdir().unwrap();
+    let (hookd, server) = serve_on(&url, work.path()).await;
+    let ballast = disk.fill(LEFT_FREE);
+    let (mut acknowledged, refusals) =
+        ingest_until_refused(server, &partner, &key, Duration::from_secs(60)).await;
     assert!(
         !acknowledged.is_empty() && refusals.len() >= 3,
         "the disk filled up after some events: {} acknowledged, refusals {refusals:?}\n{}",

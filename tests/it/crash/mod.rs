@@ -3,6 +3,7 @@
 //! the receiver answers.
 
 mod disk_full;
+mod disk_full_pg;
 mod down_at_start;
 mod kill;
 mod outage;

@@ -21,6 +21,7 @@ pub mod serve;
 pub mod sets;
 pub mod signatures;
 pub mod skip;
+pub mod small_disk;
 pub mod smtp;
 pub mod tcp_proxy;
 pub mod tls;

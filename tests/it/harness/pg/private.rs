@@ -17,16 +17,23 @@ pub struct PrivateCluster {
 impl PrivateCluster {
     /// Makes and starts the cluster (`initdb`, then `pg_ctl start`; a few seconds).
     pub async fn new() -> Result<PrivateCluster, String> {
-        tokio::task::spawn_blocking(|| {
+        PrivateCluster::new_in(&std::env::temp_dir()).await
+    }
+
+    /// Like `new`, with its folder made inside `parent` (a small disk).
+    pub async fn new_in(parent: &std::path::Path) -> Result<PrivateCluster, String> {
+        let parent = parent.to_path_buf();
+        tokio::task::spawn_blocking(move || {
             let tools = tools()?;
-            let dir = tempfile::tempdir().map_err(|e| format!("no temp dir for a cluster: {e}"))?;
+            let dir = tempfile::tempdir_in(&parent)
+                .map_err(|e| format!("no folder for a cluster in {}: {e}", parent.display()))?;
             prepare_dir(tools, dir.path())?;
             initdb(tools, dir.path())?;
             let port = pg_ctl_start(tools, dir.path())?;
             Ok(PrivateCluster { tools, dir, port })
         })
         .await
-        .map_err(|e| format!("PrivateCluster::new: the blocking task failed: {e}"))?
+        .map_err(|e| format!("PrivateCluster::new_in: the blocking task failed: {e}"))?
     }
 
     /// The URL of its `postgres` database.
