@@ -334,7 +334,6 @@ pub async fn start_on(
         ops_addr,
         socket_file,
         server,
-        ..
     } = door;
     let handle = server.handle();
     let task = actix_rt::spawn(server);

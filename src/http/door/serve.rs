@@ -151,11 +151,11 @@ where
     .and_then(http.map_err(|_| ()))
 }
 
-/// The running front door's addresses and gates, before it runs.
+/// The front door's addresses, its server (not yet running) and the Unix
+/// socket's file.
 pub struct Door {
     pub addr: SocketAddr,
     pub ops_addr: Option<SocketAddr>,
-    pub gate: Gate,
     /// The Unix socket's file, removed when this is dropped.
     pub socket_file: Option<SocketFile>,
     pub server: Server,
@@ -201,7 +201,6 @@ where
     let timeout = config.header_timeout;
     let (addr, ops_addr) = (public.addr, ops.as_ref().map(|l| l.addr));
     let public_entry = entry(budgets.public);
-    let gate = public_entry.gate.clone();
 
     let mut builder = Server::build().workers(workers);
     let (f, e) = (factory.clone(), expect.clone());
@@ -251,7 +250,6 @@ where
     Ok(Door {
         addr,
         ops_addr,
-        gate,
         socket_file,
         server: builder.run(),
     })

@@ -100,6 +100,54 @@ pub async fn ingest_until_refused(
     (acknowledged, refusals)
 }
 
+/// Once space is freed: ingest answers 201 again within `within.0` (the
+/// event joins `acknowledged`) and every acknowledged event reaches the
+/// receiver within `within.1`. Returns how long ingest took to resume.
+pub async fn resume_and_deliver(
+    hookd: &Hookd,
+    server: std::net::SocketAddr,
+    (partner, key): (&str, &str),
+    receiver: &Receiver,
+    acknowledged: &mut Vec<String>,
+    within: (Duration, Duration),
+) -> Duration {
+    let freed = Instant::now();
+    let resumed = wait_until(within.0, || async {
+        let (id, status, _, _) = ingest_one(server, partner, key, 0).await;
+        (status == Some(201)).then_some(id)
+    })
+    .await;
+    let Some(after) = resumed else {
+        panic!(
+            "ingest did not resume within {:?} of freeing space\n{}",
+            within.0,
+            hookd.stderr()
+        );
+    };
+    let resumed_after = freed.elapsed();
+    acknowledged.push(after);
+    let all_delivered = wait_until(within.1, || async {
+        let got = received_ids(receiver);
+        acknowledged
+            .iter()
+            .all(|id| got.contains_key(id))
+            .then_some(())
+    })
+    .await;
+    let got = received_ids(receiver);
+    let missing = acknowledged
+        .iter()
+        .filter(|id| !got.contains_key(*id))
+        .count();
+    assert!(
+        all_delivered.is_some(),
+        "every acknowledged event is delivered once space is back: {missing} of {} missing\n{}",
+        acknowledged.len(),
+        hookd.stderr()
+    );
+    resumed_after
+}
+
 #[actix_rt::test]
 async fn a_full_disk_is_a_503_loses_nothing_acknowledged_and_resumes_once_space_is_freed() {
     let disk = SmallDisk::mount(SIZE);
@@ -129,40 +177,15 @@ async fn a_full_disk_is_a_503_loses_nothing_acknowledged_and_resumes_once_space_
     }
 
     std::fs::remove_file(&ballast).expect("the ballast goes");
-    let freed = Instant::now();
-    let resumed = wait_until(Duration::from_secs(15), || async {
-        let (id, status, _, _) = ingest_one(server, &partner, &key, 0).await;
-        (status == Some(201)).then_some(id)
-    })
+    let resumed_after = resume_and_deliver(
+        &hookd,
+        server,
+        (&partner, &key),
+        &receiver,
+        &mut acknowledged,
+        (Duration::from_secs(15), Duration::from_secs(30)),
+    )
     .await;
-    let Some(after) = resumed else {
-        panic!(
-            "ingest did not resume within 15 s of freeing space\n{}",
-            hookd.stderr()
-        );
-    };
-    let resumed_after = freed.elapsed();
-    acknowledged.push(after);
-    let all_delivered = wait_until(Duration::from_secs(30), || async {
-        let got = received_ids(&receiver);
-        acknowledged
-            .iter()
-            .all(|id| got.contains_key(id))
-            .then_some(())
-    })
-    .await;
-    let got = received_ids(&receiver);
-    let missing: Vec<_> = acknowledged
-        .iter()
-        .filter(|id| !got.contains_key(*id))
-        .collect();
-    assert!(
-        all_delivered.is_some(),
-        "every acknowledged event is delivered once space is back: {} of {} missing\n{}",
-        missing.len(),
-        acknowledged.len(),
-        hookd.stderr()
-    );
     let log = hookd.stderr();
     let loud: Vec<&str> = log
         .lines()

@@ -7,19 +7,15 @@
 //! started again if it went down, as its supervisor would), ingest and
 //! delivery resume without restarting hookd.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::{
-    disk_full::{ingest_one, ingest_until_refused, serve_on},
-    received_ids,
-};
+use super::disk_full::{ingest_until_refused, resume_and_deliver, serve_on};
 use crate::harness::{
     self,
     pg::PrivateCluster,
     process::prepare_store,
     receiver::{Receiver, Reply},
     small_disk::SmallDisk,
-    wait_until,
 };
 
 /// Room for a cluster (about 40 MiB after initdb) and its first WAL segments.
@@ -81,38 +77,15 @@ async fn a_full_postgresql_disk_is_a_503_and_hookd_resumes_without_a_restart() {
     if restarted {
         cluster.start().await.expect("the server starts again");
     }
-    let freed = Instant::now();
-    let resumed = wait_until(Duration::from_secs(30), || async {
-        let (id, status, _, _) = ingest_one(server, &partner, &key, 0).await;
-        (status == Some(201)).then_some(id)
-    })
+    let resumed_after = resume_and_deliver(
+        &hookd,
+        server,
+        (&partner, &key),
+        &receiver,
+        &mut acknowledged,
+        (Duration::from_secs(30), Duration::from_secs(60)),
+    )
     .await;
-    let Some(after) = resumed else {
-        panic!(
-            "ingest did not resume within 30 s of freeing space\n{}",
-            hookd.stderr()
-        );
-    };
-    let resumed_after = freed.elapsed();
-    acknowledged.push(after);
-    let all_delivered = wait_until(Duration::from_secs(60), || async {
-        let got = received_ids(&receiver);
-        acknowledged
-            .iter()
-            .all(|id| got.contains_key(id))
-            .then_some(())
-    })
-    .await;
-    let missing = acknowledged
-        .iter()
-        .filter(|id| !received_ids(&receiver).contains_key(*id))
-        .count();
-    assert!(
-        all_delivered.is_some(),
-        "every acknowledged event is delivered once space is back: {missing} of {} missing\n{}",
-        acknowledged.len(),
-        hookd.stderr()
-    );
     eprintln!(
         "{} events acknowledged before the disk was full; refusals {:?}; server restarted: {restarted}; \
          ingest resumed {resumed_after:?} after space was freed",
