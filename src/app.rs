@@ -137,20 +137,44 @@ pub struct Running {
     _lock: Option<crate::instance_lock::InstanceLock>,
 }
 
-/// Resolves at the first SIGTERM or SIGINT.
-async fn stop_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot watch SIGTERM; only SIGINT stops hookd");
-            let _ = tokio::signal::ctrl_c().await;
-            return;
+/// SIGTERM and SIGINT, watched from the moment this is made: one that comes
+/// before the wait for it begins (while the banner is still being written)
+/// is kept, not left to kill the process unhandled.
+pub struct StopSignal {
+    term: Option<tokio::signal::unix::Signal>,
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignal {
+    pub fn watch() -> StopSignal {
+        use tokio::signal::unix::{SignalKind, signal};
+        let watch = |kind: SignalKind, name: &str| match signal(kind) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tracing::warn!(error = %e, signal = name, "cannot watch a stop signal");
+                None
+            }
+        };
+        StopSignal {
+            term: watch(SignalKind::terminate(), "SIGTERM"),
+            int: watch(SignalKind::interrupt(), "SIGINT"),
         }
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
+    }
+
+    /// Resolves at the first SIGTERM or SIGINT.
+    async fn received(mut self) {
+        tokio::select! {
+            () = next_of(&mut self.term) => {}
+            () = next_of(&mut self.int) => {}
+        }
+    }
+}
+
+/// The next delivery of a watched signal; never, if it is not watched.
+async fn next_of(signal: &mut Option<tokio::signal::unix::Signal>) {
+    match signal {
+        Some(s) => drop(s.recv().await),
+        None => std::future::pending().await,
     }
 }
 
@@ -158,7 +182,7 @@ impl Running {
     /// Serves until SIGTERM or SIGINT, then stops gracefully: the engine
     /// drains (ingest answers 503 meanwhile; see `Engine::drain`) while the
     /// web server still answers, then the server stops and the pool closes.
-    pub async fn serve_until_stopped(mut self) -> anyhow::Result<()> {
+    pub async fn serve_until_stopped(mut self, stop: StopSignal) -> anyhow::Result<()> {
         tokio::select! {
             served = &mut self.task => {
                 // The server ended by itself: stop the rest and report why.
@@ -169,7 +193,7 @@ impl Running {
                     .context("the web server task failed")?
                     .context("the web server failed");
             }
-            () = stop_signal() => {}
+            () = stop.received() => {}
         }
         let grace = self.shared.config.shutdown.grace;
         tracing::info!(

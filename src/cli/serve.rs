@@ -26,6 +26,8 @@ pub async fn serve(
     let running = app::start(config, Arc::new(SystemClock), false)
         .await
         .map_err(Exit::startup)?;
+    // From here a stop signal is handled, even while the banner is written.
+    let stop = app::StopSignal::watch();
     tracing::info!(address = %running.addr, %database, dev = dev_mode, "hookd is serving");
     let side = side_listeners(&running);
     if dev_mode {
@@ -49,7 +51,7 @@ pub async fn serve(
             return Err(e.context("making the dev mode's keys"));
         }
     }
-    running.serve_until_stopped().await?;
+    running.serve_until_stopped(stop).await?;
     tracing::info!("hookd stopped");
     Ok(())
 }
