@@ -103,9 +103,17 @@ pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<S
     let db = store::connect(&config.database).await?;
     migrate(&db).await?;
     let control = store::connect_control(&config.database, &db).await?;
-    let tls = client::tls_config(config.egress.extra_ca_file.as_deref())
-        .context("egress.extra_ca_file")?;
-    let shared = Shared::new(db, control, clock, Arc::new(config), secrets, tls, catalog);
+    let trust =
+        client::trust(config.egress.extra_ca_file.as_deref()).context("egress.extra_ca_file")?;
+    let shared = Shared::new(
+        db,
+        control,
+        clock,
+        Arc::new(config),
+        secrets,
+        trust,
+        catalog,
+    );
     sync_operator_endpoint(&shared, operator_url.as_deref()).await?;
     let files = shared.files;
     tracing::info!(

@@ -197,10 +197,13 @@ async fn demo(
             schema_versions: Default::default(),
             status: EndpointStatus::Active,
         },
+        crate::signing::Scheme::V1,
         now,
     )
     .await?;
-    let _ = receiver.secret.set(secret);
+    if let crate::signing::SigningKey::Hmac(secret) = secret {
+        let _ = receiver.secret.set(secret);
+    }
     let base = format!("http://{}", running.addr);
     println!("hookd demo: hookd on {base}, a receiver on http://{receiver_addr}/webhooks");
     println!("  partner {}  endpoint {}", partner.id, endpoint.id);

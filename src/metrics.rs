@@ -338,8 +338,9 @@ mod tests {
             .filter(|l| l.starts_with("hookd_attempts_total{"))
             .count();
         assert_eq!(
-            attempt_series, 22,
-            "(1 delivered + 1 gone + 9 failed) x 2 triggers"
+            attempt_series,
+            (2 + ErrorCategory::ALL.len()) * 2,
+            "(1 delivered + 1 gone + one failed per category) x 2 triggers"
         );
     }
 

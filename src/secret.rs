@@ -128,17 +128,25 @@ impl SecretBox {
     /// another endpoint's row will not open there. Nonces are random: 96 bits is ample
     /// for the number of secrets one deployment will ever seal under one key.
     pub fn seal(&self, endpoint_id: &str, secret: &Secret) -> String {
+        self.seal_bytes(endpoint_id, secret.key())
+    }
+
+    /// Encrypts any bytes bound to `context` (an endpoint id, or an endpoint
+    /// id and the field they belong to: `ep_…/headers`), so a sealed value
+    /// opens only where it was sealed.
+    pub fn seal_bytes(&self, context: &str, plaintext: &[u8]) -> String {
         let mut nonce = [0u8; NONCE_BYTES];
         rand::rng().fill_bytes(&mut nonce);
         let payload = Payload {
-            msg: secret.key(),
-            aad: endpoint_id.as_bytes(),
+            msg: plaintext,
+            aad: context.as_bytes(),
         };
-        // ChaCha20-Poly1305 only refuses plaintexts of around 256 GiB; a secret is at most 64 bytes.
+        // ChaCha20-Poly1305 only refuses plaintexts of around 256 GiB; what
+        // is sealed here is at most a few kilobytes.
         let ciphertext = self
             .cipher
             .encrypt(Nonce::from_slice(&nonce), payload)
-            .expect("a secret of at most 64 bytes is always encryptable");
+            .expect("a plaintext of a few kilobytes is always encryptable");
         let mut sealed = Vec::with_capacity(NONCE_BYTES + ciphertext.len());
         sealed.extend_from_slice(&nonce);
         sealed.extend_from_slice(&ciphertext);
@@ -151,6 +159,11 @@ impl SecretBox {
     /// `SealedAuthenticationFailed`, because the first points at corrupted storage and the
     /// second at a wrong passphrase, a wrong endpoint, or tampering — which AEAD cannot tell apart.
     pub fn open(&self, endpoint_id: &str, sealed: &str) -> Result<Secret, SecretError> {
+        Secret::from_key(self.open_bytes(endpoint_id, sealed)?)
+    }
+
+    /// Decrypts a value made by `seal_bytes` for the same context.
+    pub fn open_bytes(&self, context: &str, sealed: &str) -> Result<Vec<u8>, SecretError> {
         let encoded = sealed
             .strip_prefix(SEALED_PREFIX)
             .ok_or(SecretError::SealedVersionUnknown)?;
@@ -165,13 +178,11 @@ impl SecretBox {
         let (nonce, ciphertext) = bytes.split_at(NONCE_BYTES);
         let payload = Payload {
             msg: ciphertext,
-            aad: endpoint_id.as_bytes(),
+            aad: context.as_bytes(),
         };
-        let key = self
-            .cipher
+        self.cipher
             .decrypt(Nonce::from_slice(nonce), payload)
-            .map_err(|_| SecretError::SealedAuthenticationFailed)?;
-        Secret::from_key(key)
+            .map_err(|_| SecretError::SealedAuthenticationFailed)
     }
 }
 

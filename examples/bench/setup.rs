@@ -95,7 +95,8 @@ pub async fn populate(
                 rate_limit: None,
                 status: EndpointStatus::Active,
             };
-            store::endpoints::create(db, &secrets, endpoint, now).await?;
+            store::endpoints::create(db, &secrets, endpoint, hookd::signing::Scheme::V1, now)
+                .await?;
         }
         ids.push(partner);
     }

@@ -21,6 +21,7 @@ pub(super) const FILES: &[(&str, &str)] = bundled_files![
     "credit.adjustment_posted",
     "customer.created",
     "customer.status_changed",
+    "endpoint.certificate_expiring",
     "endpoint.disabled",
     "endpoint.failing",
     "endpoint.recovered",

@@ -46,6 +46,7 @@ pub async fn run(config: &Config, dev_mode: bool, c: CheckReceiver) -> anyhow::R
         dev::allow_local(&mut egress);
     }
     let secret = crate::secret::Secret::parse(&c.secret)
+        .map(crate::signing::SigningKey::Hmac)
         .map_err(|e| Exit::Usage(format!("--secret: {e}")))?;
     let rules = EgressRules::from_config(&egress);
     let resolver = ResolverActor::new(&egress, rules.policy.clone())?.start();

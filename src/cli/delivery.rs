@@ -80,7 +80,7 @@ pub struct DeliveryList {
     #[arg(long, value_name = "CODE")]
     status_code: Option<i32>,
     /// Only deliveries whose last attempt failed so: dns, connect, tls,
-    /// timeout, http_status, redirect, blocked, body_too_large or internal.
+    /// timeout, http_status, redirect, blocked, body_too_large, auth or internal.
     #[arg(long)]
     category: Option<String>,
     /// How many to show, 1 to api.page_size_max (default: api.page_size_default).

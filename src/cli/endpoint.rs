@@ -20,7 +20,7 @@ use crate::{
         page::Page,
         partner::{
             endpoint_ops::{check_range, check_text, check_types},
-            endpoint_shapes::{EndpointCreated, EndpointOut},
+            endpoint_shapes::{EndpointCreated, EndpointOut, KeyShown},
         },
     },
     store::{
@@ -108,9 +108,28 @@ pub struct EndpointCreate {
     /// Requests per second at most, 1 to 10000 (default: no limit).
     #[arg(long, value_name = "N")]
     rate_limit: Option<u32>,
+    /// How deliveries are signed: v1 (HMAC, a shared secret) or v1a
+    /// (Ed25519: receivers verify with the printed public key).
+    #[arg(long, value_enum, default_value = "v1", value_name = "SCHEME")]
+    signature_scheme: SchemeArg,
     /// Print the endpoint and its secret as JSON, as POST /v1/endpoints answers.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SchemeArg {
+    V1,
+    V1a,
+}
+
+impl From<SchemeArg> for crate::signing::Scheme {
+    fn from(s: SchemeArg) -> Self {
+        match s {
+            SchemeArg::V1 => crate::signing::Scheme::V1,
+            SchemeArg::V1a => crate::signing::Scheme::V1a,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -188,27 +207,41 @@ async fn create(ctx: &Ctx, c: EndpointCreate) -> anyhow::Result<()> {
         schema_versions: Default::default(),
         status: EndpointStatus::Active,
     };
-    let (e, secret) = store::endpoints::create(&ctx.db, &secrets, new, ctx.now()).await?;
+    let scheme = c.signature_scheme.into();
+    let (e, secret) = store::endpoints::create(&ctx.db, &secrets, new, scheme, ctx.now()).await?;
     let partner_id = e.partner_id.clone();
     let needs_dev = ctx.needs_dev(&e.url);
     let created = EndpointCreated {
         endpoint: EndpointOut::from(e),
-        secret: secret.expose(),
+        key: KeyShown::of(&secret),
     };
     let mut shown = serde_json::to_value(&created)?;
     shown["partner_id"] = partner_id.into();
     emit(c.json, &shown, || {
         let e = &created.endpoint;
-        let mut text = format!(
-            "created endpoint {} -> {}\nsigning secret (shown this once): {}",
-            e.id, e.url, created.secret
-        );
+        let key = &created.key;
+        let mut text = match (&key.secret, &key.public_key) {
+            (Some(secret), _) => format!(
+                "created endpoint {} -> {}\nsigning secret (shown this once): {secret}",
+                e.id, e.url
+            ),
+            (None, public) => format!(
+                "created endpoint {} -> {}\nv1a public key (receivers verify with it): {}",
+                e.id,
+                e.url,
+                public.as_deref().unwrap_or_default()
+            ),
+        };
         if needs_dev {
             text.push_str(
                 "\n(dev mode let this URL in: hookd delivers to it only while it runs with --dev)",
             );
         }
-        if let Some(cmd) = dev::receiver_command(&e.url, &created.secret) {
+        if let Some(cmd) = key
+            .secret
+            .as_deref()
+            .and_then(|secret| dev::receiver_command(&e.url, secret))
+        {
             text.push_str(&format!(
                 "\n\nthe example receiver for it, from the checkout:\n  {cmd}"
             ));

@@ -99,6 +99,7 @@ async fn send_case(
         url: &url.url,
         port: url.port,
         headers: &outgoing.headers,
+        extra_headers: &[],
         body: outgoing.body,
     };
     got(client::send(client, request, &wire.limits, now).await)

@@ -14,8 +14,7 @@ use crate::{
         event::{NewEvent, Subject, envelope_with_data},
         ids::EventId,
     },
-    secret::Secret,
-    signing::sign,
+    signing::SigningKey,
 };
 
 /// The event type of every suite request but the deliberately unknown one.
@@ -116,16 +115,16 @@ pub struct Outgoing {
     pub body: Bytes,
 }
 
-/// The suite for one check: its target, the secret it signs with, and an
+/// The suite for one check: its target, the key it signs with, and an
 /// event id per case (the duplicate shares the valid event's).
 pub struct Script {
     target: Target,
-    secret: Secret,
+    key: SigningKey,
     ids: Vec<EventId>,
 }
 
 impl Script {
-    pub fn new(target: Target, secret: Secret, mut next_id: impl FnMut() -> EventId) -> Script {
+    pub fn new(target: Target, key: SigningKey, mut next_id: impl FnMut() -> EventId) -> Script {
         // A fresh id for every refused case: a receiver that looked the id
         // up before verifying could otherwise pass them by deduplicating.
         let first = next_id();
@@ -136,11 +135,7 @@ impl Script {
                 _ => next_id(),
             })
             .collect();
-        Script {
-            target,
-            secret,
-            ids,
-        }
+        Script { target, key, ids }
     }
 
     fn id(&self, case: Case) -> &EventId {
@@ -195,8 +190,8 @@ impl Script {
         };
         let signature = match case {
             Case::MissingSignature => None,
-            Case::WrongSignature => Some(wrong(&sign(&self.secret, &id, timestamp, &body))),
-            _ => Some(sign(&self.secret, &id, timestamp, &body)),
+            Case::WrongSignature => Some(wrong(&self.key.sign(&id, timestamp, &body))),
+            _ => Some(self.key.sign(&id, timestamp, &body)),
         };
         let sent = match case {
             Case::TamperedBody => self.body(case, now, "edited"),
@@ -223,17 +218,17 @@ impl Script {
     }
 }
 
-/// A well-formed `v1,` entry that matches nothing: the right one, every
-/// bit flipped.
+/// A well-formed entry of the same scheme that matches nothing: the right
+/// one, every bit flipped.
 fn wrong(entry: &str) -> String {
-    let encoded = entry.strip_prefix("v1,").unwrap_or(entry);
+    let (scheme, encoded) = entry.split_once(',').unwrap_or(("v1", entry));
     let flipped: Vec<u8> = STANDARD
         .decode(encoded)
         .unwrap_or_default()
         .iter()
         .map(|b| !b)
         .collect();
-    format!("v1,{}", STANDARD.encode(flipped))
+    format!("{scheme},{}", STANDARD.encode(flipped))
 }
 
 #[cfg(test)]
@@ -241,6 +236,7 @@ mod tests {
     use chrono::TimeZone as _;
 
     use super::*;
+    use crate::secret::Secret;
     use crate::signing::{DEFAULT_TOLERANCE_SECS, VerifyError, verify};
 
     fn script(secret: &Secret) -> Script {
@@ -251,7 +247,7 @@ mod tests {
                 partner_id: "ptn_1".into(),
                 endpoint_id: Some("ep_1".into()),
             },
-            secret.clone(),
+            SigningKey::Hmac(secret.clone()),
             move || {
                 n += 1;
                 EventId::parse(&format!("evt_01JD0000000000000000000{n:03}")).expect("an id")

@@ -1,7 +1,7 @@
 //! One attempt: resolve the endpoint's host, pin a checked address, sign and
 //! send; and the pure decision of where the delivery goes next.
 
-use std::{net::IpAddr, rc::Rc, time::Duration};
+use std::{net::IpAddr, rc::Rc, sync::Arc, time::Duration};
 
 use actix::Addr;
 use rand::rngs::StdRng;
@@ -9,6 +9,8 @@ use rand::rngs::StdRng;
 use super::{
     Shared,
     client::{self, Observed, PinnedClient},
+    oauth2::{self, TokenSlot},
+    present::Presented,
 };
 use crate::{
     domain::{
@@ -19,8 +21,7 @@ use crate::{
         resolver::{Resolve, ResolveError, ResolverActor},
         url_check::CallbackUrl,
     },
-    secret::Secret,
-    signing::signature_header,
+    signing::{SigningKey, signature_header},
     store::{
         claims::Claimed,
         deliveries::{AttemptRecord, NextState, Trigger},
@@ -102,7 +103,9 @@ impl Job {
 pub(super) struct Loaded {
     pub(super) endpoint: Endpoint,
     pub(super) url: Result<CallbackUrl, String>,
-    pub(super) secrets: Vec<Secret>,
+    pub(super) secrets: Vec<SigningKey>,
+    /// Headers, token and client certificate it presents to the receiver.
+    pub(super) presented: Presented,
     pub(super) at_ms: i64,
 }
 
@@ -129,15 +132,29 @@ pub(super) fn next_state(
     }
 }
 
-/// The endpoint's client, shared by its in-flight attempts.
-pub(super) type ClientSlot = Rc<std::cell::RefCell<Option<Rc<PinnedClient>>>>;
+/// The endpoint's client and OAuth2 tokens, shared by its in-flight
+/// attempts and kept across settings reloads.
+#[derive(Default)]
+pub(super) struct Wire {
+    client: std::cell::RefCell<Option<Rc<PinnedClient>>>,
+    tokens: TokenSlot,
+}
+
+pub(super) type ClientSlot = Rc<Wire>;
+
+impl Wire {
+    /// Drops the client and with it its idle connections.
+    pub(super) fn drop_client(&self) {
+        *self.client.borrow_mut() = None;
+    }
+}
 
 /// Resolves, pins and sends one attempt; `None` if it was withheld because
 /// the endpoint's lease was no longer confirmed when it was about to go out
 /// (the process paused, or lost the lease, while it resolved): the caller
 /// hands the delivery back unattempted.
 pub(super) async fn attempt_once(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     resolver: &Addr<ResolverActor>,
     slot: &ClientSlot,
     loaded: &Loaded,
@@ -180,27 +197,65 @@ pub(super) async fn attempt_once(
     ) {
         return None;
     }
-    // A client only ever talks to the address set it was built for; it is
-    // shared at once, so concurrent attempts do not each build their own.
+    let tls = match &loaded.presented.tls {
+        None => &shared.tls,
+        Some(Ok(client_tls)) => &client_tls.config,
+        Some(Err(e)) => return unsent(ErrorCategory::Tls, e.clone()),
+    };
+    let bearer = match &loaded.presented.oauth2 {
+        None => None,
+        Some(c) => match oauth2::bearer(shared, resolver, &slot.tokens, c, None).await {
+            Ok(token) => Some(token),
+            Err(e) => return unsent(ErrorCategory::Auth, e),
+        },
+    };
+    // A client only ever talks to the address set it was built for, with
+    // the TLS it was built with; it is shared at once, so concurrent
+    // attempts do not each build their own.
     let client = {
-        let mut slot = slot.borrow_mut();
-        match &*slot {
-            Some(c) if c.addrs == addrs => c.clone(),
+        let mut current = slot.client.borrow_mut();
+        match &*current {
+            Some(c) if c.addrs == addrs && Arc::ptr_eq(&c.tls, tls) => c.clone(),
             _ => {
                 let c = Rc::new(PinnedClient::new(
                     addrs,
-                    shared.tls.clone(),
+                    tls.clone(),
                     &shared.limits,
                     loaded.endpoint.concurrency as usize,
                 ));
-                *slot = Some(c.clone());
+                *current = Some(c.clone());
                 c
             }
         }
     };
+    let observed = send_signed(shared, &client, url, loaded, job, bearer.as_deref()).await;
+    // A refused token is replaced once, and the request sent again with it.
+    let Some(c) = loaded
+        .presented
+        .oauth2
+        .as_ref()
+        .filter(|_| observed.status == Some(401))
+    else {
+        return Some(observed);
+    };
+    match oauth2::bearer(shared, resolver, &slot.tokens, c, bearer.as_deref()).await {
+        Ok(token) => Some(send_signed(shared, &client, url, loaded, job, Some(&token)).await),
+        Err(e) => unsent(ErrorCategory::Auth, e),
+    }
+}
+
+/// Signs the job now and sends it with the endpoint's headers (and token).
+async fn send_signed(
+    shared: &Shared,
+    client: &PinnedClient,
+    url: &CallbackUrl,
+    loaded: &Loaded,
+    job: &Job,
+    bearer: Option<&str>,
+) -> Observed {
     let now = shared.clock.now();
     let timestamp = now.timestamp();
-    let headers = [
+    let mut headers = vec![
         ("content-type", "application/json".to_string()),
         (
             "user-agent",
@@ -213,11 +268,15 @@ pub(super) async fn attempt_once(
             signature_header(&loaded.secrets, &job.event_id, timestamp, &job.body),
         ),
     ];
+    if let Some(token) = bearer {
+        headers.push(("authorization", format!("Bearer {token}")));
+    }
     let request = client::Request {
         url: &url.url,
         port: url.port,
         headers: &headers,
+        extra_headers: &loaded.presented.headers,
         body: job.body.clone(),
     };
-    Some(client::send(&client, request, &shared.limits, now).await)
+    client::send(client, request, &shared.limits, now).await
 }

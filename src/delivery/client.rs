@@ -34,8 +34,15 @@ impl Resolve for RefuseAll {
     }
 }
 
-/// TLS for callbacks: the web PKI roots plus any extra CA the operator trusts.
-pub fn tls_config(extra_ca_file: Option<&std::path::Path>) -> anyhow::Result<Arc<ClientConfig>> {
+/// The certificates hookd trusts on callbacks: the web PKI roots plus any
+/// extra CA the operator trusts.
+#[derive(Clone)]
+pub struct Trust {
+    roots: Arc<rustls::RootCertStore>,
+}
+
+/// Reads the roots once, at start.
+pub fn trust(extra_ca_file: Option<&std::path::Path>) -> anyhow::Result<Trust> {
     use anyhow::Context as _;
     use rustls::pki_types::{CertificateDer, pem::PemObject};
     let mut roots = rustls::RootCertStore::empty();
@@ -49,14 +56,45 @@ pub fn tls_config(extra_ca_file: Option<&std::path::Path>) -> anyhow::Result<Arc
                 .with_context(|| format!("adding a CA from {}", path.display()))?;
         }
     }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .context("TLS protocol versions")?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    Ok(Trust {
+        roots: Arc::new(roots),
+    })
+}
+
+impl Trust {
+    fn builder(&self) -> rustls::ConfigBuilder<ClientConfig, rustls::client::WantsClientCert> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default TLS versions")
+            .with_root_certificates(self.roots.clone())
+    }
+
+    /// TLS for callbacks that present no client certificate.
+    pub fn config(&self) -> Arc<ClientConfig> {
+        http1(self.builder().with_no_client_auth())
+    }
+
+    /// TLS presenting `chain` (the endpoint's certificate first) with its
+    /// private key; fails when the key does not match the certificate or is
+    /// of a kind rustls cannot sign with.
+    pub fn with_client_cert(
+        &self,
+        chain: Vec<rustls::pki_types::CertificateDer<'static>>,
+        key: rustls::pki_types::PrivateKeyDer<'static>,
+    ) -> Result<Arc<ClientConfig>, rustls::Error> {
+        Ok(http1(self.builder().with_client_auth_cert(chain, key)?))
+    }
+}
+
+fn http1(mut config: ClientConfig) -> Arc<ClientConfig> {
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    Arc::new(config)
+}
+
+/// TLS for callbacks: the web PKI roots plus any extra CA the operator trusts.
+pub fn tls_config(extra_ca_file: Option<&std::path::Path>) -> anyhow::Result<Arc<ClientConfig>> {
+    Ok(trust(extra_ca_file)?.config())
 }
 
 #[derive(Debug, Clone)]
@@ -84,6 +122,8 @@ impl Limits {
 /// endpoint builds a new client.
 pub struct PinnedClient {
     pub addrs: Vec<IpAddr>,
+    /// The TLS configuration its connections are made with.
+    pub tls: Arc<ClientConfig>,
     client: awc::Client,
     next: std::cell::Cell<usize>,
 }
@@ -97,7 +137,7 @@ impl PinnedClient {
     ) -> PinnedClient {
         let connector = awc::Connector::new()
             .connector(TcpConnector::new(Resolver::custom(RefuseAll)).service())
-            .rustls_0_23(tls)
+            .rustls_0_23(tls.clone())
             .timeout(limits.connect_timeout)
             .handshake_timeout(limits.connect_timeout)
             .limit(max_connections.max(1))
@@ -117,6 +157,7 @@ impl PinnedClient {
             .finish();
         PinnedClient {
             addrs,
+            tls,
             client,
             next: std::cell::Cell::new(0),
         }
@@ -135,6 +176,8 @@ pub struct Request<'a> {
     pub url: &'a url::Url,
     pub port: u16,
     pub headers: &'a [(&'static str, String)],
+    /// Headers the endpoint's owner configured (checked when they were set).
+    pub extra_headers: &'a [(String, String)],
     pub body: bytes::Bytes,
 }
 
@@ -188,7 +231,35 @@ fn connect_category(e: &ConnectError) -> (ErrorCategory, String) {
     }
 }
 
+/// Whether a TLS error is behind `e`: with TLS 1.3 a server that refuses
+/// the client (no certificate, or one it does not trust) says so with an
+/// alert after the client's handshake finished, so it surfaces as an I/O
+/// error of the request, not of the connect.
+fn tls_behind<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    let mut next = Some(e);
+    while let Some(e) = next {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        let inner = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .map(|i| i as &(dyn std::error::Error + 'static));
+        next = inner.or_else(|| e.source());
+    }
+    None
+}
+
 fn send_category(e: &SendRequestError) -> (ErrorCategory, String) {
+    let io = match e {
+        SendRequestError::Send(io)
+        | SendRequestError::Connect(ConnectError::Io(io))
+        | SendRequestError::Response(ParseError::Io(io)) => Some(io),
+        _ => None,
+    };
+    if let Some(tls) = io.and_then(|io| tls_behind(io)).or_else(|| tls_behind(e)) {
+        return (ErrorCategory::Tls, format!("TLS: {tls}"));
+    }
     match e {
         SendRequestError::Connect(c) => connect_category(c),
         SendRequestError::Timeout => (
@@ -235,6 +306,9 @@ pub async fn send(
     let started = Instant::now();
     let deadline = started + limits.request_timeout;
     let mut builder = client.client.post(req.url.as_str()).address(remote);
+    for (name, value) in req.extra_headers {
+        builder = builder.insert_header((name.as_str(), value.as_str()));
+    }
     for (name, value) in req.headers {
         builder = builder.insert_header((*name, value.as_str()));
     }

@@ -20,8 +20,11 @@ use crate::domain::health::{self, Due, Thresholds};
 use crate::store::{
     StoreError,
     health::{self as stored, Changes},
-    outbox, samples,
+    outbox, receiver_auth, samples,
 };
+
+/// How long before a client certificate expires its owner is told.
+const CERTIFICATE_WARNING_MS: i64 = 14 * 24 * 3_600_000;
 
 /// How often the sweep looks whether the current minute has its backlog
 /// sample: well under a minute, so no minute is missed.
@@ -136,7 +139,25 @@ pub async fn sweep(shared: &Shared) -> Result<Changes, StoreError> {
             }
         }
     }
+    match certificate_notices(shared, now).await {
+        Ok(events) => changes.events.extend(events),
+        Err(e) => tracing::warn!(error = %e, "warning about expiring client certificates failed"),
+    }
     Ok(changes)
+}
+
+/// Tells the owners of client certificates that expire within 14 days,
+/// once per certificate, with `endpoint.certificate_expiring`.
+async fn certificate_notices(
+    shared: &Shared,
+    now: i64,
+) -> Result<Vec<crate::domain::event::NewEvent>, StoreError> {
+    let _turn = shared.write_turn().await;
+    let txn = shared.db.begin().await?;
+    let events = receiver_auth::warn_expiring(&txn, now, CERTIFICATE_WARNING_MS).await?;
+    outbox::insert(&txn, &events, now).await?;
+    txn.commit().await?;
+    Ok(events)
 }
 
 /// Writes the backlog sample of the minute `now_ms` falls in, unless

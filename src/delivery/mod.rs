@@ -21,8 +21,10 @@ pub mod log_limit;
 pub mod mailer;
 pub mod messages;
 pub mod notify;
+pub mod oauth2;
 pub mod oldest_first;
 pub mod oncall;
+pub mod present;
 pub mod recorder;
 pub mod report;
 pub mod threads;
@@ -58,6 +60,8 @@ pub struct Shared {
     /// must be extended.
     pub window: lease_window::LeaseWindow,
     pub tls: Arc<rustls::ClientConfig>,
+    /// The roots `tls` trusts, for endpoints that present a client certificate.
+    pub trust: client::Trust,
     pub limits: client::Limits,
     pub metrics: crate::metrics::Metrics,
     /// The event types, their schemas and versions.
@@ -88,7 +92,7 @@ impl Shared {
         clock: SharedClock,
         config: Arc<Config>,
         secrets: SecretBox,
-        tls: Arc<rustls::ClientConfig>,
+        trust: client::Trust,
         catalog: Arc<crate::catalog::Catalog>,
     ) -> Shared {
         let d = &config.delivery;
@@ -130,7 +134,8 @@ impl Shared {
             clock,
             config,
             secrets,
-            tls,
+            tls: trust.config(),
+            trust,
             catalog,
         }
     }

@@ -3,12 +3,14 @@
 //! the receiver check's scorecard and the clock. No I/O here.
 
 pub mod circuit;
+pub mod client_cert;
 pub mod clock;
 pub mod event;
 pub mod health;
 pub mod ids;
 pub mod outcome;
 pub mod partner;
+pub mod receiver_auth;
 pub mod renditions;
 pub mod retry;
 pub mod scorecard;

@@ -19,12 +19,15 @@ pub enum ErrorCategory {
     Redirect,
     Blocked,
     BodyTooLarge,
+    /// The receiver's credentials could not be had: its OAuth2 token
+    /// endpoint failed or refused the client.
+    Auth,
     Internal,
 }
 
 impl ErrorCategory {
     /// Every category, for whatever lists them all (the metrics' series).
-    pub const ALL: [ErrorCategory; 9] = [
+    pub const ALL: [ErrorCategory; 10] = [
         ErrorCategory::Dns,
         ErrorCategory::Connect,
         ErrorCategory::Tls,
@@ -33,6 +36,7 @@ impl ErrorCategory {
         ErrorCategory::Redirect,
         ErrorCategory::Blocked,
         ErrorCategory::BodyTooLarge,
+        ErrorCategory::Auth,
         ErrorCategory::Internal,
     ];
 
@@ -46,6 +50,7 @@ impl ErrorCategory {
             ErrorCategory::Redirect => "redirect",
             ErrorCategory::Blocked => "blocked",
             ErrorCategory::BodyTooLarge => "body_too_large",
+            ErrorCategory::Auth => "auth",
             ErrorCategory::Internal => "internal",
         }
     }

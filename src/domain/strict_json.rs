@@ -137,6 +137,35 @@ pub fn check(body: &[u8]) -> Result<(), StrictError> {
 
 /// The path of the first string (value or key) holding a control character.
 pub fn control_character_at(value: &Value) -> Option<String> {
+    control_character_outside(value, &[])
+}
+
+/// Like `control_character_at`, except that the top-level fields named in
+/// `multiline` (PEM text, say) may hold line breaks and tabs.
+pub fn control_character_outside(value: &Value, multiline: &[&str]) -> Option<String> {
+    if let Value::Object(map) = value {
+        let text = |c: char| c.is_control() && !matches!(c, '\n' | '\r' | '\t');
+        let mut rest = serde_json::Map::new();
+        for (k, v) in map {
+            match v {
+                Value::String(s) if multiline.contains(&k.as_str()) => {
+                    if s.chars().any(text) {
+                        return Some(Path::Key(&Path::Root, k).to_string());
+                    }
+                }
+                _ => {
+                    rest.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        if !multiline.is_empty() {
+            return control_characters(&Value::Object(rest));
+        }
+    }
+    control_characters(value)
+}
+
+fn control_characters(value: &Value) -> Option<String> {
     fn walk(value: &Value, path: Path<'_>) -> Option<String> {
         match value {
             Value::String(s) if s.chars().any(char::is_control) => Some(path.to_string()),
@@ -231,5 +260,21 @@ mod tests {
         assert_eq!(at(r#"{"a":["ok","x\u0000"]}"#).as_deref(), Some("a[1]"));
         assert_eq!(at(r#"{"k\u0007":1}"#).as_deref(), Some("k\\u{7}"));
         assert_eq!(at(r#"{"name":"Acme GmbH – Zürich"}"#), None);
+    }
+
+    #[test]
+    fn a_multiline_field_may_hold_line_breaks_and_nothing_else_may() {
+        let pem = serde_json::json!({"certificate": "-----BEGIN\r\nabc\n", "x": "a\nb"});
+        assert_eq!(
+            control_character_outside(&pem, &["certificate"]).as_deref(),
+            Some("x")
+        );
+        let bell = serde_json::json!({"certificate": "a\u{7}b"});
+        assert_eq!(
+            control_character_outside(&bell, &["certificate"]).as_deref(),
+            Some("certificate")
+        );
+        let fine = serde_json::json!({"certificate": "a\nb", "x": "y"});
+        assert_eq!(control_character_outside(&fine, &["certificate"]), None);
     }
 }

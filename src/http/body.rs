@@ -109,6 +109,18 @@ pub async fn read_json<T: DeserializeOwned>(
     json(&body)
 }
 
+/// Like `read_json`, where the top-level text fields named in `multiline`
+/// may hold line breaks (PEM).
+pub async fn read_json_multiline<T: DeserializeOwned>(
+    req: &HttpRequest,
+    payload: web::Payload,
+    timeout: Duration,
+    multiline: &[&str],
+) -> Result<T, Problem> {
+    let body = read(req, payload, API_BODY_LIMIT, timeout).await?;
+    json_multiline(&body, multiline)
+}
+
 /// Refuses what is not exactly one JSON value, or repeats a key.
 pub fn strict(body: &[u8]) -> Result<(), Problem> {
     strict_json::check(body).map_err(|e| match e {
@@ -121,6 +133,11 @@ pub fn strict(body: &[u8]) -> Result<(), Problem> {
 /// fields, wrong types, missing fields and text with control characters are
 /// 422 with the field's path.
 pub fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, Problem> {
+    json_multiline(body, &[])
+}
+
+/// `json`, where the top-level text fields in `multiline` may hold line breaks.
+pub fn json_multiline<T: DeserializeOwned>(body: &[u8], multiline: &[&str]) -> Result<T, Problem> {
     let body = if body.iter().all(u8::is_ascii_whitespace) {
         b"{}".as_slice()
     } else {
@@ -131,7 +148,7 @@ pub fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, Problem> {
     strict(body)?;
     let value: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| Problem::malformed_json(format!("the body is not JSON: {e}")))?;
-    if let Some(field) = strict_json::control_character_at(&value) {
+    if let Some(field) = strict_json::control_character_outside(&value, multiline) {
         return Err(Problem::invalid(
             field.clone(),
             format!("{field} contains a control character"),

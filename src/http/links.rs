@@ -24,6 +24,11 @@ const ENDPOINT_ROUTES: &[&str] = &[
     "expire_previous",
     "send_test",
     "recover",
+    "get_receiver_auth",
+    "set_headers",
+    "set_oauth2",
+    "set_client_certificate",
+    "remove_receiver_auth",
 ];
 const DELIVERY_ROUTES: &[&str] = &["get_delivery", "replay_delivery"];
 
@@ -107,7 +112,7 @@ mod tests {
             .paths
             .values()
             .flat_map(|item| {
-                [&item.get, &item.post, &item.patch, &item.delete]
+                [&item.get, &item.post, &item.put, &item.patch, &item.delete]
                     .into_iter()
                     .flatten()
                     .filter_map(|op| op.operation_id.clone())

@@ -66,7 +66,7 @@ impl AppState {
 /// Every documented route. Registering a handler here is what puts it in
 /// the OpenAPI document.
 pub fn routes(cfg: &mut ServiceConfig) {
-    use partner::{catalog, checks, deliveries, endpoints, events, settings};
+    use partner::{catalog, checks, deliveries, endpoints, events, receiver_auth, settings};
     cfg.service(openapi::document)
         .service(health::healthz)
         .service(health::readyz)
@@ -84,6 +84,11 @@ pub fn routes(cfg: &mut ServiceConfig) {
         .service(endpoints::expire_previous)
         .service(endpoints::send_test)
         .service(endpoints::recover)
+        .service(receiver_auth::get_receiver_auth)
+        .service(receiver_auth::set_headers)
+        .service(receiver_auth::set_oauth2)
+        .service(receiver_auth::set_client_certificate)
+        .service(receiver_auth::remove_receiver_auth)
         .service(checks::check_endpoint)
         .service(checks::list_checks)
         .service(deliveries::list_deliveries)

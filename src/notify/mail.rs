@@ -50,6 +50,12 @@ pub fn render(
              endpoint (POST /v1/endpoints/{id}/enable) and paused deliveries resume; recover \
              older ones with POST /v1/endpoints/{id}/recover.",
         ),
+        "endpoint.certificate_expiring" => (
+            "presents a client certificate that expires soon",
+            "Upload a new certificate and key (PUT /v1/endpoints/{id}/auth/client-certificate, \
+             or the portal) before it expires; after that the receiver refuses the TLS \
+             handshake and deliveries fail as `tls`.",
+        ),
         "endpoint.recovered" => (
             "recovered",
             "It answers 2xx again. Nothing to do; retries already scheduled go out as planned.",
@@ -66,6 +72,12 @@ pub fn render(
     let mut body = format!(
         "Endpoint {endpoint} {headline}.\n\nEndpoint:       {endpoint}\nURL:            {url}\nPartner:        {partner_name} ({partner_id})\nAt:             {at}\n"
     );
+    if let Some(subject) = data.get("subject").and_then(Value::as_str) {
+        body.push_str(&format!("Certificate:    {subject}\n"));
+    }
+    if let Some(expires) = data.get("expires_at").and_then(Value::as_str) {
+        body.push_str(&format!("Expires:        {expires}\n"));
+    }
     if let Some(since) = data.get("failing_since").and_then(Value::as_str) {
         body.push_str(&format!("Failing since:  {since}\n"));
     }

@@ -1,5 +1,6 @@
-//! Endpoint notices: `endpoint.failing`, `endpoint.disabled` and
-//! `endpoint.recovered` reach a partner however few endpoints it has. Each
+//! Endpoint notices: `endpoint.failing`, `endpoint.disabled`,
+//! `endpoint.recovered` and `endpoint.certificate_expiring` reach a partner
+//! however few endpoints it has. Each
 //! is an event of the partner's (so its subscribed endpoints and its
 //! notification URL, an endpoint of kind `notification`, receive it as any
 //! event), and when the fanout publishes it, in the same transaction:
@@ -18,10 +19,11 @@ pub mod mail;
 pub const OPERATOR_PARTNER: &str = "hookd:operator";
 
 /// The event types that are notices.
-pub const NOTICE_TYPES: [&str; 3] = [
+pub const NOTICE_TYPES: [&str; 4] = [
     "endpoint.failing",
     "endpoint.disabled",
     "endpoint.recovered",
+    "endpoint.certificate_expiring",
 ];
 
 /// Whether an event of this type, published for this partner, is a notice

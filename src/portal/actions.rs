@@ -18,7 +18,7 @@ use crate::{
         partner::{
             deliveries::queue_replay,
             endpoint_ops as ops,
-            endpoint_shapes::{CreateEndpoint, Recover, RotateSecret, UpdateEndpoint},
+            endpoint_shapes::{CreateEndpoint, Recover, RotateSecret, SchemeIn, UpdateEndpoint},
             settings::{self, UpdatePartnerSettings},
         },
         problem::Problem,
@@ -68,6 +68,11 @@ macro_rules! genuine {
     }};
 }
 
+/// The form's `signature_scheme` (`v1` or `v1a`); absent or other: `v1`.
+fn scheme(fields: &form::Fields) -> Option<SchemeIn> {
+    (form::text(fields, "signature_scheme") == Some("v1a")).then_some(SchemeIn::V1a)
+}
+
 async fn create(
     req: HttpRequest,
     payload: web::Payload,
@@ -83,9 +88,10 @@ async fn create(
             concurrency: None,
             rate_limit: None,
             status: None,
+            signature_scheme: scheme(&fields),
         };
         let (e, secret) = ops::create(state, &s.partner_id, input).await?;
-        let shown = html! { (done("Endpoint created.")) (pages::secret_box(&secret.expose())) };
+        let shown = html! { (done("Endpoint created.")) (pages::secret_box(&secret.shown())) };
         endpoint_page(state, &s, &e.id, shown).await
     })
 }
@@ -143,12 +149,13 @@ async fn endpoint_action(
                 let overlap = form::text(&fields, "overlap_seconds").and_then(|o| o.parse().ok());
                 let input = RotateSecret {
                     overlap_seconds: overlap,
+                    scheme: scheme(&fields),
                 };
                 let (secret, until) = ops::rotate(state, partner, &id, &input).await?;
                 let until = crate::domain::event::format_time(until);
                 html! {
                     (done(&format!("Secret rotated; the previous one signs until {until}.")))
-                    (pages::secret_box(&secret.expose()))
+                    (pages::secret_box(&secret.shown()))
                 }
             }
             "expire-previous" => {

@@ -11,7 +11,9 @@ use sha2::Sha256;
 
 use crate::secret::Secret;
 
+mod keys;
 mod verify;
+pub use keys::{PUBLIC_KEY_PREFIX, Scheme, SigningKey, public_key_text, signature_header};
 pub use verify::{VerifyError, verify};
 
 type HmacSha256 = Hmac<Sha256>;
@@ -22,22 +24,23 @@ pub const DEFAULT_TOLERANCE_SECS: i64 = 300;
 /// The only signature scheme this module produces or accepts (symmetric HMAC-SHA256).
 const VERSION: &str = "v1";
 
-/// The `webhook-signature` header value: one `v1,<base64>` entry per secret, in the
-/// given order, separated by single spaces. Several secrets are signed during rotation
-/// so receivers holding either the old or the new secret accept the message.
-/// An empty `secrets` slice gives an empty string.
-pub fn signature_header(secrets: &[Secret], msg_id: &str, timestamp: i64, body: &[u8]) -> String {
-    secrets
-        .iter()
-        .map(|secret| sign(secret, msg_id, timestamp, body))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// One `v1,<base64>` signature entry for `secret`.
 pub fn sign(secret: &Secret, msg_id: &str, timestamp: i64, body: &[u8]) -> String {
     let tag = signature_bytes(secret, msg_id, timestamp, body);
     format!("{VERSION},{}", STANDARD.encode(tag))
+}
+
+/// The signed content, `{id}.{timestamp}.{body}`, as one buffer (Ed25519
+/// signs a message whole).
+fn signed_content(msg_id: &str, timestamp: i64, body: &[u8]) -> Vec<u8> {
+    let timestamp = timestamp.to_string();
+    let mut content = Vec::with_capacity(msg_id.len() + timestamp.len() + body.len() + 2);
+    content.extend_from_slice(msg_id.as_bytes());
+    content.push(b'.');
+    content.extend_from_slice(timestamp.as_bytes());
+    content.push(b'.');
+    content.extend_from_slice(body);
+    content
 }
 
 fn signature_bytes(secret: &Secret, msg_id: &str, timestamp: i64, body: &[u8]) -> [u8; 32] {

@@ -16,6 +16,7 @@ use super::{
 use crate::{
     domain::{circuit::Saved, ids::new_id},
     secret::{Secret, SecretBox},
+    signing::{Scheme, SigningKey},
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,25 +143,63 @@ pub fn pins_from_text(text: Option<&str>) -> Result<BTreeMap<String, u32>, serde
     text.map_or(Ok(BTreeMap::new()), serde_json::from_str)
 }
 
-/// Creates the endpoint and its first secret together; the secret is returned once.
+/// Creates the endpoint and its first signing key together; the key's
+/// `whsec_` secret or `whpk_` public key is shown once (`SigningKey::shown`).
 pub async fn create(
     db: &sea_orm::DatabaseConnection,
     secrets: &SecretBox,
     new: NewEndpoint,
+    scheme: Scheme,
     now_ms: i64,
-) -> Result<(Endpoint, Secret), StoreError> {
-    let secret = Secret::generate();
-    let endpoint = create_of_kind(db, secrets, new, Kind::Endpoint, &secret, now_ms).await?;
-    Ok((endpoint, secret))
+) -> Result<(Endpoint, SigningKey), StoreError> {
+    let seed = Secret::generate();
+    let key = signing_key(scheme, seed.clone())?;
+    let endpoint = insert(db, secrets, new, Kind::Endpoint, (&seed, &key), now_ms).await?;
+    Ok((endpoint, key))
 }
 
-/// Creates an endpoint of `kind` signing with `secret`.
+/// Creates an endpoint of `kind` signing with the `v1` `secret`.
 pub async fn create_of_kind(
     db: &sea_orm::DatabaseConnection,
     secrets: &SecretBox,
     new: NewEndpoint,
     kind: Kind,
     secret: &Secret,
+    now_ms: i64,
+) -> Result<Endpoint, StoreError> {
+    let key = SigningKey::Hmac(secret.clone());
+    insert(db, secrets, new, kind, (secret, &key), now_ms).await
+}
+
+fn signing_key(scheme: Scheme, seed: Secret) -> Result<SigningKey, StoreError> {
+    SigningKey::from_stored(scheme, seed).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+/// The row of a new signing key: its sealed secret (or seed), its scheme
+/// and, for `v1a`, its public key in the clear.
+pub(super) fn secret_row(
+    secrets: &SecretBox,
+    endpoint_id: &str,
+    (stored, key): (&Secret, &SigningKey),
+    created_at: i64,
+) -> endpoint_secret::ActiveModel {
+    endpoint_secret::ActiveModel {
+        id: Set(new_id("sec")),
+        endpoint_id: Set(endpoint_id.to_string()),
+        ciphertext: Set(secrets.seal(endpoint_id, stored)),
+        created_at: Set(created_at),
+        expires_at: Set(None),
+        scheme: Set(key.scheme().as_str().into()),
+        public_key: Set(key.public_key()),
+    }
+}
+
+async fn insert(
+    db: &sea_orm::DatabaseConnection,
+    secrets: &SecretBox,
+    new: NewEndpoint,
+    kind: Kind,
+    key: (&Secret, &SigningKey),
     now_ms: i64,
 ) -> Result<Endpoint, StoreError> {
     let id = new_id("ep");
@@ -185,15 +224,9 @@ pub async fn create_of_kind(
     })
     .exec_with_returning(&txn)
     .await?;
-    endpoint_secret::Entity::insert(endpoint_secret::ActiveModel {
-        id: Set(new_id("sec")),
-        endpoint_id: Set(id.clone()),
-        ciphertext: Set(secrets.seal(&id, secret)),
-        created_at: Set(now_ms),
-        expires_at: Set(None),
-    })
-    .exec_without_returning(&txn)
-    .await?;
+    endpoint_secret::Entity::insert(secret_row(secrets, &id, key, now_ms))
+        .exec_without_returning(&txn)
+        .await?;
     txn.commit().await?;
     row.try_into()
 }
@@ -224,27 +257,58 @@ pub async fn find_for_delivery(
         .transpose()
 }
 
-/// The secrets that sign now, newest first; expired ones are left out.
-pub async fn signing_secrets(
+/// The keys that sign now, newest first; expired ones are left out.
+pub async fn signing_keys(
     db: &impl ConnectionTrait,
     secrets: &SecretBox,
     endpoint_id: &str,
     now_ms: i64,
-) -> Result<Vec<Secret>, StoreError> {
+) -> Result<Vec<SigningKey>, StoreError> {
+    current_secrets(db, endpoint_id, now_ms)
+        .await?
+        .into_iter()
+        .map(|r| {
+            let corrupt = |e: &dyn std::fmt::Display| {
+                StoreError::Corrupt(format!("secret {} of endpoint {endpoint_id}: {e}", r.id))
+            };
+            let scheme = Scheme::parse(&r.scheme).ok_or_else(|| corrupt(&"unknown scheme"))?;
+            let secret = secrets
+                .open(endpoint_id, &r.ciphertext)
+                .map_err(|e| corrupt(&e))?;
+            SigningKey::from_stored(scheme, secret).map_err(|e| corrupt(&e))
+        })
+        .collect()
+}
+
+/// The `whpk_` public keys that sign now (`v1a`), newest first, with when
+/// each stops signing: what an endpoint publishes. Nothing is decrypted.
+pub async fn public_keys(
+    db: &impl ConnectionTrait,
+    endpoint_id: &str,
+    now_ms: i64,
+) -> Result<Vec<(String, Option<i64>)>, StoreError> {
+    Ok(current_secrets(db, endpoint_id, now_ms)
+        .await?
+        .into_iter()
+        .filter_map(|r| Some((r.public_key?, r.expires_at)))
+        .collect())
+}
+
+async fn current_secrets(
+    db: &impl ConnectionTrait,
+    endpoint_id: &str,
+    now_ms: i64,
+) -> Result<Vec<endpoint_secret::Model>, StoreError> {
     let rows = endpoint_secret::Entity::find()
         .filter(endpoint_secret::Column::EndpointId.eq(endpoint_id))
         .order_by_desc(endpoint_secret::Column::CreatedAt)
         .order_by_desc(endpoint_secret::Column::Id)
         .all(db)
         .await?;
-    rows.into_iter()
+    Ok(rows
+        .into_iter()
         .filter(|r| r.expires_at.is_none_or(|t| t > now_ms))
-        .map(|r| {
-            secrets.open(endpoint_id, &r.ciphertext).map_err(|e| {
-                StoreError::Corrupt(format!("secret {} of endpoint {endpoint_id}: {e}", r.id))
-            })
-        })
-        .collect()
+        .collect())
 }
 
 /// Disables an endpoint with a reason the partner sees.

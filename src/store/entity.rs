@@ -99,6 +99,34 @@ pub mod endpoint_secret {
         pub ciphertext: String,
         pub created_at: i64,
         pub expires_at: Option<i64>,
+        /// `v1` (HMAC-SHA256) or `v1a` (Ed25519; the sealed bytes are its seed).
+        pub scheme: String,
+        /// `whpk_…` for a `v1a` key.
+        pub public_key: Option<String>,
+    }
+    no_relations!();
+}
+
+pub mod endpoint_auth {
+    use sea_orm::entity::prelude::*;
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "endpoint_auth")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub endpoint_id: String,
+        pub header_names: Option<String>,
+        pub headers_sealed: Option<String>,
+        pub oauth_token_url: Option<String>,
+        pub oauth_client_id: Option<String>,
+        pub oauth_scope: Option<String>,
+        pub oauth_audience: Option<String>,
+        pub oauth_secret_sealed: Option<String>,
+        pub cert_pem: Option<String>,
+        pub cert_subject: Option<String>,
+        pub cert_not_after: Option<i64>,
+        pub cert_key_sealed: Option<String>,
+        pub cert_warned_at: Option<i64>,
+        pub updated_at: i64,
     }
     no_relations!();
 }

@@ -15,6 +15,7 @@ use super::{
 use crate::{
     domain::{event::NewEvent, ids::new_id},
     secret::{Secret, SecretBox},
+    signing::{Scheme, SigningKey},
 };
 
 /// The delivery list's filters and positions are the search's.
@@ -191,19 +192,24 @@ impl Scoped<'_> {
         Ok(res.rows_affected() == 1)
     }
 
-    /// A new signing secret; the current ones keep signing until `now + overlap`.
+    /// A new signing key of `scheme`; the current ones keep signing until
+    /// `now + overlap`.
     pub async fn rotate_secret(
         &self,
         secrets: &SecretBox,
         id: &str,
+        scheme: Scheme,
         overlap_ms: i64,
         now_ms: i64,
-    ) -> Result<Option<(Secret, i64)>, StoreError> {
+    ) -> Result<Option<(SigningKey, i64)>, StoreError> {
         if self.endpoint(id).await?.is_none() {
             return Ok(None);
         }
         let until = now_ms + overlap_ms;
-        let secret = Secret::generate();
+        let seed = Secret::generate();
+        let key = SigningKey::from_stored(scheme, seed.clone())
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let row = super::endpoints::secret_row(secrets, id, (&seed, &key), now_ms);
         let txn = self.db.begin().await?;
         txn.execute_raw(sql(
             self.backend(),
@@ -215,20 +221,22 @@ impl Scoped<'_> {
             self.backend(),
             // Strictly after every earlier secret, so "newest" never ties
             // within a millisecond.
-            "INSERT INTO endpoint_secret (id, endpoint_id, ciphertext, created_at, expires_at) \
-             SELECT ?, ?, ?, MAX(t.at), NULL FROM (SELECT ? AS at UNION ALL \
+            "INSERT INTO endpoint_secret (id, endpoint_id, ciphertext, created_at, expires_at, scheme, public_key) \
+             SELECT ?, ?, ?, MAX(t.at), NULL, ?, ? FROM (SELECT ? AS at UNION ALL \
              SELECT MAX(created_at) + 1 AS at FROM endpoint_secret WHERE endpoint_id = ?) AS t",
             vec![
-                new_id("sec").into(),
+                row.id.unwrap().into(),
                 id.into(),
-                secrets.seal(id, &secret).into(),
+                row.ciphertext.unwrap().into(),
+                row.scheme.unwrap().into(),
+                row.public_key.unwrap().into(),
                 now_ms.into(),
                 id.into(),
             ],
         ))
         .await?;
         txn.commit().await?;
-        Ok(Some((secret, until)))
+        Ok(Some((key, until)))
     }
 
     /// Ends every secret but the newest now; returns how many ended.

@@ -36,6 +36,7 @@ mod paused;
 mod portal;
 mod rate_limits;
 mod rate_limits_shared;
+mod receiver_auth;
 mod receivers;
 mod records;
 mod skips;

@@ -63,6 +63,7 @@ pub struct Reload;
 impl Handler<Reload> for EndpointActor {
     type Result = ();
     fn handle(&mut self, _: Reload, ctx: &mut Context<Self>) {
+        self.changes_seen += 1;
         self.loaded = None;
         self.pump(ctx);
     }

@@ -23,6 +23,7 @@ use super::{
     due::{Due, Rest},
     messages::Record,
     oldest_first::RowsFirst,
+    present::Presented,
 };
 use crate::{
     cluster::leases::Standing,
@@ -89,6 +90,10 @@ pub struct EndpointActor {
     last_sent_at: i64,
     /// Settings are being (re)loaded: nothing is sent meanwhile.
     reloading: bool,
+    /// Counts the settings changes announced (`Reload`): a load that began
+    /// before the latest one read settings that may be gone, and is thrown
+    /// away for a new one.
+    pub(super) changes_seen: u64,
     /// A claim is running; sending goes on meanwhile.
     claiming: bool,
     idle_timer: Option<SpawnHandle>,
@@ -143,6 +148,7 @@ impl EndpointActor {
             awaiting_recorder: false,
             last_sent_at: 0,
             reloading: false,
+            changes_seen: 0,
             claiming: false,
             idle_timer: None,
             woken: false,
@@ -329,9 +335,11 @@ impl EndpointActor {
 
     pub(super) fn reload(&mut self, ctx: &mut Context<Self>) {
         self.reloading = true;
+        let began_after = self.changes_seen;
         let shared = self.shared.clone();
         let id = self.id.clone();
         let first = self.saved.is_none();
+        let before = self.loaded.clone();
         let fut = async move {
             let now = shared.clock.now_ms();
             let saved = if first {
@@ -344,21 +352,30 @@ impl EndpointActor {
                 return Ok(None);
             };
             let secrets =
-                store::endpoints::signing_secrets(&shared.db, &shared.secrets, &id, now).await?;
+                store::endpoints::signing_keys(&shared.db, &shared.secrets, &id, now).await?;
             let url = check_url(&endpoint.url, &shared.rules)
                 .map_err(|e| format!("the callback URL {e}"));
+            let credentials =
+                store::receiver_auth::for_delivery(&shared.db, &shared.secrets, &id).await?;
+            let before = before.as_ref().map(|l| &l.presented);
+            let presented = Presented::new(credentials, &shared.trust, now, before);
             Ok::<_, store::StoreError>(Some((
                 Loaded {
                     endpoint,
                     url,
                     secrets,
+                    presented,
                     at_ms: now,
                 },
                 saved,
             )))
         };
-        ctx.spawn(fut.into_actor(self).map(|res, act, ctx| {
+        ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
             act.reloading = false;
+            if act.changes_seen != began_after {
+                // Changed while it loaded (a secret expired, a header set).
+                return act.reload(ctx);
+            }
             match res {
                 Ok(Some((loaded, saved))) => {
                     if let Some(saved) = saved {

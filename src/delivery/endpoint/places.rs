@@ -70,7 +70,7 @@ impl EndpointActor {
         if self.in_flight > 0 || self.places.is_empty() {
             return;
         }
-        *self.client.borrow_mut() = None;
+        self.client.drop_client();
         self.places.clear();
         self.places.shrink_to_fit();
         if self.queue.is_empty() {

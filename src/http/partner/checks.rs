@@ -21,7 +21,7 @@ use crate::{
     },
     store::{
         checks::{Slot, StoredCheck},
-        endpoints::signing_secrets,
+        endpoints::signing_keys,
         scoped::for_partner,
     },
 };
@@ -95,7 +95,7 @@ pub async fn check_endpoint(
         .check_hosts
         .claim(&url.host, now)
         .map_err(|wait| host_busy(wait, &url.host))?;
-    let secret = signing_secrets(&shared.db, &shared.secrets, &id, now)
+    let secret = signing_keys(&shared.db, &shared.secrets, &id, now)
         .await?
         .into_iter()
         .next()

@@ -93,7 +93,7 @@ pub struct AttemptOut {
     /// Null when no status was read, including an `http_status` failure whose
     /// response head was too large to parse.
     pub status_code: Option<i32>,
-    /// `dns`, `connect`, `tls`, `timeout`, `http_status`, `redirect`, `blocked`, `body_too_large` or `internal`.
+    /// `dns`, `connect`, `tls`, `timeout`, `http_status`, `redirect`, `blocked`, `body_too_large`, `auth` or `internal`.
     pub error_category: Option<String>,
     pub error_detail: Option<String>,
     /// At most 1 KiB of the response, with credentials redacted.

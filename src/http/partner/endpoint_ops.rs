@@ -15,7 +15,7 @@ use crate::{
     },
     egress::url_check::{RegistrationError, check_registration},
     http::{AppState, body, problem::Problem},
-    secret::Secret,
+    signing::SigningKey,
     store::{
         endpoint_status::StatusEffects,
         endpoints::{Endpoint, EndpointStatus, NewEndpoint},
@@ -100,7 +100,7 @@ pub(crate) async fn create(
     state: &AppState,
     partner: &str,
     input: CreateEndpoint,
-) -> Result<(Endpoint, Secret), Problem> {
+) -> Result<(Endpoint, SigningKey), Problem> {
     let types = input.event_types.unwrap_or_default();
     check_types(&types)?;
     let description = input.description.unwrap_or_default();
@@ -134,6 +134,7 @@ pub(crate) async fn create(
         &state.shared.db,
         &state.shared.secrets,
         new,
+        input.signature_scheme.unwrap_or_default().into(),
         state.shared.clock.now_ms(),
     )
     .await?;
@@ -202,7 +203,7 @@ pub(crate) async fn rotate(
     partner: &str,
     id: &str,
     input: &RotateSecret,
-) -> Result<(Secret, i64), Problem> {
+) -> Result<(SigningKey, i64), Problem> {
     let scoped = for_partner(&state.shared.db, partner);
     let max = state.shared.config.api.max_secret_overlap.as_secs();
     let overlap = input.overlap_seconds.unwrap_or(86_400);
@@ -214,7 +215,13 @@ pub(crate) async fn rotate(
     }
     let now = state.shared.clock.now_ms();
     let rotated = scoped
-        .rotate_secret(&state.shared.secrets, id, overlap as i64 * 1000, now)
+        .rotate_secret(
+            &state.shared.secrets,
+            id,
+            input.scheme.unwrap_or_default().into(),
+            overlap as i64 * 1000,
+            now,
+        )
         .await?
         .ok_or_else(not_found)?;
     state.engine.fanout.do_send(EndpointChanged(id.to_string()));

@@ -7,7 +7,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::time;
-use crate::store::endpoints::Endpoint;
+use crate::{
+    signing::{Scheme, SigningKey},
+    store::endpoints::Endpoint,
+};
 
 /// An endpoint. Its secret is never shown here.
 #[derive(Debug, Serialize, ToSchema)]
@@ -62,8 +65,55 @@ impl From<Endpoint> for EndpointOut {
 pub struct EndpointCreated {
     #[serde(flatten)]
     pub endpoint: EndpointOut,
-    /// `whsec_…`: store it now; it is never shown again.
-    pub secret: String,
+    #[serde(flatten)]
+    pub key: KeyShown,
+}
+
+/// A new signing key as its owner sees it: a `v1` key's secret (shown this
+/// once), or a `v1a` key's public key (published on the endpoint too).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeyShown {
+    /// `whsec_…` (`v1`): store it now; it is never shown again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+    /// `whpk_…` (`v1a`): the Ed25519 public key receivers verify with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub public_key: Option<String>,
+}
+
+impl KeyShown {
+    pub fn of(key: &SigningKey) -> KeyShown {
+        match key {
+            SigningKey::Hmac(secret) => KeyShown {
+                secret: Some(secret.expose()),
+                public_key: None,
+            },
+            SigningKey::Ed25519(_) => KeyShown {
+                secret: None,
+                public_key: key.public_key(),
+            },
+        }
+    }
+}
+
+/// How deliveries are signed: `v1` (HMAC-SHA256 with a shared `whsec_`
+/// secret, the default) or `v1a` (Ed25519: the receiver verifies with the
+/// endpoint's public key and holds no secret).
+#[derive(Debug, Clone, Copy, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SchemeIn {
+    #[default]
+    V1,
+    V1a,
+}
+
+impl From<SchemeIn> for Scheme {
+    fn from(s: SchemeIn) -> Scheme {
+        match s {
+            SchemeIn::V1 => Scheme::V1,
+            SchemeIn::V1a => Scheme::V1a,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
@@ -114,6 +164,8 @@ pub struct CreateEndpoint {
     #[schema(minimum = 1, maximum = 10000)]
     pub rate_limit: Option<u32>,
     pub status: Option<InitialStatus>,
+    /// The signing key's scheme; default `v1`.
+    pub signature_scheme: Option<SchemeIn>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -145,12 +197,16 @@ pub struct RotateSecret {
     /// How long the previous secret keeps signing: 0 to 604800 s, default 86400.
     #[schema(maximum = 604800)]
     pub overlap_seconds: Option<u64>,
+    /// The new key's scheme; default `v1`. Rotating from `v1` to `v1a`
+    /// signs with both during the overlap.
+    pub scheme: Option<SchemeIn>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SecretRotated {
-    /// The new `whsec_…` secret, shown this once.
-    pub secret: String,
+    /// The new key: a `whsec_…` secret shown this once, or a `whpk_…` public key.
+    #[serde(flatten)]
+    pub key: KeyShown,
     /// Until when the previous secret also signs.
     pub previous_expires_at: String,
 }

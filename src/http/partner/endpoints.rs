@@ -32,7 +32,7 @@ pub async fn create_endpoint(
     let (endpoint, secret) = ops::create(&state, &partner, input).await?;
     Ok(HttpResponse::Created().json(EndpointCreated {
         endpoint: endpoint.into(),
-        secret: secret.expose(),
+        key: KeyShown::of(&secret),
     }))
 }
 
@@ -178,7 +178,7 @@ pub async fn rotate_secret(
     let input: RotateSecret = state.read_json(&req, payload).await?;
     let (secret, until) = ops::rotate(&state, &partner, &id, &input).await?;
     Ok(HttpResponse::Ok().json(SecretRotated {
-        secret: secret.expose(),
+        key: KeyShown::of(&secret),
         previous_expires_at: time(until),
     }))
 }

@@ -2,6 +2,7 @@
 //! recovery and event feed. Every handler starts from the caller's partner
 //! id (`auth::partner`) and reaches data only through `store::scoped`.
 
+pub mod auth_shapes;
 pub mod catalog;
 pub mod checks;
 pub mod deliveries;
@@ -10,6 +11,7 @@ pub mod endpoint_shapes;
 pub mod endpoints;
 pub mod events;
 mod pins;
+pub mod receiver_auth;
 pub mod settings;
 
 use crate::domain::event::format_time;

@@ -83,7 +83,8 @@ fn a_signature_from_a_rotated_out_secret_is_rejected() {
     let old = Secret::generate();
     let new = Secret::generate();
     // During rotation both secrets sign; afterwards only the new one does.
-    let after_rotation = signature_header(std::slice::from_ref(&new), MSG_ID, TIMESTAMP, BODY);
+    let after_rotation =
+        signature_header(&[SigningKey::Hmac(new.clone())], MSG_ID, TIMESTAMP, BODY);
     let as_old_receiver = check_with(&old, &TIMESTAMP.to_string(), &after_rotation, TIMESTAMP);
     assert_eq!(
         as_old_receiver,

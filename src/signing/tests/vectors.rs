@@ -22,7 +22,7 @@ fn the_reference_vector_verifies() {
 
 #[test]
 fn a_header_for_one_secret_is_just_its_signature() {
-    let header = signature_header(&[secret()], MSG_ID, TIMESTAMP, BODY);
+    let header = signature_header(&[SigningKey::Hmac(secret())], MSG_ID, TIMESTAMP, BODY);
     assert_eq!(
         header, SIGNATURE,
         "single-secret header is not exactly the one signature"
@@ -32,7 +32,12 @@ fn a_header_for_one_secret_is_just_its_signature() {
 #[test]
 fn a_header_for_several_secrets_lists_one_signature_each_in_order() {
     let other = Secret::generate();
-    let header = signature_header(&[secret(), other.clone()], MSG_ID, TIMESTAMP, BODY);
+    let header = signature_header(
+        &[SigningKey::Hmac(secret()), SigningKey::Hmac(other.clone())],
+        MSG_ID,
+        TIMESTAMP,
+        BODY,
+    );
     let expected = format!("{SIGNATURE} {}", sign(&other, MSG_ID, TIMESTAMP, BODY));
     assert_eq!(
         header, expected,

@@ -41,7 +41,7 @@ async fn check(addr: SocketAddr, secret: &Secret) -> Scorecard {
             partner_id: "ptn_test".into(),
             endpoint_id: None,
         },
-        secret.clone(),
+        hookd::signing::SigningKey::Hmac(secret.clone()),
         EventId::generate,
     );
     run(

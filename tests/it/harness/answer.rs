@@ -7,6 +7,17 @@ use serde_json::Value;
 /// An API answer: status, JSON body (`Null` when the body is not JSON) and headers.
 pub type ApiAnswer = (u16, Value, HeaderMap);
 
+/// The body of `answer`, which must have `status`.
+#[track_caller]
+pub fn expect_status(answer: &ApiAnswer, status: u16) -> Value {
+    assert_eq!(
+        answer.0, status,
+        "expected a {status}, got {}: {}",
+        answer.0, answer.1
+    );
+    answer.1.clone()
+}
+
 /// The largest body a test reads (a feed page or a large export).
 const BODY_LIMIT: usize = 64 * 1024 * 1024;
 

@@ -28,7 +28,7 @@ pub mod tls;
 pub mod toolchain;
 pub mod wait;
 
-pub use answer::{ApiAnswer, TextAnswer, read_answer, read_text};
+pub use answer::{ApiAnswer, TextAnswer, expect_status, read_answer, read_text};
 pub use limits::{Limited, UNLIMITED, rate_limit};
 pub use wait::{QUIET, SLOW, WAIT, stays_quiet, wait_for, wait_until};
 
@@ -238,14 +238,18 @@ impl TestApp {
             schema_versions: Default::default(),
             status: EndpointStatus::Active,
         };
-        let (e, secret) = store::endpoints::create(
+        let (e, key) = store::endpoints::create(
             self.db(),
             &self.running.shared.secrets,
             new,
+            hookd::signing::Scheme::V1,
             self.clock.now_ms(),
         )
         .await
         .expect("an endpoint");
+        let hookd::signing::SigningKey::Hmac(secret) = key else {
+            unreachable!("a v1 key is an HMAC secret")
+        };
         (e.id, secret)
     }
 

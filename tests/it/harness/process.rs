@@ -288,9 +288,10 @@ pub async fn prepare_endpoints(url: &str, endpoint_urls: &[String], concurrency:
             schema_versions: Default::default(),
             status: EndpointStatus::Active,
         };
-        let (endpoint, _) = store::endpoints::create(&db, &secrets, endpoint, now)
-            .await
-            .expect("an endpoint");
+        let (endpoint, _) =
+            store::endpoints::create(&db, &secrets, endpoint, hookd::signing::Scheme::V1, now)
+                .await
+                .expect("an endpoint");
         endpoint_ids.push(endpoint.id);
     }
     db.close().await.expect("the preparing pool closes");

@@ -59,6 +59,62 @@ impl TestCa {
     ///
     /// Panics if `names` is empty or a name is not a valid DNS name or IP address.
     pub fn server_config(&self, names: &[&str]) -> Arc<rustls::ServerConfig> {
+        self.server_config_verifying(names, None)
+    }
+
+    /// Like `server_config`, and the server requires a client certificate
+    /// signed by `clients` (mutual TLS).
+    pub fn server_config_requiring_clients_of(
+        &self,
+        names: &[&str],
+        clients: &TestCa,
+    ) -> Arc<rustls::ServerConfig> {
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(clients.cert.clone())
+            .expect("test CA: a client root");
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            Arc::new(roots),
+            Arc::new(rustls::crypto::ring::default_provider()),
+        )
+        .build()
+        .expect("test CA: a client verifier");
+        self.server_config_verifying(names, Some(verifier))
+    }
+
+    /// A client certificate for `name` signed by this CA: (certificate PEM,
+    /// PKCS#8 key PEM), as a partner would upload them.
+    pub fn client_cert(&self, name: &str) -> (String, String) {
+        self.client_cert_until(name, None)
+    }
+
+    /// Like `client_cert`, valid until midnight (UTC) of `until` (year,
+    /// month, day) when given.
+    pub fn client_cert_until(&self, name: &str, until: Option<(i32, u8, u8)>) -> (String, String) {
+        let key = KeyPair::generate().expect("test CA: a client key pair");
+        let mut params =
+            CertificateParams::new(Vec::<String>::new()).expect("test CA: client parameters");
+        params.distinguished_name = DistinguishedName::new();
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.is_ca = IsCa::ExplicitNoCa;
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        if let Some((y, m, d)) = until {
+            params.not_before = rcgen::date_time_ymd(2000, 1, 1);
+            params.not_after = rcgen::date_time_ymd(y, m, d);
+        }
+        params.use_authority_key_identifier_extension = true;
+        let leaf = params
+            .signed_by(&key, &self.issuer)
+            .expect("test CA: signing a client certificate");
+        (leaf.pem(), key.serialize_pem())
+    }
+
+    fn server_config_verifying(
+        &self,
+        names: &[&str],
+        clients: Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>,
+    ) -> Arc<rustls::ServerConfig> {
         assert!(!names.is_empty(), "test CA: a leaf needs at least one name");
         let key = KeyPair::generate().expect("test CA: a leaf key pair");
         let mut params =
@@ -77,10 +133,14 @@ impl TestCa {
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
 
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        let builder = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
-            .expect("test CA: TLS protocol versions")
-            .with_no_client_auth()
+            .expect("test CA: TLS protocol versions");
+        let builder = match clients {
+            Some(verifier) => builder.with_client_cert_verifier(verifier),
+            None => builder.with_no_client_auth(),
+        };
+        let mut config = builder
             .with_single_cert(chain, key)
             .expect("test CA: a server config for the leaf");
         config.alpn_protocols = vec![b"http/1.1".to_vec()];

@@ -57,15 +57,7 @@ use crate::harness::{
     wait_until,
 };
 
-#[track_caller]
-fn expect_status(answer: &ApiAnswer, status: u16) -> Value {
-    assert_eq!(
-        answer.0, status,
-        "expected a {status}, got {}: {}",
-        answer.0, answer.1
-    );
-    answer.1.clone()
-}
+use crate::harness::expect_status;
 
 /// `GET path` with `key`, which must answer 200; returns the body.
 async fn get_ok(app: &TestApp, key: &str, path: &str) -> Value {

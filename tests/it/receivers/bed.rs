@@ -98,7 +98,16 @@ impl Bed {
             ("webhook-timestamp", timestamp.to_string()),
             (
                 "webhook-signature",
-                signing::signature_header(secrets, id, timestamp, body.as_bytes()),
+                signing::signature_header(
+                    &secrets
+                        .iter()
+                        .cloned()
+                        .map(signing::SigningKey::Hmac)
+                        .collect::<Vec<_>>(),
+                    id,
+                    timestamp,
+                    body.as_bytes(),
+                ),
             ),
         ]
     }
