@@ -14,6 +14,7 @@ use crate::{
     domain::{
         outcome::{ErrorCategory, Outcome},
         retry::{Next, RetryPolicy},
+        trace::TraceContext,
     },
     egress::{
         resolver::{Resolve, ResolveError, ResolverActor},
@@ -81,6 +82,9 @@ pub struct Job {
     /// before the attempt (`domain::subscription::qualifies`).
     pub(super) event_type: String,
     pub(super) partner_id: String,
+    /// The event's stored trace context: its attempts' spans are children
+    /// of it (a retry days later joins the same trace).
+    pub(super) trace: Option<crate::domain::trace::TraceContext>,
 }
 
 impl Job {
@@ -94,6 +98,7 @@ impl Job {
             event_id: event.id.as_str().to_string(),
             event_type: event.event_type.clone(),
             partner_id: event.partner_id.clone(),
+            trace: event.trace.clone(),
             claimed,
         }
     }
@@ -135,13 +140,15 @@ pub(super) type ClientSlot = Rc<std::cell::RefCell<Option<Rc<PinnedClient>>>>;
 /// Resolves, pins and sends one attempt; `None` if it was withheld because
 /// the endpoint's lease was no longer confirmed when it was about to go out
 /// (the process paused, or lost the lease, while it resolved): the caller
-/// hands the delivery back unattempted.
+/// hands the delivery back unattempted. `trace`: the attempt span's context,
+/// sent as `traceparent` (and `tracestate`) outside the signed content.
 pub(super) async fn attempt_once(
     shared: &Shared,
     resolver: &Addr<ResolverActor>,
     slot: &ClientSlot,
     loaded: &Loaded,
     job: &Job,
+    trace: Option<&TraceContext>,
 ) -> Option<Observed> {
     // Failures before anything is sent: no latency, no answer.
     let unsent =
@@ -200,6 +207,12 @@ pub(super) async fn attempt_once(
     };
     let now = shared.clock.now();
     let timestamp = now.timestamp();
+    // Signed: id, timestamp and body (Standard Webhooks); the trace context
+    // headers ride beside them, unsigned, and only when telemetry is on.
+    let (traceparent, tracestate) = match trace {
+        Some(t) => (t.traceparent(), t.tracestate()),
+        None => ("", None),
+    };
     let headers = [
         ("content-type", "application/json".to_string()),
         (
@@ -212,11 +225,15 @@ pub(super) async fn attempt_once(
             "webhook-signature",
             signature_header(&loaded.secrets, &job.event_id, timestamp, &job.body),
         ),
+        ("traceparent", traceparent.to_string()),
+        ("tracestate", tracestate.unwrap_or_default().to_string()),
     ];
+    // Without a trace the two last headers are empty and not sent.
+    let sent = 5 + usize::from(trace.is_some()) + usize::from(tracestate.is_some());
     let request = client::Request {
         url: &url.url,
         port: url.port,
-        headers: &headers,
+        headers: &headers[..sent],
         body: job.body.clone(),
     };
     Some(client::send(&client, request, &shared.limits, now).await)

@@ -68,9 +68,19 @@ async fn stored_versions_that_are_not_integers_are_read_as_1_after_the_upgrade(b
 async fn the_latest_migrations_go_down_and_up_again(backend: Backend) {
     let (db, _dir) = unmigrated_database(backend).await;
     Migrator::up(&db, None).await.expect("every migration");
-    Migrator::down(&db, Some(5))
+    Migrator::down(&db, Some(6))
         .await
-        .expect("migrations 14, 13, 12, 11 and 10 undone");
+        .expect("migrations 15, 14, 13, 12, 11 and 10 undone");
+    let traced = db
+        .query_one_raw(statement(
+            &db,
+            "SELECT COUNT(*) AS n FROM outbox_event WHERE traceparent IS NULL",
+        ))
+        .await;
+    assert!(
+        traced.is_err(),
+        "the trace context columns are gone after down"
+    );
     let gone = db
         .query_one_raw(statement(
             &db,
@@ -80,6 +90,6 @@ async fn the_latest_migrations_go_down_and_up_again(backend: Backend) {
     assert!(gone.is_err(), "the kind column is gone after down");
     Migrator::up(&db, None)
         .await
-        .expect("migrations 10 to 14 again");
+        .expect("migrations 10 to 15 again");
     db.close().await.expect("closed");
 }
