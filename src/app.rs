@@ -105,7 +105,7 @@ pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<S
     let control = store::connect_control(&config.database, &db).await?;
     let trust =
         client::trust(config.egress.extra_ca_file.as_deref()).context("egress.extra_ca_file")?;
-    let shared = Shared::new(
+    let mut shared = Shared::new(
         db,
         control,
         clock,
@@ -114,6 +114,9 @@ pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<S
         trust,
         catalog,
     );
+    shared.telemetry =
+        crate::telemetry::Telemetry::start(&shared.config.telemetry, shared.tls.clone())
+            .context("telemetry")?;
     sync_operator_endpoint(&shared, operator_url.as_deref()).await?;
     let files = shared.files;
     tracing::info!(

@@ -23,7 +23,8 @@
 //!    Webhooks signatures; secrets and their encryption at rest).
 //! 2. edges: [`egress`] (which addresses may be contacted, URL checks, the
 //!    resolver actor), [`notify`] (notice routes, mail), [`metrics`],
-//!    [`file_limit`], [`instance_lock`], [`keyfile`].
+//!    [`file_limit`], [`instance_lock`], [`keyfile`], [`telemetry`] (spans
+//!    and their export over OTLP/HTTP).
 //! 3. [`store`]: every query; returns its own row types or domain types.
 //! 4. producer helpers: [`outbox`], [`thresholds`] (threshold crossings
 //!    recorded in the producer's transaction).
@@ -61,5 +62,6 @@ pub mod portal;
 pub mod secret;
 pub mod signing;
 pub mod store;
+pub mod telemetry;
 pub mod thresholds;
 pub mod web;

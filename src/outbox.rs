@@ -46,6 +46,8 @@ impl Event {
             correlation_id: None,
             schema_version: None,
             renditions: None,
+            traceparent: None,
+            tracestate: None,
         })
     }
     /// Your own id (`evt_` + ULID or UUID), for idempotent producers.
@@ -73,6 +75,15 @@ impl Event {
     }
     pub fn correlation_id(mut self, id: &str) -> Event {
         self.0.correlation_id = Some(id.into());
+        self
+    }
+    /// The W3C trace context of the work that produced the event (the
+    /// `traceparent` of your current span, and its `tracestate` if any): with
+    /// telemetry on, hookd's publication and attempts join that trace. One
+    /// that does not parse is dropped, and the event is published all the same.
+    pub fn trace_context(mut self, traceparent: &str, tracestate: Option<&str>) -> Event {
+        self.0.traceparent = Some(traceparent.into());
+        self.0.tracestate = tracestate.map(Into::into);
         self
     }
 }

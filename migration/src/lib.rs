@@ -20,6 +20,7 @@ mod m20261202_000011_portal;
 mod m20261202_000012_view_indexes;
 mod m20261202_000013_checks;
 mod m20261205_000014_due_order;
+mod m20261206_000015_trace_context;
 mod m20261206_000016_receiver_auth;
 
 pub struct Migrator;
@@ -42,6 +43,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261202_000012_view_indexes::Migration),
             Box::new(m20261202_000013_checks::Migration),
             Box::new(m20261205_000014_due_order::Migration),
+            Box::new(m20261206_000015_trace_context::Migration),
             Box::new(m20261206_000016_receiver_auth::Migration),
         ]
     }

@@ -56,6 +56,11 @@ impl Config {
 
         // Sorted, so the same environment always gives the same message.
         let env: BTreeMap<String, String> = env.into_iter().collect();
+        let otel: BTreeMap<String, String> = env
+            .iter()
+            .filter(|(name, _)| name.starts_with("OTEL_"))
+            .map(|(name, text)| (name.clone(), text.clone()))
+            .collect();
         let mut from_env = BTreeMap::new();
         for (name, text) in env {
             match env::classify(&name, &text, keys) {
@@ -94,7 +99,12 @@ impl Config {
                     .collect(),
             )
         })?;
-        raw.validate().map_err(|e| e.located(set_by))
+        let at_default = |key: &str| matches!(set_by(key), SetBy::Defaults);
+        let fallbacks = super::telemetry::Fallbacks {
+            vars: &otel,
+            at_default: &at_default,
+        };
+        raw.validate(&fallbacks).map_err(|e| e.located(set_by))
     }
 
     /// The configuration from the compiled-in defaults alone.

@@ -22,6 +22,7 @@ mod keys;
 mod load;
 mod notify;
 mod suggest;
+mod telemetry;
 mod values;
 pub use catalog::CatalogConfig;
 use catalog::RawCatalog;
@@ -42,6 +43,8 @@ pub use http::{HttpConfig, Origin};
 pub use keys::env_name;
 pub use notify::{NotifyConfig, SmtpConfig};
 use notify::{RawNotify, RawSmtp};
+use telemetry::RawTelemetry;
+pub use telemetry::TelemetryConfig;
 pub use values::parse_duration;
 use values::{cidrs, duration, positive, rate_limit};
 
@@ -67,6 +70,7 @@ struct Raw {
     cluster: RawCluster,
     smtp: RawSmtp,
     notify: RawNotify,
+    telemetry: RawTelemetry,
 }
 
 #[derive(Debug, Deserialize, Serialize)]
@@ -155,6 +159,7 @@ pub struct Config {
     /// Where notices are mailed through; `None`: no mail.
     pub smtp: Option<SmtpConfig>,
     pub notify: NotifyConfig,
+    pub telemetry: TelemetryConfig,
 }
 
 #[derive(Debug, Clone)]
@@ -236,7 +241,8 @@ pub struct LogConfig {
 }
 
 impl Raw {
-    fn validate(self) -> Result<Config, ConfigError> {
+    /// `otel`: the `OTEL_*` variables, which `[telemetry]` falls back to.
+    fn validate(self, otel: &telemetry::Fallbacks<'_>) -> Result<Config, ConfigError> {
         let http = self.http.validate()?;
 
         let url = self.database.url.trim().to_string();
@@ -394,6 +400,7 @@ impl Raw {
             cluster: self.cluster.validate()?,
             smtp,
             notify,
+            telemetry: self.telemetry.validate(otel)?,
         })
     }
 }

@@ -166,6 +166,7 @@ impl Script {
             payload: String::new(),
             correlation_id: None,
             renditions: Default::default(),
+            trace: None,
         };
         let mut data = json!({
             "check_id": self.target.check_id,

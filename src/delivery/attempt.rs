@@ -16,6 +16,7 @@ use crate::{
     domain::{
         outcome::{ErrorCategory, Outcome},
         retry::{Next, RetryPolicy},
+        trace::TraceContext,
     },
     egress::{
         resolver::{Resolve, ResolveError, ResolverActor},
@@ -82,6 +83,9 @@ pub struct Job {
     /// before the attempt (`domain::subscription::qualifies`).
     pub(super) event_type: String,
     pub(super) partner_id: String,
+    /// The event's stored trace context: its attempts' spans are children
+    /// of it (a retry days later joins the same trace).
+    pub(super) trace: Option<crate::domain::trace::TraceContext>,
 }
 
 impl Job {
@@ -95,6 +99,7 @@ impl Job {
             event_id: event.id.as_str().to_string(),
             event_type: event.event_type.clone(),
             partner_id: event.partner_id.clone(),
+            trace: event.trace.clone(),
             claimed,
         }
     }
@@ -152,13 +157,15 @@ impl Wire {
 /// Resolves, pins and sends one attempt; `None` if it was withheld because
 /// the endpoint's lease was no longer confirmed when it was about to go out
 /// (the process paused, or lost the lease, while it resolved): the caller
-/// hands the delivery back unattempted.
+/// hands the delivery back unattempted. `trace`: the attempt span's context,
+/// sent as `traceparent` (and `tracestate`) outside the signed content.
 pub(super) async fn attempt_once(
     shared: &Arc<Shared>,
     resolver: &Addr<ResolverActor>,
     slot: &ClientSlot,
     loaded: &Loaded,
     job: &Job,
+    trace: Option<&TraceContext>,
 ) -> Option<Observed> {
     // Failures before anything is sent: no latency, no answer.
     let unsent =
@@ -228,7 +235,15 @@ pub(super) async fn attempt_once(
             }
         }
     };
-    let observed = send_signed(shared, &client, url, loaded, job, bearer.as_deref()).await;
+    let observed = send_signed(
+        shared,
+        &client,
+        url,
+        loaded,
+        job,
+        (bearer.as_deref(), trace),
+    )
+    .await;
     // A refused token is replaced once, and the request sent again with it.
     let Some(c) = loaded
         .presented
@@ -239,7 +254,9 @@ pub(super) async fn attempt_once(
         return Some(observed);
     };
     match oauth2::bearer(shared, resolver, &slot.tokens, c, bearer.as_deref()).await {
-        Ok(token) => Some(send_signed(shared, &client, url, loaded, job, Some(&token)).await),
+        Ok(token) => {
+            Some(send_signed(shared, &client, url, loaded, job, (Some(&token), trace)).await)
+        }
         Err(e) => unsent(ErrorCategory::Auth, e),
     }
 }
@@ -251,7 +268,7 @@ async fn send_signed(
     url: &CallbackUrl,
     loaded: &Loaded,
     job: &Job,
-    bearer: Option<&str>,
+    (bearer, trace): (Option<&str>, Option<&TraceContext>),
 ) -> Observed {
     let now = shared.clock.now();
     let timestamp = now.timestamp();
@@ -270,6 +287,14 @@ async fn send_signed(
     ];
     if let Some(token) = bearer {
         headers.push(("authorization", format!("Bearer {token}")));
+    }
+    // Signed: id, timestamp and body (Standard Webhooks); the trace context
+    // rides beside them, unsigned, and only when telemetry is on.
+    if let Some(t) = trace {
+        headers.push(("traceparent", t.traceparent().to_string()));
+        if let Some(state) = t.tracestate() {
+            headers.push(("tracestate", state.to_string()));
+        }
     }
     let request = client::Request {
         url: &url.url,

@@ -20,6 +20,7 @@ use super::{Shared, fresh, messages::Fresh};
 use crate::{
     domain::event::NewEvent,
     store::{self, StoreError, fanout::Publication},
+    telemetry::spans::{self, Publication as PublicationSpan},
 };
 
 /// The most events one group commit carries; more wait for the next.
@@ -107,9 +108,33 @@ async fn commit_and_answer(shared: &Shared, hand_over: &Recipient<Fresh>, group:
     }
 }
 
+/// [`commit_in`], with a publication span per event when telemetry is on.
+async fn commit(
+    shared: &Shared,
+    requests: &[&Commit],
+) -> Result<(Publication, Vec<NewEvent>), StoreError> {
+    let Some(tracer) = shared.telemetry.tracer() else {
+        return commit_in(shared, requests).await;
+    };
+    let start = crate::telemetry::wall_now();
+    let committed = commit_in(shared, requests).await;
+    let failure = committed.as_ref().err().map(ToString::to_string);
+    let events = requests
+        .iter()
+        .flat_map(|r| &r.events)
+        .map(|e| PublicationSpan {
+            event_id: e.id.as_str(),
+            event_type: &e.event_type,
+            partner_id: &e.partner_id,
+            trace: e.trace.as_ref(),
+        });
+    spans::publications(tracer, events, start, failure.as_deref());
+    committed
+}
+
 /// One transaction: every request's events, their deliveries (those of
 /// endpoints held here created claimed), the work notice and feed numbers.
-async fn commit(
+async fn commit_in(
     shared: &Shared,
     requests: &[&Commit],
 ) -> Result<(Publication, Vec<NewEvent>), StoreError> {

@@ -20,6 +20,7 @@ use crate::{
     cluster::messages::{Consider, LeasesChanged},
     egress::resolver::ResolverActor,
     store,
+    telemetry::spans,
 };
 
 struct Child {
@@ -131,20 +132,31 @@ impl FanoutActor {
         let shared = self.shared.clone();
         let fut = async move {
             let batch = shared.config.delivery.fanout_batch;
+            let tracer = shared.telemetry.tracer();
             let mut total = store::fanout::Fanout::default();
             loop {
+                let started = tracer.map(|_| crate::telemetry::wall_now());
                 let f = {
                     let _turn = shared.write_turn().await;
                     store::fanout_claim::claim_batch(
                         &shared.db,
                         &shared.catalog,
                         &shared.routes,
-                        batch,
+                        (batch, tracer.is_some()),
                         shared.clock.now_ms(),
                         shared.leases.instance_id(),
                     )
                     .await?
                 };
+                if let (Some(tracer), Some(start)) = (tracer, started) {
+                    let events = f.published.iter().map(|e| spans::Publication {
+                        event_id: &e.id,
+                        event_type: &e.event_type,
+                        partner_id: &e.partner_id,
+                        trace: e.trace.as_ref(),
+                    });
+                    spans::publications(tracer, events, start, None);
+                }
                 total.events += f.events;
                 total.rejected += f.rejected;
                 for (endpoint, n) in f.deliveries {

@@ -28,6 +28,7 @@ pub mod present;
 pub mod recorder;
 pub mod report;
 pub mod threads;
+mod traced;
 
 use std::sync::Arc;
 
@@ -83,6 +84,8 @@ pub struct Shared {
     pub routes: crate::notify::Routes,
     /// What the on-call lines about endpoints said lately (see `oncall`).
     pub oncall: oncall::OnCall,
+    /// The tracer when `[telemetry]` is on (`app::prepare` starts it).
+    pub telemetry: crate::telemetry::Telemetry,
 }
 
 impl Shared {
@@ -129,6 +132,7 @@ impl Shared {
             activity: activity::Activity::default(),
             routes: crate::notify::Routes::from_config(&config),
             oncall: oncall::OnCall::default(),
+            telemetry: crate::telemetry::Telemetry::off(),
             db,
             control_db,
             clock,
@@ -140,10 +144,12 @@ impl Shared {
         }
     }
 
-    /// Closes both pools (while the runtime still runs).
+    /// Closes both pools (while the runtime still runs), then exports the
+    /// spans still batched (waiting at most `telemetry.export_timeout`).
     pub async fn close_pools(&self) {
         self.control_db.clone().close().await.ok();
         self.db.clone().close().await.ok();
+        self.telemetry.shutdown();
     }
 
     /// Whether this instance is stopping (see `Engine::drain`).

@@ -12,6 +12,7 @@ pub use field::{FieldError, FieldErrorKind};
 pub use crate::catalog::valid_event_type;
 
 use self::field::{check_against, field_error};
+use super::trace::TraceContext;
 use super::{ids::EventId, renditions::Renditions};
 use crate::catalog::Catalog;
 
@@ -34,6 +35,10 @@ pub struct EventInput {
     /// `data` at other versions of the type, for endpoints pinned to them:
     /// `{"1": {...}}`, each checked against its version's schema.
     pub renditions: Option<std::collections::BTreeMap<String, Box<RawValue>>>,
+    /// The producer's W3C trace context for this event (in a batch, each
+    /// event may carry its own); a malformed one is dropped, never refused.
+    pub traceparent: Option<String>,
+    pub tracestate: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -75,6 +80,9 @@ pub struct NewEvent {
     /// `data` at other versions (sent by the producer, or projected at
     /// fanout), each as the exact text sent to endpoints pinned to it.
     pub renditions: Renditions,
+    /// The trace the event's publication and attempts join (not content:
+    /// an idempotent repeat keeps the first one's).
+    pub trace: Option<TraceContext>,
 }
 
 /// `schema_version` as sent: a positive integer, or a string of its digits.
@@ -202,6 +210,10 @@ impl EventInput {
             payload,
             correlation_id: self.correlation_id,
             renditions,
+            trace: self
+                .traceparent
+                .as_deref()
+                .and_then(|t| TraceContext::parse(t, self.tracestate.as_deref())),
         })
     }
 }

@@ -17,3 +17,4 @@ pub mod scorecard;
 pub mod strict_json;
 pub mod subscription;
 pub mod token_bucket;
+pub mod trace;

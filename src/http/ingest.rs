@@ -14,8 +14,12 @@ use crate::{
     catalog::Catalog,
     config::IngestConfig,
     delivery::fresh,
-    domain::event::{EventInput, FieldError, FieldErrorKind, NewEvent, envelope_json},
+    domain::{
+        event::{EventInput, FieldError, FieldErrorKind, NewEvent, envelope_json},
+        trace::TraceContext,
+    },
     store::{self, keys::Role},
+    telemetry::spans,
 };
 
 /// A request's events, validated, each once, in request order.
@@ -308,7 +312,11 @@ struct BatchOut {
 /// Publish one event (an object) or a batch (an array of up to 500), all or
 /// nothing, idempotent on `event_id`.
 #[utoipa::path(tag = "ingest", security(("service_key" = [])),
-    request_body(content = Object, description = "One event, or an array of events", content_type = "application/json"),
+    params(
+        ("traceparent" = Option<String>, Header, description = "W3C Trace Context of the producer's span (`00-<trace id>-<span id>-<flags>`): the events' ingest, publication and attempts join this trace. Malformed: ignored (a fresh trace), never refused."),
+        ("tracestate" = Option<String>, Header, description = "W3C `tracestate` that goes with `traceparent`; passed on as it came."),
+    ),
+    request_body(content = Object, description = "One event, or an array of events. Each event may carry its own `traceparent` (and `tracestate`) field, a W3C Trace Context string that wins over the headers for that event; a malformed one is ignored, never refused.", content_type = "application/json"),
     responses((status = 201, description = "Created: the stored event (or `{data, created}` for a batch)", body = Object),
               (status = 200, description = "Every event already existed with this content", body = Object),
               super::problem::IngestErrors))]
@@ -318,7 +326,45 @@ pub async fn ingest(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
-    auth::require(&req, &state, Role::Service).await?;
+    // A malformed context is no context: the events start a fresh trace.
+    let producer = trace_context(&req);
+    let Some(tracer) = state.shared.telemetry.tracer() else {
+        // Telemetry off: no span; the producer's context is kept as it came,
+        // for the events' attempts should telemetry be on when they run.
+        return ingest_in(req, payload, &state, producer).await;
+    };
+    let span = spans::ingest(tracer, producer.as_ref(), "/v1/events");
+    let joined = spans::context_of(&span).or(producer);
+    let answer = ingest_in(req, payload, &state, joined).await;
+    let status = match &answer {
+        Ok(response) => response.status().as_u16(),
+        Err(problem) => problem.status,
+    };
+    spans::end_ingest(span, status);
+    answer
+}
+
+/// The request's W3C `traceparent` and `tracestate` headers, if they parse.
+fn trace_context(req: &HttpRequest) -> Option<TraceContext> {
+    let headers = req.headers();
+    let traceparent = headers.get("traceparent")?.to_str().ok()?;
+    // Several `tracestate` headers are one list (W3C Trace Context, 3.3.1).
+    let states: Vec<&str> = headers
+        .get_all("tracestate")
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let tracestate = (!states.is_empty()).then(|| states.join(","));
+    TraceContext::parse(traceparent, tracestate.as_deref())
+}
+
+/// The ingest itself; `trace`: the context events without their own join.
+async fn ingest_in(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: &AppState,
+    trace: Option<TraceContext>,
+) -> Result<HttpResponse, Problem> {
+    auth::require(&req, state, Role::Service).await?;
     if state.shared.is_draining() {
         return Err(Problem::stopping());
     }
@@ -331,13 +377,20 @@ pub async fn ingest(
         &state.shared.config.ingest,
         &state.shared.catalog,
     )?;
-    partners_exist(&state, &parsed).await?;
-    let Parsed { events, batch, .. } = parsed;
+    partners_exist(state, &parsed).await?;
+    let Parsed {
+        mut events, batch, ..
+    } = parsed;
+    if trace.is_some() {
+        for e in events.iter_mut().filter(|e| e.trace.is_none()) {
+            e.trace.clone_from(&trace);
+        }
+    }
     // A concurrent request may insert one of these ids between our read and
     // our insert; reading again then answers it as a repeat (or a conflict).
     let mut tries = 0;
     let (stored, created) = loop {
-        match store_events(&state, &events, now_ms).await? {
+        match store_events(state, &events, now_ms).await? {
             Stored::Done(stored, created) => break (stored, created),
             Stored::Raced if tries < 3 => tries += 1,
             Stored::Raced => {

@@ -148,6 +148,22 @@ mod tests {
     }
 
     #[test]
+    fn ingest_documents_the_trace_context_headers_and_field() {
+        let doc = serde_json::to_value(generate()).expect("the document serialises");
+        let post = &doc["paths"]["/v1/events"]["post"];
+        let headers: Vec<&str> = post["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["in"] == "header")
+            .filter_map(|p| p["name"].as_str())
+            .collect();
+        assert_eq!(headers, ["traceparent", "tracestate"]);
+        let body = post["requestBody"]["description"].as_str().unwrap_or("");
+        assert!(body.contains("`traceparent`"), "{body}");
+    }
+
+    #[test]
     fn a_response_without_a_description_gets_its_reason_phrase() {
         let mut doc = base();
         let op = utoipa::openapi::path::OperationBuilder::new()

@@ -155,6 +155,9 @@ pub mod outbox_event {
         pub renditions: Option<String>,
         /// Why the fanout refused the event (it fails its schema).
         pub rejected_reason: Option<String>,
+        /// The W3C trace context its publication and attempts join.
+        pub traceparent: Option<String>,
+        pub tracestate: Option<String>,
     }
     no_relations!();
 }

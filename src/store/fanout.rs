@@ -27,6 +27,17 @@ pub struct Fanout {
     pub rejected: usize,
     /// Endpoint id → deliveries created for it.
     pub deliveries: BTreeMap<String, usize>,
+    /// The events published, when the claim was traced.
+    pub published: Vec<PublishedEvent>,
+}
+
+/// A published event as its publication span names it.
+#[derive(Debug, Clone)]
+pub struct PublishedEvent {
+    pub id: String,
+    pub partner_id: String,
+    pub event_type: String,
+    pub trace: Option<crate::domain::trace::TraceContext>,
 }
 
 struct Subscriber {

@@ -8,12 +8,15 @@ use serde_json::Value;
 
 use super::{
     StoreError,
-    fanout::{Fanout, Preclaim, Published, publish},
+    fanout::{Fanout, Preclaim, Published, PublishedEvent, publish},
     skip_locked, sql,
 };
 use crate::{
     catalog::{Catalog, Refusal},
-    domain::renditions::{self, Renditions},
+    domain::{
+        renditions::{self, Renditions},
+        trace::TraceContext,
+    },
 };
 
 /// An unpublished event as read for the fanout.
@@ -25,6 +28,8 @@ struct Unpublished {
     schema_version: String,
     payload: String,
     renditions: Option<String>,
+    /// Read only when the claim is traced.
+    trace: Option<TraceContext>,
 }
 
 /// An event that passed the catalog, with what publishing needs.
@@ -80,12 +85,13 @@ fn check(catalog: &Catalog, e: &Unpublished) -> Result<Checked, String> {
 }
 
 /// Claims up to `limit` unpublished events and fans them out; those that
-/// fail the catalog are rejected instead.
+/// fail the catalog are rejected instead. `traced`: list the published
+/// events with their trace contexts (for their publication spans).
 pub async fn claim_batch(
     db: &sea_orm::DatabaseConnection,
     catalog: &Catalog,
     routes: &crate::notify::Routes,
-    limit: u32,
+    (limit, traced): (u32, bool),
     now_ms: i64,
     instance_id: &str,
 ) -> Result<Fanout, StoreError> {
@@ -102,8 +108,8 @@ pub async fn claim_batch(
         sql(
             backend,
             &format!(
-                "SELECT event_id, partner_id, type, subject_id, schema_version, payload, renditions \
-                 FROM outbox_event WHERE published_at IS NULL ORDER BY created_at, event_id LIMIT ?{}",
+                "SELECT event_id, partner_id, type, subject_id, schema_version, payload, renditions, \
+                 traceparent, tracestate FROM outbox_event WHERE published_at IS NULL ORDER BY created_at, event_id LIMIT ?{}",
                 skip_locked(backend)
             ),
             vec![i64::from(limit).into()],
@@ -117,6 +123,14 @@ pub async fn claim_batch(
                 schema_version: r.try_get("", "schema_version")?,
                 payload: r.try_get("", "payload")?,
                 renditions: r.try_get("", "renditions")?,
+                trace: match traced {
+                    true => {
+                        let parent: Option<String> = r.try_get("", "traceparent")?;
+                        let state: Option<String> = r.try_get("", "tracestate")?;
+                        parent.and_then(|p| TraceContext::parse(&p, state.as_deref()))
+                    }
+                    false => None,
+                },
             })
         },
     )
@@ -166,6 +180,17 @@ pub async fn claim_batch(
     super::notices::expand(&txn, &published, routes, now_ms).await?;
     fanout.rejected = rejected;
     txn.commit().await?;
+    if traced {
+        fanout.published = good
+            .into_iter()
+            .map(|(e, _)| PublishedEvent {
+                id: e.id.clone(),
+                partner_id: e.partner_id.clone(),
+                event_type: e.event_type.clone(),
+                trace: e.trace.clone(),
+            })
+            .collect();
+    }
     Ok(fanout)
 }
 

@@ -58,6 +58,7 @@ pub(super) fn operational(
         payload: data.to_string(),
         correlation_id: None,
         renditions: Default::default(),
+        trace: None,
     }
 }
 

@@ -63,6 +63,7 @@ pub async fn expand(
                 payload,
                 correlation_id: Some(e.id.to_string()),
                 renditions: Default::default(),
+                trace: None,
             });
         }
         if routes.mail {

@@ -6,6 +6,7 @@ use super::{StoreError, entity::outbox_event};
 use crate::domain::{
     event::{NewEvent, Subject},
     ids::EventId,
+    trace::TraceContext,
 };
 
 const INSERT_CHUNK: usize = 500;
@@ -27,6 +28,11 @@ fn to_row(e: &NewEvent, now_ms: i64, published_at: Option<i64>) -> outbox_event:
         created_at: Set(now_ms),
         published_at: Set(published_at),
         feed_seq: Set(None),
+        traceparent: Set(e.trace.as_ref().map(|t| t.traceparent().to_string())),
+        tracestate: Set(e
+            .trace
+            .as_ref()
+            .and_then(|t| t.tracestate().map(str::to_string))),
     }
 }
 
@@ -61,6 +67,11 @@ pub fn from_row(m: outbox_event::Model) -> Result<NewEvent, StoreError> {
         payload: m.payload,
         correlation_id: m.correlation_id,
         renditions,
+        // A context written by SQL that does not parse is no context.
+        trace: m
+            .traceparent
+            .as_deref()
+            .and_then(|t| TraceContext::parse(t, m.tracestate.as_deref())),
     })
 }
 

@@ -36,6 +36,7 @@ pub const PAGES: &[Page] = pages![
     "configuration",
     "dashboard",
     "metrics",
+    "tracing",
     "cluster",
     "egress",
     "front-door",

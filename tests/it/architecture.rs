@@ -24,6 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "file_limit",
             "instance_lock",
             "keyfile",
+            "telemetry",
         ],
     ),
     ("store", &["store"]),

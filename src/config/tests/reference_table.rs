@@ -216,6 +216,11 @@ fn actual(c: &Config, mail: &SmtpConfig, key: &str) -> Option<Shown> {
         "log.format" => text(&if c.log.json { "json" } else { "text" }),
         "shutdown.grace" => D(c.shutdown.grace),
         "cluster.lease_ttl" => D(c.cluster.lease_ttl),
+        "telemetry.enabled" => text(&c.telemetry.enabled),
+        "telemetry.endpoint" => text(&c.telemetry.endpoint.trim_end_matches("/v1/traces")),
+        "telemetry.service_name" => text(&c.telemetry.service_name),
+        "telemetry.sampling_ratio" => N(c.telemetry.sampling_ratio),
+        "telemetry.export_timeout" => D(c.telemetry.export_timeout),
         _ => return None,
     })
 }

@@ -9,7 +9,7 @@ use actix::prelude::*;
 use super::EndpointActor;
 use crate::{
     delivery::{
-        attempt::{Job, attempt_once, attempt_record, next_state},
+        attempt::{Job, attempt_record, next_state},
         client::Observed,
         messages::Record,
     },
@@ -33,7 +33,8 @@ impl EndpointActor {
         let started_at = shared.clock.now_ms();
         self.last_sent_at = started_at;
         let attempt = async move {
-            let observed = attempt_once(&shared, &resolver, &slot, &loaded, &job).await;
+            let observed =
+                crate::delivery::traced::attempt(&shared, &resolver, &slot, &loaded, &job).await;
             (observed, job)
         };
         ctx.spawn(

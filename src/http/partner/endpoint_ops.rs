@@ -266,6 +266,7 @@ pub(crate) async fn send_test(
             .to_string(),
         correlation_id: None,
         renditions: Default::default(),
+        trace: None,
     };
     let delivery_id = for_partner(&state.shared.db, partner)
         .send_test(id, &event, now)

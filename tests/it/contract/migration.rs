@@ -73,6 +73,16 @@ async fn the_latest_migrations_go_down_and_up_again(backend: Backend) {
     Migrator::down(&db, Some(from_tenth))
         .await
         .expect("the migrations from the tenth on undone");
+    let traced = db
+        .query_one_raw(statement(
+            &db,
+            "SELECT COUNT(*) AS n FROM outbox_event WHERE traceparent IS NULL",
+        ))
+        .await;
+    assert!(
+        traced.is_err(),
+        "the trace context columns are gone after down"
+    );
     let gone = db
         .query_one_raw(statement(
             &db,

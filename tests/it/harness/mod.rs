@@ -8,6 +8,7 @@ pub mod browser_app;
 pub mod bulk;
 pub mod dns;
 pub mod limits;
+pub mod otlp;
 pub mod outcome;
 pub mod payloads;
 pub mod pg;

@@ -4,6 +4,7 @@
 
 mod exposition;
 mod metrics;
+mod traces;
 
 use std::collections::BTreeSet;
 
