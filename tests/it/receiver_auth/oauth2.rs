@@ -163,3 +163,52 @@ async fn a_token_url_at_a_forbidden_address_is_refused_and_never_contacted(backe
         assert_eq!(answer.1["field"], "token_url", "{}", answer.1);
     }
 }
+
+#[both_backends]
+async fn a_token_host_that_rebinds_to_a_forbidden_address_is_never_contacted(backend: Backend) {
+    let dns = crate::harness::dns::FakeDns::start().await;
+    let ns = format!("[\"{}\"]", dns.addr());
+    let app = crate::harness::spawn_app_with(
+        backend,
+        &[
+            ("HOOKD_EGRESS__NAMESERVERS", ns.as_str()),
+            ("HOOKD_EGRESS__ALLOW_CIDRS", r#"["127.0.0.1/32"]"#),
+        ],
+    )
+    .await;
+    let (receiver, id, key) = endpoint_at_receiver(&app).await;
+    let issuer = Receiver::start().await;
+    issuer.set_default(token("never", 3600));
+    let port = issuer.addr().port();
+    // Allowed when registered; forbidden (127.0.0.3 is outside the allowed
+    // CIDR) when the token is fetched, where a listener would count a contact.
+    let forbidden = Receiver::start_on(format!("127.0.0.3:{port}").parse().unwrap())
+        .await
+        .expect("a listener on 127.0.0.3");
+    forbidden.set_default(token("stolen", 3600));
+    dns.answer("tokens.test", vec!["127.0.0.1".parse().unwrap()]);
+    let url = format!("http://tokens.test:{port}/token");
+    expect_status(&set_oauth2(&app, &key, &id, &url).await, 200);
+    dns.answer("tokens.test", vec!["127.0.0.3".parse().unwrap()]);
+
+    let event = app.publish("a.b", json!({})).await;
+    let attempt = wait_until(WAIT, || async {
+        app.attempts(&event, &id).await.into_iter().next()
+    })
+    .await
+    .expect("an attempt");
+    assert_eq!(
+        attempt.error_category.as_deref(),
+        Some("auth"),
+        "{attempt:?}"
+    );
+    let detail = attempt.error_detail.unwrap_or_default();
+    assert!(detail.contains("forbidden"), "{detail}");
+    assert_eq!(
+        forbidden.connections(),
+        0,
+        "the forbidden address was never contacted"
+    );
+    assert_eq!(issuer.count(), 0);
+    assert_eq!(receiver.count(), 0, "nothing was sent without a token");
+}
