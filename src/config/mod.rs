@@ -21,6 +21,7 @@ mod http;
 mod keys;
 mod load;
 mod notify;
+mod proxy;
 mod suggest;
 mod values;
 pub use catalog::CatalogConfig;
@@ -42,6 +43,7 @@ pub use http::{HttpConfig, Origin};
 pub use keys::env_name;
 pub use notify::{NotifyConfig, SmtpConfig};
 use notify::{RawNotify, RawSmtp};
+pub use proxy::{ProxyCredentials, ProxyHost, ProxyUrl, ProxyUrlError};
 pub use values::parse_duration;
 use values::{cidrs, duration, positive, rate_limit};
 
