@@ -328,6 +328,7 @@ mod tests {
             r#"hookd_attempts_total{result="delivered",category="none",trigger="scheduled"} 0"#,
             r#"hookd_attempts_total{result="gone",category="http_status",trigger="manual"} 0"#,
             r#"hookd_attempts_total{result="failed",category="body_too_large",trigger="scheduled"} 0"#,
+            r#"hookd_attempts_total{result="failed",category="proxy",trigger="manual"} 0"#,
             r#"hookd_deliveries_cancelled_total{reason="endpoint-unsubscribed"} 0"#,
             r#"hookd_deliveries_cancelled_total{reason="endpoint-of-another-partner"} 0"#,
         ] {
@@ -338,8 +339,8 @@ mod tests {
             .filter(|l| l.starts_with("hookd_attempts_total{"))
             .count();
         assert_eq!(
-            attempt_series, 22,
-            "(1 delivered + 1 gone + 9 failed) x 2 triggers"
+            attempt_series, 24,
+            "(1 delivered + 1 gone + 10 failed) x 2 triggers"
         );
     }
 
