@@ -107,6 +107,10 @@ pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<S
         .context("egress.extra_ca_file")?;
     let shared = Shared::new(db, control, clock, Arc::new(config), secrets, tls, catalog);
     sync_operator_endpoint(&shared, operator_url.as_deref()).await?;
+    if let Some(proxy) = &shared.config.egress.proxy {
+        // Display leaves the credentials out.
+        tracing::info!(proxy = %proxy, authenticated = proxy.credentials.is_some(), "outbound requests go through the egress proxy (CONNECT to checked addresses)");
+    }
     let files = shared.files;
     tracing::info!(
         soft_was = files.was,

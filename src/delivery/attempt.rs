@@ -191,6 +191,7 @@ pub(super) async fn attempt_once(
                     addrs,
                     shared.tls.clone(),
                     &shared.limits,
+                    &shared.route,
                     loaded.endpoint.concurrency as usize,
                 ));
                 *slot = Some(c.clone());

@@ -1,4 +1,5 @@
-//! The only way out: signed webhook requests to a checked, pinned address.
+//! The only way out: signed webhook requests to a checked, pinned address,
+//! directly or through the egress proxy's CONNECT tunnel (`super::proxy`).
 //! Redirects are off, the whole request (connect, headers, body) has one
 //! deadline, and the response is read up to a cap.
 
@@ -16,6 +17,7 @@ use awc::error::{ConnectError, SendRequestError};
 use futures_util::{StreamExt, future::LocalBoxFuture};
 use rustls::ClientConfig;
 
+use super::proxy::{ProxyError, Route, Tunnel};
 use crate::domain::outcome::{ErrorCategory, Outcome, classify_status};
 
 /// The connector's resolver: it refuses every name, because every request
@@ -93,28 +95,29 @@ impl PinnedClient {
         addrs: Vec<IpAddr>,
         tls: Arc<ClientConfig>,
         limits: &Limits,
+        route: &Route,
         max_connections: usize,
     ) -> PinnedClient {
-        let connector = awc::Connector::new()
-            .connector(TcpConnector::new(Resolver::custom(RefuseAll)).service())
-            .rustls_0_23(tls)
-            .timeout(limits.connect_timeout)
-            .handshake_timeout(limits.connect_timeout)
-            .limit(max_connections.max(1))
-            .conn_keep_alive(limits.idle_timeout)
-            .conn_lifetime(Duration::from_secs(300));
-        #[allow(
-            clippy::disallowed_methods,
-            reason = "this is the one outbound client: pinned addresses, no resolver, no redirects"
-        )]
-        let client = awc::Client::builder()
-            .connector(connector)
-            .disable_redirects()
-            .no_default_headers()
-            // The deadline is `send`'s own (see `deadline`): awc's would win
-            // over an answer already received when a paused process wakes.
-            .disable_timeout()
-            .finish();
+        let client = match route {
+            Route::Direct => finish(
+                awc::Connector::new()
+                    .connector(TcpConnector::new(Resolver::custom(RefuseAll)).service())
+                    .timeout(limits.connect_timeout),
+                tls,
+                limits,
+                max_connections,
+            ),
+            // The tunnel keeps the connect timeout itself, so that a proxy
+            // that does not answer fails as `proxy`; awc's is a backstop.
+            Route::Proxy(proxy) => finish(
+                awc::Connector::new()
+                    .connector(Tunnel::new(proxy.clone(), limits.connect_timeout))
+                    .timeout(limits.connect_timeout + PROXY_BACKSTOP),
+                tls,
+                limits,
+                max_connections,
+            ),
+        };
         PinnedClient {
             addrs,
             client,
@@ -122,12 +125,53 @@ impl PinnedClient {
         }
     }
 
-    /// The address for the next request: the checked set, in turn.
+    /// The address for the next request: the checked set, in turn (through
+    /// a proxy, the address it is asked to CONNECT to).
     fn pick(&self, port: u16) -> SocketAddr {
         let i = self.next.get();
         self.next.set(i.wrapping_add(1));
         SocketAddr::new(self.addrs[i % self.addrs.len()], port)
     }
+}
+
+/// How much longer awc waits for a tunnel than the tunnel waits for the proxy.
+const PROXY_BACKSTOP: Duration = Duration::from_secs(1);
+
+/// The client over `connector` (direct or tunnelled): TLS, limits, no
+/// redirects, no timeout of awc's own.
+fn finish<S, Io>(
+    connector: awc::Connector<S>,
+    tls: Arc<ClientConfig>,
+    limits: &Limits,
+    max_connections: usize,
+) -> awc::Client
+where
+    Io: actix_rt::net::ActixStream + std::fmt::Debug + 'static,
+    S: actix_service::Service<
+            actix_tls::connect::ConnectInfo<actix_http::Uri>,
+            Response = actix_tls::connect::Connection<actix_http::Uri, Io>,
+            Error = actix_tls::connect::ConnectError,
+        > + Clone
+        + 'static,
+{
+    let connector = connector
+        .rustls_0_23(tls)
+        .handshake_timeout(limits.connect_timeout)
+        .limit(max_connections.max(1))
+        .conn_keep_alive(limits.idle_timeout)
+        .conn_lifetime(Duration::from_secs(300));
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "this is the one outbound client: pinned addresses, no resolver, no redirects"
+    )]
+    awc::Client::builder()
+        .connector(connector)
+        .disable_redirects()
+        .no_default_headers()
+        // The deadline is `send`'s own (see `deadline`): awc's would win
+        // over an answer already received when a paused process wakes.
+        .disable_timeout()
+        .finish()
 }
 
 /// One signed request.
@@ -174,6 +218,12 @@ impl Observed {
 const HEAD_TOO_LARGE: &str = "response head too large";
 
 fn connect_category(e: &ConnectError) -> (ErrorCategory, String) {
+    // The tunnel's failures are the proxy's, whatever the I/O beneath.
+    if let ConnectError::Io(io) = e
+        && let Some(proxy) = ProxyError::inside(io)
+    {
+        return (ErrorCategory::Proxy, proxy.to_string());
+    }
     match e {
         ConnectError::Timeout => (ErrorCategory::Timeout, "connecting timed out".into()),
         ConnectError::Io(io) if io.kind() == std::io::ErrorKind::InvalidData => {

@@ -23,6 +23,7 @@ pub mod messages;
 pub mod notify;
 pub mod oldest_first;
 pub mod oncall;
+pub mod proxy;
 pub mod recorder;
 pub mod report;
 pub mod threads;
@@ -59,6 +60,8 @@ pub struct Shared {
     pub window: lease_window::LeaseWindow,
     pub tls: Arc<rustls::ClientConfig>,
     pub limits: client::Limits,
+    /// Directly or through the egress proxy (`egress.proxy`).
+    pub route: proxy::Route,
     pub metrics: crate::metrics::Metrics,
     /// The event types, their schemas and versions.
     pub catalog: Arc<crate::catalog::Catalog>,
@@ -112,6 +115,7 @@ impl Shared {
             },
             window: lease_window::LeaseWindow::new(d.lease, d.request_timeout),
             limits: client::Limits::from_config(d),
+            route: proxy::Route::from_config(&config.egress),
             metrics: crate::metrics::Metrics::new(),
             sqlite_writes: config
                 .database
