@@ -381,6 +381,22 @@ mod tests {
     }
 
     #[test]
+    fn a_tunnel_that_did_not_open_is_the_proxys_failure_not_a_connect_one() {
+        let closed = super::super::proxy::ProxyError::Closed {
+            proxy: "http://10.0.0.9:3128".into(),
+        };
+        let e = ConnectError::Io(std::io::Error::other(closed));
+        let (category, detail) = send_category(&SendRequestError::Connect(e));
+        assert_eq!(category, ErrorCategory::Proxy);
+        assert_eq!(
+            detail,
+            "the proxy http://10.0.0.9:3128 closed the connection before answering CONNECT"
+        );
+        let refused = ConnectError::Io(std::io::ErrorKind::ConnectionRefused.into());
+        assert_eq!(connect_category(&refused).0, ErrorCategory::Connect);
+    }
+
+    #[test]
     fn a_head_that_is_not_http_is_the_receivers_answer_and_a_cut_one_a_dropped_connection() {
         for e in [ParseError::Header, ParseError::Status, ParseError::Version] {
             let (category, detail) = send_category(&SendRequestError::Response(e));

@@ -75,6 +75,11 @@ pub enum ProxyError {
         proxy: String,
         source: std::io::Error,
     },
+    #[error("the connection to the proxy {proxy} failed during CONNECT: {source}")]
+    Broken {
+        proxy: String,
+        source: std::io::Error,
+    },
     #[error("the proxy {proxy}'s name does not resolve: {detail}")]
     Unresolved { proxy: String, detail: String },
     #[error("the proxy {proxy} closed the connection before answering CONNECT")]

@@ -72,7 +72,7 @@ async fn open(proxy: &Proxy, target: SocketAddr) -> Result<TcpStream, ProxyError
     stream
         .write_all(proxy.request(target).as_bytes())
         .await
-        .map_err(|source| ProxyError::Unreachable {
+        .map_err(|source| ProxyError::Broken {
             proxy: name(),
             source,
         })?;
@@ -82,7 +82,7 @@ async fn open(proxy: &Proxy, target: SocketAddr) -> Result<TcpStream, ProxyError
         let n = stream
             .read(&mut chunk)
             .await
-            .map_err(|source| ProxyError::Unreachable {
+            .map_err(|source| ProxyError::Broken {
                 proxy: name(),
                 source,
             })?;

@@ -286,3 +286,66 @@ async fn the_proxys_own_address_is_exempt_only_as_the_proxy() {
         "the proxy was asked for the allowed receiver alone"
     );
 }
+
+#[actix_rt::test]
+async fn a_proxy_that_cannot_reach_the_receiver_fails_the_attempt_as_proxy_with_its_status_line() {
+    let Some(proxy) = proxy(None).await else {
+        return;
+    };
+    // A port nothing listens on: the proxy's own connection is refused.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port")
+        .port();
+    let dns = FakeDns::start().await;
+    let app = app_through(Backend::Sqlite, &dns, &proxy.url(None), &[]).await;
+    let (endpoint, _) = app
+        .endpoint(&format!("http://127.0.0.1:{closed}/hook"))
+        .await;
+    let event = app.publish("a.b", json!({})).await;
+    let attempt = first_attempt(&app, &event, &endpoint).await;
+    // tinyproxy says so with a 500 (squid: 503), named in the detail.
+    assert_failed_naming(&attempt, "proxy", "refused the tunnel: HTTP/1.");
+    let detail = attempt.error_detail.unwrap_or_default();
+    let status = detail
+        .split("HTTP/1.")
+        .nth(1)
+        .and_then(|rest| rest.get(2..5))
+        .and_then(|code| code.parse::<u16>().ok());
+    assert!(
+        status.is_some_and(|s| (500..600).contains(&s)),
+        "a 5xx status line: {detail}"
+    );
+}
+
+#[actix_rt::test]
+async fn a_proxy_that_closes_before_answering_fails_the_attempt_as_proxy() {
+    // A real listener in the proxy's place that reads each CONNECT request
+    // and closes the connection unanswered (after reading, so it ends with
+    // a FIN, not a reset).
+    let listener = tokio::net::TcpListener::bind((ip(PROXY_LISTEN), 0))
+        .await
+        .expect("binds");
+    let addr = listener.local_addr().expect("its address");
+    let closer = tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            use tokio::io::AsyncReadExt as _;
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).await.is_ok_and(|n| n == 1)
+            {
+                head.push(byte[0]);
+            }
+            drop(stream);
+        }
+    });
+    let sent = one_event_through(&format!("http://{addr}"), &[]).await;
+    let attempt = first_attempt(&sent.app, &sent.event, &sent.endpoint).await;
+    assert_failed_naming(
+        &attempt,
+        "proxy",
+        "closed the connection before answering CONNECT",
+    );
+    assert_eq!(sent.receiver.connections(), 0);
+    closer.abort();
+}
