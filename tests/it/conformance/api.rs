@@ -239,4 +239,5 @@ async fn the_api_check_goes_through_the_egress_proxy() {
         !asked.is_empty() && asked.iter().all(|t| t.starts_with("127.0.0.1:")),
         "every case went through the proxy to the receiver: {asked:?}"
     );
+    harness::quiesce().await;
 }

@@ -20,6 +20,7 @@ use super::{
 use crate::harness::{
     Backend, TestApp, WAIT,
     dns::FakeDns,
+    quiesce,
     receiver::Receiver,
     tinyproxy::{Setup, Tinyproxy},
     tls::TestCa,
@@ -194,6 +195,7 @@ async fn a_redirect_is_not_followed_through_the_proxy() {
     let app = app_through(Backend::Sqlite, &dns, &proxy.url(None), &[]).await;
     let port = a_redirect_inward_is_not_followed(&app).await;
     assert_eq!(proxy.connects(), vec![format!("127.0.0.1:{port}")]);
+    quiesce().await;
 }
 
 #[actix_rt::test]
@@ -224,6 +226,7 @@ async fn wrong_proxy_credentials_fail_the_attempt_as_proxy_and_it_is_retried() {
     let attempts = app.attempts_when(&event, &endpoint, 2).await;
     assert_failed_as(&attempts[1], "proxy");
     assert_eq!(receiver.connections(), 0, "nothing got through");
+    quiesce().await;
 }
 
 #[actix_rt::test]
@@ -238,6 +241,7 @@ async fn the_right_proxy_credentials_open_the_tunnel() {
         .wait_for_state(&sent.event, &sent.endpoint, "delivered", WAIT)
         .await;
     all_from_the_proxy(&sent.receiver, "the receiver");
+    quiesce().await;
 }
 
 #[actix_rt::test]
@@ -258,6 +262,7 @@ async fn a_proxy_that_is_down_fails_the_attempt_as_proxy_not_connect() {
     assert_failed_naming(&attempt, "proxy", &format!("cannot reach the proxy {url}"));
     app.wait_for_state(&event, &endpoint, "failed", WAIT).await;
     assert_eq!(receiver.connections(), 0);
+    quiesce().await;
 }
 
 #[actix_rt::test]
@@ -285,6 +290,7 @@ async fn the_proxys_own_address_is_exempt_only_as_the_proxy() {
         vec![format!("127.0.0.1:{}", receiver.addr().port())],
         "the proxy was asked for the allowed receiver alone"
     );
+    quiesce().await;
 }
 
 #[actix_rt::test]
@@ -316,6 +322,7 @@ async fn a_proxy_that_cannot_reach_the_receiver_fails_the_attempt_as_proxy_with_
         status.is_some_and(|s| (500..600).contains(&s)),
         "a 5xx status line: {detail}"
     );
+    quiesce().await;
 }
 
 #[actix_rt::test]
@@ -348,4 +355,30 @@ async fn a_proxy_that_closes_before_answering_fails_the_attempt_as_proxy() {
     );
     assert_eq!(sent.receiver.connections(), 0);
     closer.abort();
+    quiesce().await;
+}
+
+#[actix_rt::test]
+async fn a_proxy_that_never_answers_fails_the_attempt_as_proxy_within_the_connect_timeout() {
+    // A real listener in the proxy's place that accepts and says nothing;
+    // the test configuration's connect timeout is 1 s, its request timeout 2 s.
+    let listener = tokio::net::TcpListener::bind((ip(PROXY_LISTEN), 0))
+        .await
+        .expect("binds");
+    let addr = listener.local_addr().expect("its address");
+    let silent = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    let sent = one_event_through(&format!("http://{addr}"), &[]).await;
+    let attempt = first_attempt(&sent.app, &sent.event, &sent.endpoint).await;
+    assert_failed_naming(
+        &attempt,
+        "proxy",
+        "did not answer CONNECT within the connect timeout",
+    );
+    silent.abort();
+    quiesce().await;
 }
