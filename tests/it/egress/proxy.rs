@@ -325,27 +325,37 @@ async fn a_proxy_that_cannot_reach_the_receiver_fails_the_attempt_as_proxy_with_
     quiesce().await;
 }
 
-#[actix_rt::test]
-async fn a_proxy_that_closes_before_answering_fails_the_attempt_as_proxy() {
-    // A real listener in the proxy's place that reads each CONNECT request
-    // and closes the connection unanswered (after reading, so it ends with
-    // a FIN, not a reset).
+/// A real listener in the proxy's place that misbehaves: it reads each
+/// CONNECT request and closes the connection unanswered (after reading, so
+/// with a FIN, not a reset), or, when `closes` is false, holds it and says
+/// nothing. Its address and its task.
+async fn misbehaving_proxy(closes: bool) -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+    use tokio::io::AsyncReadExt as _;
     let listener = tokio::net::TcpListener::bind((ip(PROXY_LISTEN), 0))
         .await
         .expect("binds");
     let addr = listener.local_addr().expect("its address");
-    let closer = tokio::spawn(async move {
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
         while let Ok((mut stream, _)) = listener.accept().await {
-            use tokio::io::AsyncReadExt as _;
+            if !closes {
+                held.push(stream);
+                continue;
+            }
             let mut head = Vec::new();
             let mut byte = [0u8; 1];
             while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).await.is_ok_and(|n| n == 1)
             {
                 head.push(byte[0]);
             }
-            drop(stream);
         }
     });
+    (addr, task)
+}
+
+#[actix_rt::test]
+async fn a_proxy_that_closes_before_answering_fails_the_attempt_as_proxy() {
+    let (addr, closer) = misbehaving_proxy(true).await;
     let sent = one_event_through(&format!("http://{addr}"), &[]).await;
     let attempt = first_attempt(&sent.app, &sent.event, &sent.endpoint).await;
     assert_failed_naming(
@@ -360,18 +370,8 @@ async fn a_proxy_that_closes_before_answering_fails_the_attempt_as_proxy() {
 
 #[actix_rt::test]
 async fn a_proxy_that_never_answers_fails_the_attempt_as_proxy_within_the_connect_timeout() {
-    // A real listener in the proxy's place that accepts and says nothing;
-    // the test configuration's connect timeout is 1 s, its request timeout 2 s.
-    let listener = tokio::net::TcpListener::bind((ip(PROXY_LISTEN), 0))
-        .await
-        .expect("binds");
-    let addr = listener.local_addr().expect("its address");
-    let silent = tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((stream, _)) = listener.accept().await {
-            held.push(stream);
-        }
-    });
+    // The test configuration's connect timeout is 1 s, its request timeout 2 s.
+    let (addr, silent) = misbehaving_proxy(false).await;
     let sent = one_event_through(&format!("http://{addr}"), &[]).await;
     let attempt = first_attempt(&sent.app, &sent.event, &sent.endpoint).await;
     assert_failed_naming(
