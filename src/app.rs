@@ -118,6 +118,10 @@ pub async fn prepare(config: Config, clock: SharedClock) -> anyhow::Result<Arc<S
         crate::telemetry::Telemetry::start(&shared.config.telemetry, shared.tls.clone())
             .context("telemetry")?;
     sync_operator_endpoint(&shared, operator_url.as_deref()).await?;
+    if let Some(proxy) = &shared.config.egress.proxy {
+        // Display leaves the credentials out.
+        tracing::info!(proxy = %proxy, authenticated = proxy.credentials.is_some(), "outbound requests go through the egress proxy (CONNECT to checked addresses)");
+    }
     let files = shared.files;
     tracing::info!(
         soft_was = files.was,

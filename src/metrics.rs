@@ -328,6 +328,7 @@ mod tests {
             r#"hookd_attempts_total{result="delivered",category="none",trigger="scheduled"} 0"#,
             r#"hookd_attempts_total{result="gone",category="http_status",trigger="manual"} 0"#,
             r#"hookd_attempts_total{result="failed",category="body_too_large",trigger="scheduled"} 0"#,
+            r#"hookd_attempts_total{result="failed",category="proxy",trigger="manual"} 0"#,
             r#"hookd_deliveries_cancelled_total{reason="endpoint-unsubscribed"} 0"#,
             r#"hookd_deliveries_cancelled_total{reason="endpoint-of-another-partner"} 0"#,
         ] {

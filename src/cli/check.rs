@@ -8,7 +8,10 @@ use super::{dev, exit::Exit};
 use crate::{
     config::Config,
     conformance::{send, suite},
-    delivery::client::{Limits, tls_config},
+    delivery::{
+        client::{Limits, tls_config},
+        proxy::Route,
+    },
     domain::{
         clock::SystemClock,
         ids::{EventId, new_id},
@@ -74,7 +77,7 @@ pub async fn run(config: &Config, dev_mode: bool, c: CheckReceiver) -> anyhow::R
     let card = send::run(
         &script,
         &url,
-        &send::Wire::new(&resolver, tls, &limits, &clock),
+        &send::Wire::new(&resolver, tls, &limits, Route::from_config(&egress), &clock),
     )
     .await;
     if c.json {

@@ -79,7 +79,7 @@ pub struct DeliveryList {
     /// Only deliveries whose last attempt got this HTTP status.
     #[arg(long, value_name = "CODE")]
     status_code: Option<i32>,
-    /// Only deliveries whose last attempt failed so: dns, connect, tls,
+    /// Only deliveries whose last attempt failed so: dns, connect, proxy, tls,
     /// timeout, http_status, redirect, blocked, body_too_large, auth or internal.
     #[arg(long)]
     category: Option<String>,

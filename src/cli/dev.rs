@@ -214,6 +214,7 @@ mod tests {
             deny_cidrs: vec!["10.9.0.0/16".parse().unwrap()],
             nameservers: vec![],
             extra_ca_file: None,
+            proxy: None,
         }
     }
 

@@ -1,13 +1,16 @@
 //! The `[egress]` section: where deliveries may go (schemes, ports, CIDRs
 //! allowed and denied beyond the address policy), which DNS servers and which
-//! extra CA certificates.
+//! extra CA certificates, and the proxy every request leaves through.
 
 use std::{net::SocketAddr, path::PathBuf};
 
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
-use super::{ConfigError, cidrs, invalid};
+use super::{
+    ConfigError, cidrs, invalid,
+    proxy::{ProxyUrl, RawProxy},
+};
 
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -18,6 +21,7 @@ pub(super) struct RawEgress {
     deny_cidrs: Vec<String>,
     nameservers: Vec<String>,
     extra_ca_file: String,
+    proxy: RawProxy,
 }
 
 #[derive(Debug, Clone)]
@@ -28,6 +32,8 @@ pub struct EgressConfig {
     pub deny_cidrs: Vec<IpNet>,
     pub nameservers: Vec<SocketAddr>,
     pub extra_ca_file: Option<PathBuf>,
+    /// The proxy every outbound request tunnels through; `None`: direct.
+    pub proxy: Option<ProxyUrl>,
 }
 
 impl RawEgress {
@@ -51,6 +57,10 @@ impl RawEgress {
             deny_cidrs: cidrs("egress.deny_cidrs", &e.deny_cidrs)?,
             nameservers,
             extra_ca_file: (!e.extra_ca_file.is_empty()).then(|| PathBuf::from(e.extra_ca_file)),
+            proxy: e
+                .proxy
+                .validate()
+                .map_err(|e| invalid("egress.proxy", e.to_string()))?,
         })
     }
 }

@@ -61,6 +61,37 @@ fn an_invalid_value_names_its_key() {
 }
 
 #[test]
+fn egress_proxy_is_off_when_empty_and_refused_by_key_without_its_password() {
+    let c = Config::load(None, env(&[])).expect("the defaults load");
+    assert_eq!(c.egress.proxy, None);
+    let c = Config::load(
+        None,
+        env(&[(
+            "HOOKD_EGRESS__PROXY",
+            "http://hookd:hunter2@proxy.internal:3128",
+        )]),
+    )
+    .expect("a proxy URL with credentials loads");
+    let proxy = c.egress.proxy.clone().expect("the proxy");
+    assert_eq!(proxy.to_string(), "http://proxy.internal:3128");
+    assert!(!format!("{:?}", c.egress).contains("hunter2"));
+    let err = Config::load(
+        None,
+        env(&[(
+            "HOOKD_EGRESS__PROXY",
+            "https://hookd:hunter2@proxy.internal:3128",
+        )]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("egress.proxy") && err.contains("http://"),
+        "{err}"
+    );
+    assert!(!err.contains("hunter2"), "{err}");
+}
+
+#[test]
 fn durations_read_like_people_write_them() {
     assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
     assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));

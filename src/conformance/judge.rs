@@ -106,6 +106,7 @@ fn unanswered(category: ErrorCategory) -> String {
         ErrorCategory::Dns => "the URL's host name does not resolve: check its DNS records".into(),
         ErrorCategory::Tls => "the TLS handshake failed: serve a certificate for this host name from a CA hookd trusts, with its whole chain".into(),
         ErrorCategory::Connect => "hookd could not connect, or the connection was closed before an answer: is the receiver running and reachable at this URL and port?".into(),
+        ErrorCategory::Proxy => "hookd's egress proxy could not be reached or would not open a tunnel to this address and port: nothing is wrong with the receiver; tell the operator (egress.proxy)".into(),
         ErrorCategory::HttpStatus => "the answer was not valid HTTP: answer with a plain HTTP status line and headers".into(),
         _ => "the request could not be sent; try again, and tell the operator if it persists".into(),
     }

@@ -12,7 +12,10 @@ use super::{
     suite::{Case, DEADLINE, Script},
 };
 use crate::{
-    delivery::client::{self, Limits, Observed, PinnedClient},
+    delivery::{
+        client::{self, Limits, Observed, PinnedClient},
+        proxy::Route,
+    },
     domain::{
         clock::Clock,
         outcome::{ErrorCategory, Outcome},
@@ -23,12 +26,14 @@ use crate::{
     },
 };
 
-/// What the check sends through: the same resolver, TLS trust and client
-/// limits as deliveries, with the suite's deadline per request.
+/// What the check sends through: the same resolver, TLS trust, client
+/// limits and route (direct or the egress proxy) as deliveries, with the
+/// suite's deadline per request.
 pub struct Wire<'a> {
     pub resolver: &'a Addr<ResolverActor>,
     pub tls: Arc<rustls::ClientConfig>,
     pub limits: Limits,
+    pub route: Route,
     pub clock: &'a dyn Clock,
 }
 
@@ -37,11 +42,13 @@ impl<'a> Wire<'a> {
         resolver: &'a Addr<ResolverActor>,
         tls: Arc<rustls::ClientConfig>,
         delivery: &Limits,
+        route: Route,
         clock: &'a dyn Clock,
     ) -> Wire<'a> {
         Wire {
             resolver,
             tls,
+            route,
             limits: Limits {
                 request_timeout: DEADLINE,
                 ..delivery.clone()
@@ -91,7 +98,13 @@ async fn send_case(
     // One client per checked address set, as an endpoint keeps one.
     let client = match slot.take() {
         Some(c) if c.addrs == addrs => slot.insert(c),
-        _ => slot.insert(PinnedClient::new(addrs, wire.tls.clone(), &wire.limits, 1)),
+        _ => slot.insert(PinnedClient::new(
+            addrs,
+            wire.tls.clone(),
+            &wire.limits,
+            &wire.route,
+            1,
+        )),
     };
     let now = wire.clock.now();
     let outgoing = script.request(case, now);

@@ -228,6 +228,7 @@ pub(super) async fn attempt_once(
                     addrs,
                     tls.clone(),
                     &shared.limits,
+                    &shared.route,
                     loaded.endpoint.concurrency as usize,
                 ));
                 *current = Some(c.clone());

@@ -1,4 +1,5 @@
-//! The only way out: signed webhook requests to a checked, pinned address.
+//! The only way out: signed webhook requests to a checked, pinned address,
+//! directly or through the egress proxy's CONNECT tunnel (`super::proxy`).
 //! Redirects are off, the whole request (connect, headers, body) has one
 //! deadline, and the response is read up to a cap.
 
@@ -16,6 +17,7 @@ use awc::error::{ConnectError, SendRequestError};
 use futures_util::{StreamExt, future::LocalBoxFuture};
 use rustls::ClientConfig;
 
+use super::proxy::{ProxyError, Route, Tunnel};
 use crate::domain::outcome::{ErrorCategory, Outcome, classify_status};
 
 /// The connector's resolver: it refuses every name, because every request
@@ -133,28 +135,29 @@ impl PinnedClient {
         addrs: Vec<IpAddr>,
         tls: Arc<ClientConfig>,
         limits: &Limits,
+        route: &Route,
         max_connections: usize,
     ) -> PinnedClient {
-        let connector = awc::Connector::new()
-            .connector(TcpConnector::new(Resolver::custom(RefuseAll)).service())
-            .rustls_0_23(tls.clone())
-            .timeout(limits.connect_timeout)
-            .handshake_timeout(limits.connect_timeout)
-            .limit(max_connections.max(1))
-            .conn_keep_alive(limits.idle_timeout)
-            .conn_lifetime(Duration::from_secs(300));
-        #[allow(
-            clippy::disallowed_methods,
-            reason = "this is the one outbound client: pinned addresses, no resolver, no redirects"
-        )]
-        let client = awc::Client::builder()
-            .connector(connector)
-            .disable_redirects()
-            .no_default_headers()
-            // The deadline is `send`'s own (see `deadline`): awc's would win
-            // over an answer already received when a paused process wakes.
-            .disable_timeout()
-            .finish();
+        let client = match route {
+            Route::Direct => finish(
+                awc::Connector::new()
+                    .connector(TcpConnector::new(Resolver::custom(RefuseAll)).service())
+                    .timeout(limits.connect_timeout),
+                tls.clone(),
+                limits,
+                max_connections,
+            ),
+            // The tunnel keeps the connect timeout itself, so that a proxy
+            // that does not answer fails as `proxy`; awc's is a backstop.
+            Route::Proxy(proxy) => finish(
+                awc::Connector::new()
+                    .connector(Tunnel::new(proxy.clone(), limits.connect_timeout))
+                    .timeout(limits.connect_timeout + PROXY_BACKSTOP),
+                tls.clone(),
+                limits,
+                max_connections,
+            ),
+        };
         PinnedClient {
             addrs,
             tls,
@@ -163,12 +166,53 @@ impl PinnedClient {
         }
     }
 
-    /// The address for the next request: the checked set, in turn.
+    /// The address for the next request: the checked set, in turn (through
+    /// a proxy, the address it is asked to CONNECT to).
     fn pick(&self, port: u16) -> SocketAddr {
         let i = self.next.get();
         self.next.set(i.wrapping_add(1));
         SocketAddr::new(self.addrs[i % self.addrs.len()], port)
     }
+}
+
+/// How much longer awc waits for a tunnel than the tunnel waits for the proxy.
+const PROXY_BACKSTOP: Duration = Duration::from_secs(1);
+
+/// The client over `connector` (direct or tunnelled): TLS, limits, no
+/// redirects, no timeout of awc's own.
+fn finish<S, Io>(
+    connector: awc::Connector<S>,
+    tls: Arc<ClientConfig>,
+    limits: &Limits,
+    max_connections: usize,
+) -> awc::Client
+where
+    Io: actix_rt::net::ActixStream + std::fmt::Debug + 'static,
+    S: actix_service::Service<
+            actix_tls::connect::ConnectInfo<actix_http::Uri>,
+            Response = actix_tls::connect::Connection<actix_http::Uri, Io>,
+            Error = actix_tls::connect::ConnectError,
+        > + Clone
+        + 'static,
+{
+    let connector = connector
+        .rustls_0_23(tls)
+        .handshake_timeout(limits.connect_timeout)
+        .limit(max_connections.max(1))
+        .conn_keep_alive(limits.idle_timeout)
+        .conn_lifetime(Duration::from_secs(300));
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "this is the one outbound client: pinned addresses, no resolver, no redirects"
+    )]
+    awc::Client::builder()
+        .connector(connector)
+        .disable_redirects()
+        .no_default_headers()
+        // The deadline is `send`'s own (see `deadline`): awc's would win
+        // over an answer already received when a paused process wakes.
+        .disable_timeout()
+        .finish()
 }
 
 /// One signed request.
@@ -217,6 +261,12 @@ impl Observed {
 const HEAD_TOO_LARGE: &str = "response head too large";
 
 fn connect_category(e: &ConnectError) -> (ErrorCategory, String) {
+    // The tunnel's failures are the proxy's, whatever the I/O beneath.
+    if let ConnectError::Io(io) = e
+        && let Some(proxy) = ProxyError::inside(io)
+    {
+        return (proxy.category(), proxy.to_string());
+    }
     match e {
         ConnectError::Timeout => (ErrorCategory::Timeout, "connecting timed out".into()),
         ConnectError::Io(io) if io.kind() == std::io::ErrorKind::InvalidData => {
@@ -402,6 +452,22 @@ mod tests {
         let (category, detail) = send_category(&SendRequestError::Response(ParseError::TooLarge));
         assert_eq!(category, ErrorCategory::HttpStatus);
         assert_eq!(detail, "response head too large");
+    }
+
+    #[test]
+    fn a_tunnel_that_did_not_open_is_the_proxys_failure_not_a_connect_one() {
+        let closed = super::super::proxy::ProxyError::Closed {
+            proxy: "http://10.0.0.9:3128".into(),
+        };
+        let e = ConnectError::Io(std::io::Error::other(closed));
+        let (category, detail) = send_category(&SendRequestError::Connect(e));
+        assert_eq!(category, ErrorCategory::Proxy);
+        assert_eq!(
+            detail,
+            "the proxy http://10.0.0.9:3128 closed the connection before answering CONNECT"
+        );
+        let refused = ConnectError::Io(std::io::ErrorKind::ConnectionRefused.into());
+        assert_eq!(connect_category(&refused).0, ErrorCategory::Connect);
     }
 
     #[test]

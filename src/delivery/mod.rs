@@ -25,6 +25,7 @@ pub mod oauth2;
 pub mod oldest_first;
 pub mod oncall;
 pub mod present;
+pub mod proxy;
 pub mod recorder;
 pub mod report;
 pub mod threads;
@@ -64,6 +65,8 @@ pub struct Shared {
     /// The roots `tls` trusts, for endpoints that present a client certificate.
     pub trust: client::Trust,
     pub limits: client::Limits,
+    /// Directly or through the egress proxy (`egress.proxy`).
+    pub route: proxy::Route,
     pub metrics: crate::metrics::Metrics,
     /// The event types, their schemas and versions.
     pub catalog: Arc<crate::catalog::Catalog>,
@@ -119,6 +122,7 @@ impl Shared {
             },
             window: lease_window::LeaseWindow::new(d.lease, d.request_timeout),
             limits: client::Limits::from_config(d),
+            route: proxy::Route::from_config(&config.egress),
             metrics: crate::metrics::Metrics::new(),
             sqlite_writes: config
                 .database

@@ -121,7 +121,7 @@ async fn fetch(
         Ok(Err(e)) => return Err(format!("the OAuth2 token URL: {e}")),
         Err(e) => return Err(format!("the OAuth2 token URL: {e}")),
     };
-    let pinned = PinnedClient::new(addrs, shared.tls.clone(), &shared.limits, 1);
+    let pinned = PinnedClient::new(addrs, shared.tls.clone(), &shared.limits, &shared.route, 1);
     let mut form = vec![("grant_type", "client_credentials")];
     form.extend(c.scope.as_deref().map(|s| ("scope", s)));
     form.extend(c.audience.as_deref().map(|a| ("audience", a)));

@@ -7,12 +7,14 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// Why an attempt failed, as shown to partners (and read back, by the
-/// same names, as a search filter).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// same names, as a search filter; the OpenAPI document lists them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCategory {
     Dns,
     Connect,
+    /// The egress proxy could not be reached, or refused to open the tunnel.
+    Proxy,
     Tls,
     Timeout,
     HttpStatus,
@@ -27,9 +29,10 @@ pub enum ErrorCategory {
 
 impl ErrorCategory {
     /// Every category, for whatever lists them all (the metrics' series).
-    pub const ALL: [ErrorCategory; 10] = [
+    pub const ALL: [ErrorCategory; 11] = [
         ErrorCategory::Dns,
         ErrorCategory::Connect,
+        ErrorCategory::Proxy,
         ErrorCategory::Tls,
         ErrorCategory::Timeout,
         ErrorCategory::HttpStatus,
@@ -44,6 +47,7 @@ impl ErrorCategory {
         match self {
             ErrorCategory::Dns => "dns",
             ErrorCategory::Connect => "connect",
+            ErrorCategory::Proxy => "proxy",
             ErrorCategory::Tls => "tls",
             ErrorCategory::Timeout => "timeout",
             ErrorCategory::HttpStatus => "http_status",

@@ -27,6 +27,10 @@
 //!   the request deadline and retried.
 //! - An unknown name fails as `dns` and is retried; nothing falls back to the
 //!   system resolver.
+//! - Through the egress proxy (`tests/it/egress/proxy.rs`, a real
+//!   tinyproxy): the proxy is asked to CONNECT only to checked addresses,
+//!   never a name; a rebound name never reaches it; a redirect is not
+//!   followed through it; its own address is exempt only as the proxy.
 
 pub mod host;
 pub mod policy;

@@ -34,9 +34,10 @@ pub struct OperatorFilters {
     pub partner_id: Option<String>,
     /// The HTTP status of the last attempt.
     pub status_code: Option<i32>,
-    /// The error category of the last attempt: `dns`, `connect`, `tls`,
-    /// `timeout`, `http_status`, `redirect`, `blocked`, `body_too_large`, `auth` or `internal`.
-    #[param(value_type = Option<String>)]
+    /// The error category of the last attempt: `dns`, `connect`, `proxy`,
+    /// `tls`, `timeout`, `http_status`, `redirect`, `blocked`,
+    /// `body_too_large`, `auth` or `internal`.
+    #[param(value_type = Option<ErrorCategory>, inline)]
     pub category: Option<ErrorCategory>,
 }
 

@@ -206,6 +206,7 @@ fn actual(c: &Config, mail: &SmtpConfig, key: &str) -> Option<Shown> {
         "egress.deny_cidrs" => strings(&e.deny_cidrs),
         "egress.nameservers" => list(e.nameservers.iter().map(ToString::to_string).collect()),
         "egress.extra_ca_file" => maybe(e.extra_ca_file.as_ref().map(|p| p.display().to_string())),
+        "egress.proxy" => maybe(e.proxy.as_ref().map(ToString::to_string)),
         "smtp.url" => maybe(c.smtp.as_ref().map(|s| s.url.clone())),
         "smtp.from" => text(&mail.from),
         "smtp.timeout" => D(mail.timeout),

@@ -114,6 +114,7 @@ pub async fn check_endpoint(
         &state.engine.resolver,
         shared.tls.clone(),
         &shared.limits,
+        shared.route.clone(),
         shared.clock.as_ref(),
     );
     let card = send::run(&script, &url, &wire).await;

@@ -50,6 +50,8 @@ pub struct DeliveryOut {
     pub next_attempt_at: Option<String>,
     pub last_status: Option<i32>,
     pub last_latency_ms: Option<i32>,
+    /// The last attempt's error category (see the attempts' `error_category`).
+    #[schema(value_type = Option<crate::domain::outcome::ErrorCategory>, inline)]
     pub last_error_category: Option<String>,
     /// Why it was closed without an attempt: `endpoint-unsubscribed` (the
     /// endpoint's event types no longer take the event's type) or
@@ -93,7 +95,8 @@ pub struct AttemptOut {
     /// Null when no status was read, including an `http_status` failure whose
     /// response head was too large to parse.
     pub status_code: Option<i32>,
-    /// `dns`, `connect`, `tls`, `timeout`, `http_status`, `redirect`, `blocked`, `body_too_large`, `auth` or `internal`.
+    /// `dns`, `connect`, `proxy`, `tls`, `timeout`, `http_status`, `redirect`, `blocked`, `body_too_large`, `auth` or `internal`.
+    #[schema(value_type = Option<crate::domain::outcome::ErrorCategory>, inline)]
     pub error_category: Option<String>,
     pub error_detail: Option<String>,
     /// At most 1 KiB of the response, with credentials redacted.

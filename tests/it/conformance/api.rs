@@ -211,3 +211,33 @@ async fn the_checks_of_an_unknown_endpoint_are_a_404(app: TestApp) {
         .await;
     assert_eq!(status, 404, "{body}");
 }
+
+#[actix_rt::test]
+async fn the_api_check_goes_through_the_egress_proxy() {
+    use crate::harness::tinyproxy::{Setup, Tinyproxy};
+    let Some(proxy) = Tinyproxy::start(Setup {
+        listen: "127.0.0.6".parse().unwrap(),
+        bind: "127.0.0.7".parse().unwrap(),
+        basic_auth: None,
+    })
+    .await
+    else {
+        return;
+    };
+    let url = proxy.url(None);
+    let app =
+        harness::spawn_app_with(Backend::Sqlite, &[("HOOKD_EGRESS__PROXY", url.as_str())]).await;
+    let key = app.partner_key().await;
+    let (id, inbox) = endpoint_with_receiver(&app, Behaviour::Correct).await;
+    let path = format!("/v1/endpoints/{id}/check");
+    let (status, card, _) = app.request("POST", &path, &key, None).await;
+    assert_eq!(status, 200, "{card}");
+    assert_eq!(card["passed"], true, "{card}");
+    assert!(inbox.requests() > 0);
+    let asked = proxy.connects();
+    assert!(
+        !asked.is_empty() && asked.iter().all(|t| t.starts_with("127.0.0.1:")),
+        "every case went through the proxy to the receiver: {asked:?}"
+    );
+    harness::quiesce().await;
+}

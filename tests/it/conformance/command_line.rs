@@ -109,3 +109,49 @@ async fn the_command_line_refuses_a_secret_that_is_not_one_with_exit_2() {
     assert_eq!(out.status.code(), Some(2), "a bad secret is a usage error");
     assert_eq!(inbox.requests(), 0, "nothing was sent");
 }
+
+#[actix_rt::test]
+async fn the_command_line_sends_through_the_egress_proxy_and_fails_as_proxy_without_it() {
+    use crate::harness::tinyproxy::{Setup, Tinyproxy};
+    let Some(mut proxy) = Tinyproxy::start(Setup {
+        listen: "127.0.0.6".parse().unwrap(),
+        bind: "127.0.0.7".parse().unwrap(),
+        basic_auth: None,
+    })
+    .await
+    else {
+        return;
+    };
+    let url = proxy.url(None);
+    let via = [("HOOKD_EGRESS__PROXY", url.as_str())];
+    let secret = Secret::generate();
+    let (good, inbox) = receiver(&secret, Behaviour::Correct);
+    let out = check_receiver(&via, args(good, &secret)).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        proxy.connects().contains(&good.to_string()),
+        "the proxy was asked for the receiver: {:?}",
+        proxy.connects()
+    );
+
+    proxy.stop();
+    let seen = inbox.requests();
+    let out = check_receiver(&via, args(good, &secret)).await;
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "every case fails without the proxy"
+    );
+    let card = card(&out);
+    let got = card["cases"][0]["got"].as_str().unwrap_or_default();
+    assert!(
+        got.starts_with("proxy: cannot reach the proxy"),
+        "the case fails as `proxy`: {card}"
+    );
+    assert_eq!(inbox.requests(), seen, "nothing went around the proxy");
+}

@@ -47,7 +47,13 @@ async fn check(addr: SocketAddr, secret: &Secret) -> Scorecard {
     run(
         &script,
         &url,
-        &Wire::new(&resolver, tls, &limits, &SystemClock),
+        &Wire::new(
+            &resolver,
+            tls,
+            &limits,
+            hookd::delivery::proxy::Route::from_config(&config.egress),
+            &SystemClock,
+        ),
     )
     .await
 }

@@ -6,6 +6,7 @@
 //! pinned address is dialled).
 
 mod names;
+mod proxy;
 mod tls;
 
 use actix::Actor as _;
@@ -206,6 +207,13 @@ async fn a_redirect_to_an_internal_address_is_not_followed(backend: Backend) {
         &[("HOOKD_EGRESS__ALLOW_CIDRS", r#"["127.0.0.1/32"]"#)],
     )
     .await;
+    a_redirect_inward_is_not_followed(&app).await;
+}
+
+/// Delivers one event to a receiver on 127.0.0.1 that redirects to another
+/// on 127.0.0.2 (same port), and checks the redirect was recorded and not
+/// followed; the port.
+async fn a_redirect_inward_is_not_followed(app: &TestApp) -> u16 {
     let redirecting = Receiver::start().await;
     let port = redirecting.addr().port();
     let internal = Receiver::start_on(format!("127.0.0.2:{port}").parse().unwrap())
@@ -215,8 +223,9 @@ async fn a_redirect_to_an_internal_address_is_not_followed(backend: Backend) {
     redirecting.set_default(Reply::redirect_to(&location));
     let (endpoint, _) = app.endpoint(&redirecting.url()).await;
     let event = app.publish("a.b", json!({})).await;
-    let attempt = first_attempt(&app, &event, &endpoint).await;
+    let attempt = first_attempt(app, &event, &endpoint).await;
     // The Location is shown to the partner.
     assert_failed_naming(&attempt, "redirect", &location);
     never_contacted(&internal, "the redirect target").await;
+    port
 }

@@ -24,10 +24,7 @@ struct OverTls {
 async fn published_over_tls(backend: Backend, certificate_names: &[&str]) -> OverTls {
     let dns = FakeDns::start().await;
     let ca = TestCa::new();
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let ca_file = dir.path().join("ca.pem");
-    std::fs::write(&ca_file, ca.ca_pem()).expect("the CA file is written");
-    let ca_path = ca_file.display().to_string();
+    let (dir, ca_path) = ca.ca_file();
     let app = app_with_dns(
         backend,
         &dns,

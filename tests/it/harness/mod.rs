@@ -25,6 +25,7 @@ pub mod skip;
 pub mod small_disk;
 pub mod smtp;
 pub mod tcp_proxy;
+pub mod tinyproxy;
 pub mod tls;
 pub mod toolchain;
 pub mod wait;

@@ -53,6 +53,15 @@ impl TestCa {
         self.pem.clone()
     }
 
+    /// The CA certificate written to a file in a new temp dir (keep the dir
+    /// while hookd runs): the dir and the file's path for `egress.extra_ca_file`.
+    pub fn ca_file(&self) -> (tempfile::TempDir, String) {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("ca.pem");
+        std::fs::write(&path, self.ca_pem()).expect("the CA file is written");
+        (dir, path.display().to_string())
+    }
+
     /// A rustls `ServerConfig` presenting a fresh leaf for these names, signed by this CA
     /// (chain: leaf, CA), with ALPN `http/1.1`. Each name becomes a DNS-name SAN, or an IP SAN
     /// if it parses as an IP address; the first is also the subject CN.
