@@ -30,13 +30,18 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         );
 }
 
-fn part_of(name: &str) -> Result<AuthPart, Problem> {
+/// The credential a path names: `headers`, `oauth2`, `client-certificate`.
+fn part_of(name: &str) -> Option<AuthPart> {
     match name {
-        "headers" => Ok(AuthPart::Headers),
-        "oauth2" => Ok(AuthPart::Oauth2),
-        "client-certificate" => Ok(AuthPart::ClientCertificate),
-        _ => Err(Problem::not_found("no such credential")),
+        "headers" => Some(AuthPart::Headers),
+        "oauth2" => Some(AuthPart::Oauth2),
+        "client-certificate" => Some(AuthPart::ClientCertificate),
+        _ => None,
     }
+}
+
+fn no_such_part() -> Problem {
+    Problem::not_found("no such credential")
 }
 
 /// The header rows with a name or a value, as (name, value).
@@ -102,7 +107,7 @@ async fn set(
 ) -> Result<HttpResponse, Problem> {
     let (id, part) = path.into_inner();
     genuine!(req, payload, state, form::PEM_LIMIT, |s, fields| {
-        let said = set_part(state, &s.partner_id, &id, part_of(&part)?, fields).await?;
+        let said = set_part(state, &s.partner_id, &id, part_of(&part).ok_or_else(no_such_part)?, fields).await?;
         endpoint_page(state, &s, &id, done(said)).await
     })
 }
@@ -115,7 +120,7 @@ async fn remove(
 ) -> Result<HttpResponse, Problem> {
     let (id, part) = path.into_inner();
     genuine!(req, payload, state, |s, _fields| {
-        let removal = auth_ops::removal(part_of(&part)?);
+        let removal = auth_ops::removal(part_of(&part).ok_or_else(no_such_part)?);
         auth_ops::change(state, &s.partner_id, &id, removal).await?;
         endpoint_page(state, &s, &id, done("Removed.")).await
     })
