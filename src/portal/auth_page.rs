@@ -6,7 +6,7 @@
 
 use maud::{Markup, html};
 
-use super::pages::token_field;
+use super::form::token_field;
 use crate::http::partner::auth_shapes::ReceiverAuthOut;
 
 /// How many header rows the headers form offers.

@@ -107,7 +107,14 @@ async fn set(
 ) -> Result<HttpResponse, Problem> {
     let (id, part) = path.into_inner();
     genuine!(req, payload, state, form::PEM_LIMIT, |s, fields| {
-        let said = set_part(state, &s.partner_id, &id, part_of(&part).ok_or_else(no_such_part)?, fields).await?;
+        let said = set_part(
+            state,
+            &s.partner_id,
+            &id,
+            part_of(&part).ok_or_else(no_such_part)?,
+            fields,
+        )
+        .await?;
         endpoint_page(state, &s, &id, done(said)).await
     })
 }

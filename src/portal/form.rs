@@ -1,5 +1,6 @@
-//! Reading a portal form: URL-encoded, small, posted from this site and
-//! carrying the session's CSRF token.
+//! A portal form: the hidden field that carries the session's CSRF token,
+//! and reading one back: URL-encoded, small, posted from this site and
+//! carrying that token.
 
 use std::collections::HashMap;
 
@@ -63,4 +64,9 @@ pub async fn genuine(
 /// A text field, trimmed; empty reads as absent.
 pub fn text<'a>(fields: &'a Fields, name: &str) -> Option<&'a str> {
     fields.get(name).map(|v| v.trim()).filter(|v| !v.is_empty())
+}
+
+/// The hidden field that carries the session's CSRF token in every form.
+pub fn token_field(token: &str) -> maud::Markup {
+    maud::html! { input type="hidden" name=(csrf::FIELD) value=(token); }
 }

@@ -5,7 +5,10 @@
 use actix_web::{HttpResponse, http::StatusCode};
 use maud::{Markup, html};
 
-use super::auth_page::{self, scheme_select};
+use super::{
+    auth_page::{self, scheme_select},
+    form::token_field,
+};
 use crate::{
     http::partner::{
         auth_shapes::ReceiverAuthOut,
@@ -13,7 +16,7 @@ use crate::{
         endpoints::EndpointOut,
         settings::PartnerSettings,
     },
-    web::{chrome, csrf},
+    web::chrome,
 };
 
 const STYLE: &str = "
@@ -50,10 +53,6 @@ fn layout(title: &str, signed: Option<&str>, body: Markup) -> Markup {
         main { h2 { (title) } (body) }
     };
     chrome::document(title, " · hookd portal", STYLE, None, body)
-}
-
-pub fn token_field(token: &str) -> Markup {
-    html! { input type="hidden" name=(csrf::FIELD) value=(token); }
 }
 
 /// A signed-in page.
