@@ -139,15 +139,15 @@ async fn headers(ctx: &Ctx, h: HeadersArgs) -> anyhow::Result<()> {
     if let Some(path) = &h.header_file {
         lines.extend(read_secret(Some(path))?.lines().map(str::to_string));
     }
+    // A malformed line is named by its place, never by what it holds.
     let given = lines
         .iter()
         .filter(|l| !l.trim().is_empty())
-        .map(|l| {
+        .enumerate()
+        .map(|(i, l)| {
             l.split_once(':')
                 .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
-                .ok_or_else(|| {
-                    exit::usage(format!("--header: `{}` is not `Name: value`", name_of(l)))
-                })
+                .ok_or_else(|| exit::usage(format!("header {}: not `Name: value`", i + 1)))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     if given.is_empty() {
@@ -157,11 +157,6 @@ async fn headers(ctx: &Ctx, h: HeadersArgs) -> anyhow::Result<()> {
     }
     let checked = auth_ops::checked_headers(&given).map_err(from_problem)?;
     change(ctx, &h.id, Change::Headers(Some(&checked)), h.json).await
-}
-
-/// What of a malformed header line may be printed: up to a space, never a value.
-fn name_of(line: &str) -> &str {
-    line.split_whitespace().next().unwrap_or_default()
 }
 
 async fn oauth2(ctx: &Ctx, o: OAuth2Args) -> anyhow::Result<()> {
