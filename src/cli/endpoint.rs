@@ -72,6 +72,11 @@ pub enum EndpointCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Show and set what an endpoint presents to its receiver: static
+    /// headers, OAuth2 client credentials, a client certificate (secrets
+    /// redacted), and its v1a public keys. Changes are audited.
+    #[command(subcommand)]
+    Auth(super::endpoint_auth::AuthCommand),
     /// Delete an endpoint with its deliveries and their attempts (no undo),
     /// as DELETE /v1/endpoints/{id} does; written to the audit log.
     Delete {
@@ -172,6 +177,7 @@ pub async fn run(ctx: &Ctx, command: EndpointCommand) -> anyhow::Result<()> {
         EndpointCommand::Disable { id, reason, json } => {
             endpoint_change::set_status(ctx, &id, EndpointStatus::Disabled, reason, json).await
         }
+        EndpointCommand::Auth(a) => super::endpoint_auth::run(ctx, a).await,
         EndpointCommand::Delete { id, yes, json } => {
             endpoint_change::delete(ctx, &id, yes, json).await
         }

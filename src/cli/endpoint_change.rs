@@ -49,7 +49,7 @@ pub struct EndpointUpdate {
 
 /// A notification endpoint is the partner's notification URL, and the
 /// operator's is `notify.operator_url`: neither is changed here.
-fn managed_here(e: &Endpoint) -> anyhow::Result<()> {
+pub(super) fn managed_here(e: &Endpoint) -> anyhow::Result<()> {
     match e.kind {
         Kind::Endpoint => Ok(()),
         Kind::Notification => anyhow::bail!(

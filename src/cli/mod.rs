@@ -8,8 +8,8 @@
 //! - [`exit`]: exit statuses (0 done, 1 failed, 2 bad input or start-up,
 //!   3 not found); [`out`]: JSON or text; [`page`]: list paging;
 //! - [`serve`]: serve and migrate; [`dev`]: dev mode;
-//! - [`partner`], [`key`], [`endpoint`] with [`endpoint_change`] and
-//!   [`endpoint_view`],
+//! - [`partner`], [`key`], [`endpoint`] with [`endpoint_change`],
+//!   [`endpoint_view`] and [`endpoint_auth`],
 //!   [`delivery`], [`event`], [`catalog`], [`check`]: the command groups.
 
 pub mod catalog;
@@ -18,6 +18,7 @@ pub mod ctx;
 pub mod delivery;
 pub mod dev;
 pub mod endpoint;
+pub mod endpoint_auth;
 pub mod endpoint_change;
 pub mod endpoint_view;
 pub mod event;
@@ -97,7 +98,7 @@ pub enum Command {
     #[command(subcommand)]
     Key(key::KeyCommand),
     /// Endpoints of every partner: create, list, show, change, enable,
-    /// disable and delete.
+    /// disable, delete, and their receiver credentials.
     #[command(subcommand)]
     Endpoint(endpoint::EndpointCommand),
     /// Deliveries of every partner: search, show with attempts, replay.

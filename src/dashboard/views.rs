@@ -211,6 +211,8 @@ pub async fn endpoint(
         .remove(&e.id);
     let notices = endpoint_views::notices(db, &e.partner_id, &e.id, 20).await?;
     let audit = actions_on(db, &e.id).await?;
+    let credentials = store::receiver_auth::shown(db, &e.id).await?;
+    let signing = store::endpoints::signing(db, &e.id, now).await?;
     let actor = observe::reports(&state)
         .await?
         .into_iter()
@@ -222,6 +224,8 @@ pub async fn endpoint(
         measured: measured.as_ref(),
         notices: &notices,
         audit: &audit,
+        credentials: &credentials,
+        signing: &signing,
         now_ms: now,
         forms: &forms,
     };

@@ -49,17 +49,22 @@ fn types(fields: &Fields) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn done(text: &str) -> maud::Markup {
+pub(super) fn done(text: &str) -> maud::Markup {
     html! { p.done role="status" { (text) } }
 }
 
 /// Reads a genuine form and runs `act` with it, or refuses a forged one.
+/// (`genuine!(req, payload, state, limit, |s, fields| …)` reads up to
+/// `limit` bytes instead of `form::LIMIT`.)
 macro_rules! genuine {
-    ($req:ident, $payload:ident, $state:ident, |$s:ident, $fields:ident| $body:expr) => {{
+    ($req:ident, $payload:ident, $state:ident, |$s:ident, $fields:ident| $body:expr) => {
+        genuine!($req, $payload, $state, form::LIMIT, |$s, $fields| $body)
+    };
+    ($req:ident, $payload:ident, $state:ident, $limit:expr, |$s:ident, $fields:ident| $body:expr) => {{
         let $req = &$req;
         let $state: &AppState = &$state;
         run($req, $state, |$s| async move {
-            let Some($fields) = form::genuine($req, $payload, $state, &$s).await? else {
+            let Some($fields) = form::genuine($req, $payload, $state, &$s, $limit).await? else {
                 return Ok(cross_site());
             };
             $body
@@ -68,8 +73,10 @@ macro_rules! genuine {
     }};
 }
 
+pub(super) use genuine;
+
 /// The form's `signature_scheme` (`v1` or `v1a`); absent or other: `v1`.
-fn scheme(fields: &form::Fields) -> Option<SchemeIn> {
+pub(super) fn scheme(fields: &form::Fields) -> Option<SchemeIn> {
     (form::text(fields, "signature_scheme") == Some("v1a")).then_some(SchemeIn::V1a)
 }
 

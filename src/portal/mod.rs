@@ -8,6 +8,8 @@
 //! CSP, the `Origin` check and a CSRF token on every form, rate limits.
 
 mod actions;
+mod auth_page;
+mod credentials;
 mod form;
 mod pages;
 mod views;
@@ -42,6 +44,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/portal/logout", web::post().to(logout));
     views::routes(cfg);
     actions::routes(cfg);
+    credentials::routes(cfg);
 }
 
 /// Who is signed in: the session, and the one partner it sees.
@@ -186,7 +189,7 @@ async fn login(
             None => html(StatusCode::UNAUTHORIZED, pages::login(Some(why))),
         }
     };
-    let Ok(fields) = form::read(&req, payload, &state).await else {
+    let Ok(fields) = form::read(&req, payload, &state, form::LIMIT).await else {
         return Ok(refused("Enter a partner key."));
     };
     let key = fields.get("key").map(|k| k.trim()).unwrap_or_default();
@@ -248,7 +251,10 @@ async fn logout(
     let Some(s) = signed(&req, &state).await? else {
         return Ok(see_other("/portal/login").finish());
     };
-    if form::genuine(&req, payload, &state, &s).await?.is_none() {
+    if form::genuine(&req, payload, &state, &s, form::LIMIT)
+        .await?
+        .is_none()
+    {
         return Ok(cross_site());
     }
     store::sessions::end(&state.shared.db, &s.session_id).await?;

@@ -5,13 +5,18 @@
 use actix_web::{HttpResponse, http::StatusCode};
 use maud::{Markup, html};
 
+use super::{
+    auth_page::{self, scheme_select},
+    form::token_field,
+};
 use crate::{
     http::partner::{
+        auth_shapes::ReceiverAuthOut,
         deliveries::{AttemptOut, DeliveryOut},
         endpoints::EndpointOut,
         settings::PartnerSettings,
     },
-    web::{chrome, csrf},
+    web::chrome,
 };
 
 const STYLE: &str = "
@@ -48,10 +53,6 @@ fn layout(title: &str, signed: Option<&str>, body: Markup) -> Markup {
         main { h2 { (title) } (body) }
     };
     chrome::document(title, " · hookd portal", STYLE, None, body)
-}
-
-pub fn token_field(token: &str) -> Markup {
-    html! { input type="hidden" name=(csrf::FIELD) value=(token); }
 }
 
 /// A signed-in page.
@@ -103,10 +104,16 @@ pub fn link_spent() -> HttpResponse {
     )
 }
 
-/// A secret, shown this once.
+/// A secret, shown this once; or a `v1a` public key, which stays listed
+/// on the endpoint's page.
 pub fn secret_box(secret: &str) -> Markup {
+    let said = if secret.starts_with("whpk_") {
+        "Receivers verify deliveries with this public key (v1a); it is listed on this page."
+    } else {
+        "Copy this signing secret now; it is not shown again."
+    };
     html! {
-        p.done { "Copy this signing secret now; it is not shown again." }
+        p.done { (said) }
         p.secret #secret { (secret) }
     }
 }
@@ -133,6 +140,7 @@ pub fn endpoints(list: &[EndpointOut], settings: &PartnerSettings, token: &str) 
                 p { label for="url" { "URL" } input #url name="url" type="url" size="60" required; }
                 p { label for="event_types" { "Event types" } input #event_types name="event_types" size="60" placeholder="usage.*, balance.updated (empty: all)"; }
                 p { label for="description" { "Description" } input #description name="description" size="60"; }
+                p { (scheme_select("signature_scheme")) }
                 p { button type="submit" { "Create" } }
             }
         }
@@ -156,6 +164,7 @@ fn status_form(e: &EndpointOut, token: &str) -> Markup {
 pub fn endpoint(
     e: &EndpointOut,
     recent: &[DeliveryOut],
+    auth: &ReceiverAuthOut,
     token: &str,
     shown: Markup,
 ) -> HttpResponse {
@@ -172,9 +181,14 @@ pub fn endpoint(
         section {
             (status_form(e, token))
             form.inline method="post" action={ (base) "/test" } { (token_field(token)) button type="submit" { "Send a test event" } }
-            form.inline method="post" action={ (base) "/rotate" } { (token_field(token)) input type="hidden" name="overlap_seconds" value="86400"; button type="submit" { "Rotate the secret (previous one signs for 24 h)" } }
             form.inline method="post" action={ (base) "/expire-previous" } { (token_field(token)) button type="submit" { "End the overlap" } }
+            form method="post" action={ (base) "/rotate" } {
+                (token_field(token)) input type="hidden" name="overlap_seconds" value="86400";
+                (scheme_select("rotate_scheme")) " "
+                button type="submit" { "Rotate the secret (previous one signs for 24 h)" }
+            }
         }
+        (auth_page::section(&base, auth, e.kind == "endpoint", token))
         @if e.kind == "endpoint" {
             section {
                 h3 { "Edit" }

@@ -98,9 +98,11 @@ pub async fn endpoint_page(
         .into_iter()
         .map(DeliveryOut::from)
         .collect();
+    let auth = crate::http::partner::auth_ops::shown(state, &s.partner_id, id).await?;
     Ok(pages::endpoint(
         &EndpointOut::from(e),
         &recent,
+        &auth,
         &s.csrf,
         shown,
     ))

@@ -35,6 +35,8 @@ pub enum Action {
     EndpointDisable,
     EndpointUpdate,
     EndpointDelete,
+    /// An endpoint's receiver credentials set or removed.
+    EndpointAuth,
     KeyRevoke,
     PartnerUpdate,
     PortalLinkCreate,
@@ -49,6 +51,7 @@ impl Action {
             Action::EndpointDisable => "endpoint.disable",
             Action::EndpointUpdate => "endpoint.update",
             Action::EndpointDelete => "endpoint.delete",
+            Action::EndpointAuth => "endpoint.auth",
             Action::KeyRevoke => "key.revoke",
             Action::PartnerUpdate => "partner.update",
             Action::PortalLinkCreate => "portal_link.create",

@@ -287,10 +287,38 @@ pub async fn public_keys(
     endpoint_id: &str,
     now_ms: i64,
 ) -> Result<Vec<(String, Option<i64>)>, StoreError> {
+    Ok(signing(db, endpoint_id, now_ms)
+        .await?
+        .into_iter()
+        .filter_map(|k| Some((k.public_key?, k.expires_at)))
+        .collect())
+}
+
+/// What is shown of a key that signs now: nothing secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SigningShown {
+    /// `v1` or `v1a`.
+    pub scheme: String,
+    /// The `whpk_` public key of a `v1a` key.
+    pub public_key: Option<String>,
+    /// When it stops signing; `None` while it is the current key.
+    pub expires_at: Option<i64>,
+}
+
+/// The keys that sign now, newest first, as shown. Nothing is decrypted.
+pub async fn signing(
+    db: &impl ConnectionTrait,
+    endpoint_id: &str,
+    now_ms: i64,
+) -> Result<Vec<SigningShown>, StoreError> {
     Ok(current_secrets(db, endpoint_id, now_ms)
         .await?
         .into_iter()
-        .filter_map(|r| Some((r.public_key?, r.expires_at)))
+        .map(|r| SigningShown {
+            scheme: r.scheme,
+            public_key: r.public_key,
+            expires_at: r.expires_at,
+        })
         .collect())
 }
 

@@ -1,4 +1,5 @@
-//! One endpoint: what it is, its health timeline (created, failing since,
+//! One endpoint: what it is, what it presents to its receiver (redacted),
+//! its health timeline (created, failing since,
 //! warned, notices announced, operator actions), its circuit as stored and
 //! as its actor here reports it, its recent attempts, and the forms to
 //! enable, disable and recover it.
@@ -21,7 +22,9 @@ use crate::{
     store::{
         audit::Recorded,
         endpoint_views::{Notice, Standing},
+        endpoints::SigningShown,
         entity::attempt,
+        receiver_auth::Shown,
     },
 };
 
@@ -38,6 +41,10 @@ pub struct EndpointView<'a> {
     pub notices: &'a [Notice],
     /// Operator actions on it, newest first.
     pub audit: &'a [Recorded],
+    /// What it presents to its receiver (nothing secret).
+    pub credentials: &'a Shown,
+    /// The keys that sign now, newest first.
+    pub signing: &'a [SigningShown],
     pub now_ms: i64,
     pub forms: &'a Forms,
 }
@@ -178,6 +185,8 @@ pub fn endpoint(v: &EndpointView) -> Markup {
                         @match link { Some(l) => { a href=(l) { (what) } } None => { (what) } } }
                 }
             }
+            h2 { "Credentials" }
+            (super::credentials::credentials(v.credentials, v.signing, v.now_ms))
             h2 { "Circuit" }
             (circuit(v))
             h2 { "Actions" }

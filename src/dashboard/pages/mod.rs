@@ -5,6 +5,7 @@
 //! page has its own module.
 
 pub mod cards;
+pub mod credentials;
 pub mod delivery;
 pub mod endpoint;
 pub mod endpoints;

@@ -2,6 +2,7 @@
 //! recovery and event feed. Every handler starts from the caller's partner
 //! id (`auth::partner`) and reaches data only through `store::scoped`.
 
+pub mod auth_ops;
 pub mod auth_shapes;
 pub mod catalog;
 pub mod checks;

@@ -9,6 +9,8 @@
 //!   with one audit entry via the dashboard;
 //! - `refusals`: posts without the session's CSRF token or from another
 //!   site, unknown ids, signed-out browsers;
+//! - `credentials`: an endpoint's receiver credentials and signing
+//!   schemes shown by name, never a secret;
 //! - `samples`: the per-minute backlog sample the charts draw;
 //! - `glance`: cards that follow the partner filter, relative times, the
 //!   measured attempt average, and tables that page both ways.
@@ -70,6 +72,7 @@ macro_rules! browser_test {
 }
 
 mod actions;
+mod credentials;
 mod glance;
 mod headers;
 mod pages;

@@ -2,9 +2,11 @@
 //! HTTP: signing in with a partner key or a one-time link (`sign_in`),
 //! seeing only the partner's own objects (another partner's id is a 404
 //! page) and managing endpoints, secrets and the notification channel
-//! (`pages`), and the rules of the dashboard: cookies, CSP, CSRF, the
+//! (`pages`), an endpoint's receiver credentials and v1a keys
+//! (`credentials`), and the rules of the dashboard: cookies, CSP, CSRF, the
 //! cross-site check (`rules`).
 
+mod credentials;
 mod pages;
 mod rules;
 mod sign_in;

@@ -7,7 +7,7 @@
 
 mod api;
 mod headers;
-mod mtls;
+pub(crate) mod mtls;
 mod oauth2;
 mod v1a;
 

@@ -12,7 +12,7 @@ use hookd_test_macros::both_backends;
 
 /// hookd trusting `server_ca`, and a TLS receiver on 127.0.0.1 with a
 /// certificate of it that requires a client certificate of `client_ca`.
-async fn app_and_receiver(
+pub(crate) async fn app_and_receiver(
     backend: Backend,
     server_ca: &TestCa,
     client_ca: &TestCa,

@@ -1,12 +1,13 @@
 //! The operator's command line beside a running `hookd serve` (the real
 //! binary): what the CLI changes, the API and the engine see at once, and
 //! it is audited `via: cli` (`endpoints`, `keys`, `partners`,
-//! `deliveries`); keys are listed without secrets and a revoked one is
+//! `deliveries`, `credentials`); keys are listed without secrets and a revoked one is
 //! refused by the API's next request; not found exits 3, bad input 2, and
 //! neither changes anything (`refusals`); a fresh database says nothing of
 //! its migrations (`quiet`).
 
 mod bed;
+mod credentials;
 mod deliveries;
 mod endpoints;
 mod keys;
