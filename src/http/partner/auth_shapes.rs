@@ -62,6 +62,17 @@ pub enum AuthPart {
     ClientCertificate,
 }
 
+impl AuthPart {
+    pub fn parse(s: &str) -> Option<AuthPart> {
+        match s {
+            "headers" => Some(AuthPart::Headers),
+            "oauth2" => Some(AuthPart::Oauth2),
+            "client-certificate" => Some(AuthPart::ClientCertificate),
+            _ => None,
+        }
+    }
+}
+
 /// What an endpoint presents to its receiver, with every secret redacted.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ReceiverAuthOut {

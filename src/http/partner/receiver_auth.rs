@@ -93,11 +93,14 @@ pub async fn set_client_certificate(
 #[delete("/v1/endpoints/{id}/auth/{part}")]
 pub async fn remove_receiver_auth(
     req: HttpRequest,
-    path: web::Path<(String, AuthPart)>,
+    path: web::Path<(String, String)>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let (id, part) = path.into_inner();
     let partner = auth::partner(&req, &state).await?;
+    // Read here, not by the extractor: an unknown part is a 404 like any
+    // unknown route, answered as problem+json.
+    let part = AuthPart::parse(&part).ok_or_else(ops::not_found)?;
     ops::changeable(&state, &partner, &id).await?;
     change(&state, &partner, &id, auth_ops::removal(part)).await
 }

@@ -63,4 +63,19 @@ async fn another_partners_key_gets_404_on_every_credential_route(backend: Backen
     assert_eq!(shown["headers"], json!({"x-a": "[redacted]"}), "{shown}");
     assert_eq!(shown["oauth2"], json!(null), "{shown}");
     assert_eq!(shown["client_certificate"], json!(null), "{shown}");
+
+    let unknown = app
+        .request(
+            "DELETE",
+            &format!("/v1/endpoints/{id}/auth/bogus"),
+            &key,
+            None,
+        )
+        .await;
+    assert_eq!(unknown.0, 404, "{}", unknown.1);
+    assert_eq!(
+        unknown.2.get("content-type").and_then(|v| v.to_str().ok()),
+        Some("application/problem+json"),
+        "an unknown part is a problem like any unknown route"
+    );
 }
