@@ -193,6 +193,8 @@ async fn demo(
             event_types: Vec::new(),
             concurrency: 8,
             rate_limit: None,
+            ordering: Default::default(),
+            on_dead: Default::default(),
             schema_version: None,
             schema_versions: Default::default(),
             status: EndpointStatus::Active,

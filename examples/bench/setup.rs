@@ -94,6 +94,8 @@ pub async fn populate(
                 concurrency,
                 rate_limit: None,
                 status: EndpointStatus::Active,
+                ordering: Default::default(),
+                on_dead: Default::default(),
             };
             store::endpoints::create(db, &secrets, endpoint, hookd::signing::Scheme::V1, now)
                 .await?;

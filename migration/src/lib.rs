@@ -22,6 +22,7 @@ mod m20261202_000013_checks;
 mod m20261205_000014_due_order;
 mod m20261206_000015_trace_context;
 mod m20261206_000016_receiver_auth;
+mod m20261206_000017_routing;
 
 pub struct Migrator;
 
@@ -45,6 +46,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261205_000014_due_order::Migration),
             Box::new(m20261206_000015_trace_context::Migration),
             Box::new(m20261206_000016_receiver_auth::Migration),
+            Box::new(m20261206_000017_routing::Migration),
         ]
     }
 }

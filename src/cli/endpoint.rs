@@ -15,6 +15,7 @@ use super::{
     page::PageArgs,
 };
 use crate::{
+    domain::ordering::{OnDead, Ordering},
     http::{
         admin_endpoints::AdminEndpointOut,
         page::Page,
@@ -117,9 +118,48 @@ pub struct EndpointCreate {
     /// (Ed25519: receivers verify with the printed public key).
     #[arg(long, value_enum, default_value = "v1", value_name = "SCHEME")]
     signature_scheme: SchemeArg,
+    /// none, or subject: one delivery at a time per subject, in commit order.
+    #[arg(long, value_enum, default_value = "none", value_name = "ORDERING")]
+    ordering: OrderingArg,
+    /// What an ordered subject does when its head dies: skip to the next,
+    /// or hold until the head is replayed or skipped.
+    #[arg(long, value_enum, default_value = "skip", value_name = "ON_DEAD")]
+    on_dead: OnDeadArg,
     /// Print the endpoint and its secret as JSON, as POST /v1/endpoints answers.
     #[arg(long)]
     json: bool,
+}
+
+/// `--ordering`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum OrderingArg {
+    None,
+    Subject,
+}
+
+impl From<OrderingArg> for Ordering {
+    fn from(o: OrderingArg) -> Ordering {
+        match o {
+            OrderingArg::None => Ordering::None,
+            OrderingArg::Subject => Ordering::Subject,
+        }
+    }
+}
+
+/// `--on-dead`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum OnDeadArg {
+    Skip,
+    Hold,
+}
+
+impl From<OnDeadArg> for OnDead {
+    fn from(o: OnDeadArg) -> OnDead {
+        match o {
+            OnDeadArg::Skip => OnDead::Skip,
+            OnDeadArg::Hold => OnDead::Hold,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -212,6 +252,8 @@ async fn create(ctx: &Ctx, c: EndpointCreate) -> anyhow::Result<()> {
         schema_version: None,
         schema_versions: Default::default(),
         status: EndpointStatus::Active,
+        ordering: c.ordering.into(),
+        on_dead: c.on_dead.into(),
     };
     let scheme = c.signature_scheme.into();
     let (e, secret) = store::endpoints::create(&ctx.db, &secrets, new, scheme, ctx.now()).await?;

@@ -9,14 +9,18 @@ use serde_json::json;
 
 use super::{
     ctx::Ctx,
+    endpoint::{OnDeadArg, OrderingArg},
     endpoint_view::{find, shown, text},
     exit::{self, from_problem},
     out::emit,
 };
-use crate::store::{
-    audit::Action,
-    endpoints::{Endpoint, EndpointStatus, Kind},
-    scoped::{EndpointPatch, for_partner},
+use crate::{
+    domain::ordering::{OnDead, Ordering},
+    store::{
+        audit::Action,
+        endpoints::{Endpoint, EndpointStatus, Kind},
+        scoped::{EndpointPatch, for_partner},
+    },
 };
 
 #[derive(Debug, Args)]
@@ -42,6 +46,12 @@ pub struct EndpointUpdate {
     /// Requests per second at most, 1 to 10000.
     #[arg(long, value_name = "N")]
     rate_limit: Option<u32>,
+    /// none, or subject: one delivery at a time per subject, in commit order.
+    #[arg(long, value_enum, value_name = "ORDERING")]
+    ordering: Option<OrderingArg>,
+    /// What an ordered subject does when its head dies: skip or hold.
+    #[arg(long, value_enum, value_name = "ON_DEAD")]
+    on_dead: Option<OnDeadArg>,
     /// Print the endpoint as JSON, as GET /v1/admin/endpoints/{id} answers.
     #[arg(long)]
     json: bool,
@@ -91,6 +101,8 @@ pub async fn update(ctx: &Ctx, u: EndpointUpdate) -> anyhow::Result<()> {
     let detail = json!({
         "url": url, "description": u.description, "event_types": types,
         "schema_version": u.schema_version, "concurrency": u.concurrency, "rate_limit": u.rate_limit,
+        "ordering": u.ordering.map(|o| Ordering::from(o).as_str()),
+        "ordering_on_dead": u.on_dead.map(|d| OnDead::from(d).as_str()),
     });
     let given: serde_json::Map<String, serde_json::Value> = detail
         .as_object()
@@ -102,7 +114,7 @@ pub async fn update(ctx: &Ctx, u: EndpointUpdate) -> anyhow::Result<()> {
     if given.is_empty() {
         return Err(exit::usage(
             "nothing to change: give --url, --description, --event-types, --schema-version, \
-             --concurrency or --rate-limit",
+             --concurrency, --rate-limit, --ordering or --on-dead",
         ));
     }
     let patch = EndpointPatch {
@@ -113,6 +125,8 @@ pub async fn update(ctx: &Ctx, u: EndpointUpdate) -> anyhow::Result<()> {
         schema_versions: None,
         concurrency: u.concurrency,
         rate_limit: u.rate_limit.map(Some),
+        ordering: u.ordering.map(Into::into),
+        on_dead: u.on_dead.map(Into::into),
     };
     let e = for_partner(&ctx.db, &before.partner_id)
         .update_endpoint(&u.id, patch, ctx.now())

@@ -71,6 +71,7 @@ pub(super) fn attempt_record(
         next,
         replay_id: claimed.replay_id.clone(),
         claim_seq: claimed.claim_seq,
+        ordered: claimed.ordered,
     }
 }
 
@@ -288,6 +289,10 @@ async fn send_signed(
     ];
     if let Some(token) = bearer {
         headers.push(("authorization", format!("Bearer {token}")));
+    }
+    // A manual replay is outside the schedule, and outside any order.
+    if job.claimed.replay_id.is_some() {
+        headers.push(("hookd-replay", "out-of-band".to_string()));
     }
     // Signed: id, timestamp and body (Standard Webhooks); the trace context
     // rides beside them, unsigned, and only when telemetry is on.

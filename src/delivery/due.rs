@@ -108,6 +108,7 @@ mod tests {
             claim_seq: 1,
             lease_until: 0,
             schema_version: None,
+            ordered: false,
         }
     }
 

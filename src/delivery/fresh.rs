@@ -41,6 +41,7 @@ pub async fn publish_in(
             id: e.id.as_str(),
             partner_id: &e.partner_id,
             event_type: &e.event_type,
+            subject_type: e.subject.as_ref().map(|s| s.subject_type.as_str()),
             subject_id: e.subject.as_ref().map(|s| s.id.as_str()),
             schema_version: e.schema_version,
             payload: &e.payload,

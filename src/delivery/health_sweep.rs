@@ -87,9 +87,15 @@ impl HealthSweep {
         }
         self.running = true;
         let shared = self.shared.clone();
-        let work = async move { sweep(&shared).await };
-        ctx.spawn(work.into_actor(self).map(|res, act, _| {
+        let work = async move {
+            let changes = sweep(&shared).await;
+            (changes, stalled_subjects(&shared).await)
+        };
+        ctx.spawn(work.into_actor(self).map(|(res, advanced), act, _| {
             act.running = false;
+            if advanced > 0 {
+                act.wake_fanout.do_send(Wake);
+            }
             match res {
                 Ok(changes) => {
                     act.shared.metrics.health_sweeps.inc();
@@ -109,6 +115,25 @@ impl HealthSweep {
                 Err(e) => tracing::warn!(error = %e, "the endpoint health sweep failed"),
             }
         }));
+    }
+}
+
+/// Subjects of ordered endpoints left with waiting deliveries and nothing
+/// ahead of them (a head that closed on a path that does not advance its
+/// subject, such as a paused delivery dying of age) move on. Returns how many.
+async fn stalled_subjects(shared: &Shared) -> u64 {
+    let now = shared.clock.now_ms();
+    match crate::store::ordering::advance_stalled(&shared.db, now, 1_000).await {
+        Ok(n) => {
+            if n > 0 {
+                tracing::info!(subjects = n, "ordered subjects with nothing ahead moved on");
+            }
+            n
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "moving stalled ordered subjects on failed");
+            0
+        }
     }
 }
 

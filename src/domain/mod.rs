@@ -8,6 +8,7 @@ pub mod clock;
 pub mod event;
 pub mod health;
 pub mod ids;
+pub mod ordering;
 pub mod outcome;
 pub mod partner;
 pub mod receiver_auth;

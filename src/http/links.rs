@@ -29,8 +29,9 @@ const ENDPOINT_ROUTES: &[&str] = &[
     "set_oauth2",
     "set_client_certificate",
     "remove_receiver_auth",
+    "held_subjects",
 ];
-const DELIVERY_ROUTES: &[&str] = &["get_delivery", "replay_delivery"];
+const DELIVERY_ROUTES: &[&str] = &["get_delivery", "replay_delivery", "skip_delivery"];
 
 const LINKS: &[IdLink] = &[
     IdLink {

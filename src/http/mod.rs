@@ -9,6 +9,7 @@ pub mod admin_audit;
 pub mod admin_deliveries;
 pub mod admin_endpoints;
 pub mod admin_events;
+pub mod admin_ordering;
 pub mod admin_portal;
 pub mod auth;
 pub mod body;
@@ -66,7 +67,9 @@ impl AppState {
 /// Every documented route. Registering a handler here is what puts it in
 /// the OpenAPI document.
 pub fn routes(cfg: &mut ServiceConfig) {
-    use partner::{catalog, checks, deliveries, endpoints, events, receiver_auth, settings};
+    use partner::{
+        catalog, checks, deliveries, endpoints, events, ordering, receiver_auth, settings,
+    };
     cfg.service(openapi::document)
         .service(health::healthz)
         .service(health::readyz)
@@ -94,6 +97,8 @@ pub fn routes(cfg: &mut ServiceConfig) {
         .service(deliveries::list_deliveries)
         .service(deliveries::get_delivery)
         .service(deliveries::replay_delivery)
+        .service(ordering::skip_delivery)
+        .service(ordering::held_subjects)
         .service(settings::get_partner)
         .service(settings::update_partner)
         .service(settings::admin_get_partner)
@@ -110,6 +115,8 @@ pub fn routes(cfg: &mut ServiceConfig) {
         .service(admin_deliveries::admin_list_deliveries)
         .service(admin_deliveries::admin_get_delivery)
         .service(admin_deliveries::admin_replay_delivery)
+        .service(admin_ordering::admin_skip_delivery)
+        .service(admin_ordering::admin_held_subjects)
         .service(admin_endpoints::admin_list_endpoints)
         .service(admin_endpoints::admin_get_endpoint)
         .service(admin_endpoints::admin_recover_endpoint)

@@ -87,6 +87,8 @@ async fn create(
 ) -> Result<HttpResponse, Problem> {
     genuine!(req, payload, state, |s, fields| {
         let input = CreateEndpoint {
+            ordering: None,
+            ordering_on_dead: None,
             url: form::text(&fields, "url").unwrap_or_default().to_string(),
             description: form::text(&fields, "description").map(str::to_string),
             event_types: Some(types(&fields)),
@@ -112,6 +114,8 @@ async fn edit(
     genuine!(req, payload, state, |s, fields| {
         ops::changeable(state, &s.partner_id, &id).await?;
         let input = UpdateEndpoint {
+            ordering: None,
+            ordering_on_dead: None,
             url: form::text(&fields, "url").map(str::to_string),
             description: Some(fields.get("description").cloned().unwrap_or_default()),
             event_types: Some(types(&fields)),

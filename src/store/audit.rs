@@ -30,6 +30,8 @@ impl Via {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     DeliveryReplay,
+    /// A dead head let go of its subject.
+    DeliverySkip,
     EndpointRecover,
     EndpointEnable,
     EndpointDisable,
@@ -46,6 +48,7 @@ impl Action {
     pub fn as_str(self) -> &'static str {
         match self {
             Action::DeliveryReplay => "delivery.replay",
+            Action::DeliverySkip => "delivery.skip",
             Action::EndpointRecover => "endpoint.recover",
             Action::EndpointEnable => "endpoint.enable",
             Action::EndpointDisable => "endpoint.disable",

@@ -5,7 +5,12 @@
 
 use sea_orm::{ConnectionTrait, Value};
 
-use super::{StoreError, cluster::Fence, placeholders, skip_locked, sql};
+use super::{
+    StoreError,
+    cluster::Fence,
+    ordering::{HOLD_IF_ORDERED, Subject},
+    placeholders, skip_locked, sql,
+};
 
 /// A delivery claimed by an endpoint actor: it is `delivering` until its
 /// outcome is recorded or its lease ends.
@@ -28,6 +33,9 @@ pub struct Claimed {
     /// The version the delivery is sent at (an endpoint's pin); `None`: the
     /// event's own.
     pub schema_version: Option<u32>,
+    /// One of an ordered endpoint's subjects: once it is closed, the next
+    /// delivery of its subject becomes due.
+    pub ordered: bool,
 }
 
 fn claimed_row(r: &sea_orm::QueryResult, lease_until: i64) -> Result<Claimed, sea_orm::DbErr> {
@@ -43,6 +51,7 @@ fn claimed_row(r: &sea_orm::QueryResult, lease_until: i64) -> Result<Claimed, se
         schema_version: r
             .try_get::<Option<i32>>("", "schema_version")?
             .and_then(|v| u32::try_from(v).ok()),
+        ordered: r.try_get::<Option<String>>("", "ordering_key")?.is_some(),
     })
 }
 
@@ -64,7 +73,7 @@ pub async fn claim_due(
          WHERE id IN (\
            SELECT id FROM delivery WHERE endpoint_id = ? AND state IN ('pending', 'failed', 'delivering') \
            AND next_attempt_at <= ?{fenced} ORDER BY next_attempt_at, id LIMIT ?{}) \
-         RETURNING id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq, schema_version",
+         RETURNING id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq, schema_version, ordering_key",
         skip_locked(backend)
     );
     let mut values = vec![
@@ -166,7 +175,7 @@ pub async fn claim_replays(
         sql(
             backend,
             &format!(
-                "SELECT id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq, schema_version \
+                "SELECT id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq, schema_version, ordering_key \
                  FROM delivery WHERE id IN ({})",
                 placeholders(ids.len())
             ),
@@ -300,13 +309,18 @@ pub async fn cancel(
 ) -> Result<(), StoreError> {
     let backend = db.get_database_backend();
     if let Some((id, seq)) = delivery {
-        db.execute_raw(sql(
-            backend,
-            "UPDATE delivery SET state = 'cancelled', reason = ?, updated_at = ? \
-             WHERE state = 'delivering' AND id = ? AND claim_seq = ?",
-            vec![reason.into(), now_ms.into(), id.into(), seq.into()],
-        ))
+        let subjects = super::query_all(
+            db,
+            sql(
+                backend,
+                "UPDATE delivery SET state = 'cancelled', reason = ?, updated_at = ? \
+                 WHERE state = 'delivering' AND id = ? AND claim_seq = ? RETURNING endpoint_id, ordering_key",
+                vec![reason.into(), now_ms.into(), id.into(), seq.into()],
+            ),
+            subject_of,
+        )
         .await?;
+        advance(db, subjects, now_ms).await?;
     }
     if let Some((id, seq)) = replay {
         db.execute_raw(sql(
@@ -327,15 +341,41 @@ pub async fn expire(
 ) -> Result<(), StoreError> {
     let mut values: Vec<Value> = vec![now_ms.into()];
     values.extend(ids.iter().map(|i| Value::from(i.clone())));
-    db.execute_raw(sql(
-        db.get_database_backend(),
-        &format!(
-            "UPDATE delivery SET state = 'dead', last_error_category = 'internal', updated_at = ? \
-             WHERE state = 'delivering' AND id IN ({})",
-            placeholders(ids.len())
+    let subjects = super::query_all(
+        db,
+        sql(
+            db.get_database_backend(),
+            &format!(
+                "UPDATE delivery SET state = 'dead', last_error_category = 'internal', updated_at = ?, \
+                 holding = {HOLD_IF_ORDERED} WHERE state = 'delivering' AND id IN ({}) \
+                 RETURNING endpoint_id, ordering_key",
+                placeholders(ids.len())
+            ),
+            values,
         ),
-        values,
-    ))
+        subject_of,
+    )
     .await?;
+    advance(db, subjects, now_ms).await
+}
+
+/// The subject of a row a statement returned (`endpoint_id`,
+/// `ordering_key`), if it is ordered.
+fn subject_of(r: &sea_orm::QueryResult) -> Result<Option<Subject>, sea_orm::DbErr> {
+    r.try_get::<Option<String>>("", "ordering_key")?
+        .map(|key| r.try_get::<String>("", "endpoint_id").map(|e| (e, key)))
+        .transpose()
+}
+
+/// Advances the subjects of closed rows (those that are ordered).
+async fn advance(
+    db: &impl ConnectionTrait,
+    subjects: Vec<Option<Subject>>,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let subjects: Vec<Subject> = subjects.into_iter().flatten().collect();
+    if !subjects.is_empty() {
+        super::ordering::advance(db, &subjects, now_ms).await?;
+    }
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use sea_orm::{ConnectionTrait, Value};
 
-use super::{StoreError, placeholders, sql};
+use super::{StoreError, ordering::HOLD_IF_ORDERED, placeholders, sql};
 use crate::domain::{ids::new_id, outcome::ErrorCategory};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +52,8 @@ pub struct AttemptRecord {
     pub replay_id: Option<String>,
     /// The claim this attempt was made under (see `claims::Claimed`).
     pub claim_seq: i64,
+    /// The delivery is one of an ordered endpoint's subjects.
+    pub ordered: bool,
 }
 
 /// The records of `batch` whose claim still stands: the delivery (or, for a
@@ -224,7 +226,9 @@ pub async fn record<C: ConnectionTrait>(
                  next_attempt_at = CASE WHEN v.column2 = 'unchanged' THEN delivery.next_attempt_at ELSE v.column3 END, \
                  attempt_count = delivery.attempt_count + 1, scheduled_attempts = delivery.scheduled_attempts + v.column7, \
                  last_status = v.column4, last_latency_ms = v.column5, \
-                 last_error_category = v.column6, updated_at = ? \
+                 last_error_category = v.column6, updated_at = ?, \
+                 holding = CASE WHEN v.column2 = 'dead' THEN {HOLD_IF_ORDERED} \
+                 WHEN v.column2 = 'unchanged' THEN delivery.holding ELSE 0 END \
                  FROM (VALUES {tuples}) AS v WHERE delivery.id = v.column1"
             ),
             std::iter::once(Value::from(now_ms)).chain(values).collect(),
@@ -246,7 +250,37 @@ pub async fn record<C: ConnectionTrait>(
             .await?;
         }
     }
+    advance_subjects(txn, &rounds, now_ms).await?;
     Ok(superseded)
+}
+
+/// The next delivery of each subject whose head this batch closed becomes
+/// due, in the same transaction.
+async fn advance_subjects<C: ConnectionTrait>(
+    txn: &C,
+    rounds: &[Vec<&AttemptRecord>],
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let closed: Vec<String> = rounds
+        .iter()
+        .flatten()
+        .filter(|r| r.ordered && matches!(r.next, NextState::Delivered | NextState::Dead))
+        .map(|r| r.delivery_id.clone())
+        .collect();
+    if closed.is_empty() {
+        return Ok(());
+    }
+    let subjects = super::query_in_chunks(
+        txn,
+        "SELECT endpoint_id, ordering_key FROM delivery WHERE id IN ({ids}) AND ordering_key IS NOT NULL",
+        &[],
+        &closed,
+        &[],
+        |r| Ok((r.try_get::<String>("", "endpoint_id")?, r.try_get::<String>("", "ordering_key")?)),
+    )
+    .await?;
+    super::ordering::advance(txn, &subjects, now_ms).await?;
+    Ok(())
 }
 
 /// Queues a manual attempt of a delivery (it keeps its state and schedule).

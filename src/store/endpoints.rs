@@ -14,7 +14,11 @@ use super::{
     sql,
 };
 use crate::{
-    domain::{circuit::Saved, ids::new_id},
+    domain::{
+        circuit::Saved,
+        ids::new_id,
+        ordering::{OnDead, Ordering},
+    },
     secret::{Secret, SecretBox},
     signing::{Scheme, SigningKey},
 };
@@ -91,6 +95,8 @@ pub struct Endpoint {
     pub created_at: i64,
     pub updated_at: i64,
     pub kind: Kind,
+    pub ordering: Ordering,
+    pub on_dead: OnDead,
 }
 
 impl TryFrom<endpoint::Model> for Endpoint {
@@ -100,6 +106,9 @@ impl TryFrom<endpoint::Model> for Endpoint {
         Ok(Endpoint {
             status: EndpointStatus::parse(&m.status).ok_or_else(|| corrupt("status"))?,
             kind: Kind::parse(&m.kind).ok_or_else(|| corrupt("kind"))?,
+            ordering: Ordering::parse(&m.ordering).ok_or_else(|| corrupt("ordering"))?,
+            on_dead: OnDead::parse(&m.ordering_on_dead)
+                .ok_or_else(|| corrupt("ordering_on_dead"))?,
             event_types: serde_json::from_str(&m.event_types)
                 .map_err(|_| corrupt("event_types"))?,
             schema_versions: pins_from_text(m.schema_versions.as_deref())
@@ -131,6 +140,8 @@ pub struct NewEndpoint {
     pub concurrency: u32,
     pub rate_limit: Option<u32>,
     pub status: EndpointStatus,
+    pub ordering: Ordering,
+    pub on_dead: OnDead,
 }
 
 /// An endpoint's pinned versions as stored (`None` when there are none).
@@ -221,6 +232,9 @@ async fn insert(
         created_at: Set(now_ms),
         updated_at: Set(now_ms),
         kind: Set(kind.as_str().into()),
+        ordering: Set(new.ordering.as_str().into()),
+        ordering_on_dead: Set(new.on_dead.as_str().into()),
+        filter: Set(None),
     })
     .exec_with_returning(&txn)
     .await?;

@@ -84,6 +84,12 @@ pub mod endpoint {
         pub updated_at: i64,
         /// `endpoint`, `notification` or `operator` (`store::endpoints::Kind`).
         pub kind: String,
+        /// `none` or `subject` (`domain::ordering::Ordering`).
+        pub ordering: String,
+        /// `skip` or `hold` (`domain::ordering::OnDead`).
+        pub ordering_on_dead: String,
+        /// The payload filter as JSON; `None` for none.
+        pub filter: Option<String>,
     }
     no_relations!();
 }

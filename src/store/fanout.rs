@@ -14,6 +14,7 @@ use crate::{
     },
     domain::{
         ids::new_id,
+        ordering::{Ordering, Place, place, subject_key},
         renditions::{self, Renditions},
         subscription::subscribes,
     },
@@ -43,6 +44,8 @@ pub struct PublishedEvent {
 struct Subscriber {
     id: String,
     event_types: Vec<String>,
+    /// Orders its deliveries per subject.
+    ordered: bool,
     /// Event type → pinned version.
     pins: std::collections::BTreeMap<String, u32>,
 }
@@ -53,6 +56,7 @@ pub struct Published<'a> {
     pub id: &'a str,
     pub partner_id: &'a str,
     pub event_type: &'a str,
+    pub subject_type: Option<&'a str>,
     pub subject_id: Option<&'a str>,
     /// The version `payload` is at, and the event's other renditions.
     pub schema_version: u32,
@@ -94,9 +98,14 @@ pub struct Publication {
 /// One delivery to create.
 struct Row<'a> {
     id: String,
+    /// The event's place in this batch.
+    event: usize,
     event_id: &'a str,
     endpoint_id: &'a str,
+    /// Its subject, when the endpoint orders and the event has one.
+    ordering_key: Option<String>,
     claimed: bool,
+    place: Place,
     rendering: Rendering,
 }
 
@@ -121,7 +130,7 @@ pub async fn publish(
     let mut out = Publication::default();
     out.fanout.events = events.len();
     let mut rows: Vec<Row<'_>> = Vec::new();
-    for e in events {
+    for (i, e) in events.iter().enumerate() {
         for s in subscribers.get(e.partner_id).into_iter().flatten() {
             // Operational events about an endpoint go to the partner's other endpoints.
             let about_itself =
@@ -152,32 +161,62 @@ pub async fn publish(
                     .or_default()
                     .insert(*version, data.clone());
             }
-            let skipped = rendering == Rendering::Skipped;
-            out.skipped += usize::from(skipped);
-            let n = out.fanout.deliveries.entry(s.id.clone()).or_default();
-            let claimed = !skipped && {
-                *n += 1;
-                *n <= preclaim.per_endpoint && (preclaim.owned)(&s.id)
+            out.skipped += usize::from(rendering == Rendering::Skipped);
+            let ordering_key = match (s.ordered, e.subject_type, e.subject_id) {
+                (true, Some(t), Some(id)) => Some(subject_key(t, id)),
+                _ => None,
             };
             rows.push(Row {
                 id: new_id("dlv"),
+                event: i,
                 event_id: e.id,
                 endpoint_id: &s.id,
-                claimed,
+                ordering_key,
+                claimed: false,
+                place: Place::Head,
                 rendering,
             });
         }
     }
-    out.fanout.deliveries.retain(|_, n| *n > 0);
+    // Ordered deliveries are placed behind what their subjects have under
+    // way, which needs every earlier publisher's commit: the feed counter
+    // is taken first (and gives them their events' feed positions).
+    let first_seq = if rows.iter().any(|r| r.ordering_key.is_some()) {
+        let first = number_in_feed(txn, events, now_ms).await?;
+        place_ordered(txn, &mut rows).await?;
+        Some(first)
+    } else {
+        None
+    };
+    for r in rows.iter_mut() {
+        if r.rendering == Rendering::Skipped {
+            continue;
+        }
+        let n = out
+            .fanout
+            .deliveries
+            .entry(r.endpoint_id.to_string())
+            .or_default();
+        *n += 1;
+        r.claimed = r.place == Place::Head
+            && *n <= preclaim.per_endpoint
+            && (preclaim.owned)(r.endpoint_id);
+    }
     for chunk in rows.chunks(500) {
-        let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 10);
+        let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 12);
         for r in chunk {
             let (state, due, seq) = if r.claimed {
                 ("delivering", preclaim.lease_until, 1)
             } else if r.rendering == Rendering::Skipped {
                 ("skipped", now_ms, 0)
+            } else if r.place == Place::Waiting {
+                ("waiting", now_ms, 0)
             } else {
                 ("pending", now_ms, 0)
+            };
+            let ordering_seq = match (&r.ordering_key, first_seq) {
+                (Some(_), Some(first)) => Some(first + r.event as i64),
+                _ => None,
             };
             let reason = (r.rendering == Rendering::Skipped).then_some(NO_RENDERING);
             values.extend([
@@ -191,13 +230,15 @@ pub async fn publish(
                 Value::from(seq),
                 Value::from(r.rendering.version().map(|v| v as i32)),
                 Value::from(reason),
+                Value::from(r.ordering_key.clone()),
+                Value::from(ordering_seq),
             ]);
         }
-        let tuples = vec!["(?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
+        let tuples = vec!["(?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
         txn.execute_raw(sql(
             backend,
             &format!(
-                "INSERT INTO delivery (id, event_id, endpoint_id, state, attempt_count, next_attempt_at, created_at, updated_at, claim_seq, schema_version, reason) \
+                "INSERT INTO delivery (id, event_id, endpoint_id, state, attempt_count, next_attempt_at, created_at, updated_at, claim_seq, schema_version, reason, ordering_key, ordering_seq) \
                  VALUES {tuples} ON CONFLICT (event_id, endpoint_id) DO NOTHING"
             ),
             values,
@@ -219,13 +260,37 @@ pub async fn publish(
                 claim_seq: 1,
                 lease_until: preclaim.lease_until,
                 schema_version: r.rendering.version(),
+                ordered: r.ordering_key.is_some(),
             };
             (r.endpoint_id.to_string(), claimed)
         })
         .collect();
     announce_work(txn, instance_id, out.fanout.deliveries.keys()).await?;
-    number_in_feed(txn, events, now_ms).await?;
+    if first_seq.is_none() {
+        number_in_feed(txn, events, now_ms).await?;
+    }
     Ok(out)
+}
+
+/// Places the ordered rows (given in feed order) behind whatever their
+/// subjects have under way.
+async fn place_ordered(txn: &impl ConnectionTrait, rows: &mut [Row<'_>]) -> Result<(), StoreError> {
+    let subjects: Vec<(String, String)> = rows
+        .iter()
+        .filter_map(|r| Some((r.endpoint_id.to_string(), r.ordering_key.clone()?)))
+        .collect();
+    let busy = super::ordering::busy(txn, &subjects).await?;
+    // A skipped row (no rendering) is closed: it holds no subject up.
+    let open = |r: &Row<'_>| r.rendering != Rendering::Skipped;
+    let places = place(
+        rows.iter()
+            .map(|r| (r.endpoint_id, r.ordering_key.as_deref().filter(|_| open(r)))),
+        &busy,
+    );
+    for (r, p) in rows.iter_mut().zip(places) {
+        r.place = p;
+    }
+    Ok(())
 }
 
 /// Stores the renditions projected for pinned endpoints with their events,
@@ -251,12 +316,13 @@ async fn store_projections(
     Ok(())
 }
 
-/// Marks the events published and gives them the next feed positions.
+/// Marks the events published and gives them the next feed positions, in
+/// their order; returns the first one's.
 async fn number_in_feed(
     txn: &impl ConnectionTrait,
     events: &[Published<'_>],
     now_ms: i64,
-) -> Result<(), StoreError> {
+) -> Result<i64, StoreError> {
     let backend = txn.get_database_backend();
     let n = events.len() as i64;
     let end: i64 = txn
@@ -268,7 +334,8 @@ async fn number_in_feed(
         .await?
         .ok_or_else(|| StoreError::Corrupt("the feed_counter row is missing".into()))?
         .try_get("", "value")?;
-    let mut next = end - n + 1;
+    let first = end - n + 1;
+    let mut next = first;
     for chunk in events.chunks(500) {
         let mut values: Vec<Value> = vec![now_ms.into()];
         let mut cases = String::new();
@@ -289,7 +356,7 @@ async fn number_in_feed(
         ))
         .await?;
     }
-    Ok(())
+    Ok(first)
 }
 
 async fn active_subscribers(
@@ -302,7 +369,7 @@ async fn active_subscribers(
         sql(
             backend,
             &format!(
-                "SELECT id, partner_id, event_types, schema_versions FROM endpoint WHERE status = 'active' AND partner_id IN ({})",
+                "SELECT id, partner_id, event_types, schema_versions, ordering FROM endpoint WHERE status = 'active' AND partner_id IN ({})",
                 placeholders(partners.len())
             ),
             partners.iter().map(|p| Value::from(*p)).collect(),
@@ -313,12 +380,13 @@ async fn active_subscribers(
                 r.try_get::<String>("", "partner_id")?,
                 r.try_get::<String>("", "event_types")?,
                 r.try_get::<Option<String>>("", "schema_versions")?,
+                r.try_get::<String>("", "ordering")?,
             ))
         },
     )
     .await?;
     let mut by_partner: HashMap<String, Vec<Subscriber>> = HashMap::new();
-    for (id, partner_id, types, pins) in rows {
+    for (id, partner_id, types, pins, ordering) in rows {
         let event_types: Vec<String> = serde_json::from_str(&types)
             .map_err(|e| StoreError::Corrupt(format!("endpoint {id} event_types: {e}")))?;
         let pins = super::endpoints::pins_from_text(pins.as_deref())
@@ -327,6 +395,7 @@ async fn active_subscribers(
             id,
             event_types,
             pins,
+            ordered: Ordering::parse(&ordering) == Some(Ordering::Subject),
         });
     }
     Ok(by_partner)

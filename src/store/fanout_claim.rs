@@ -24,6 +24,7 @@ struct Unpublished {
     id: String,
     partner_id: String,
     event_type: String,
+    subject_type: Option<String>,
     subject_id: Option<String>,
     schema_version: String,
     payload: String,
@@ -108,7 +109,7 @@ pub async fn claim_batch(
         sql(
             backend,
             &format!(
-                "SELECT event_id, partner_id, type, subject_id, schema_version, payload, renditions, \
+                "SELECT event_id, partner_id, type, subject_type, subject_id, schema_version, payload, renditions, \
                  traceparent, tracestate FROM outbox_event WHERE published_at IS NULL ORDER BY created_at, event_id LIMIT ?{}",
                 skip_locked(backend)
             ),
@@ -119,6 +120,7 @@ pub async fn claim_batch(
                 id: r.try_get("", "event_id")?,
                 partner_id: r.try_get("", "partner_id")?,
                 event_type: r.try_get("", "type")?,
+                subject_type: r.try_get("", "subject_type")?,
                 subject_id: r.try_get("", "subject_id")?,
                 schema_version: r.try_get("", "schema_version")?,
                 payload: r.try_get("", "payload")?,
@@ -157,6 +159,7 @@ pub async fn claim_batch(
             id: &e.id,
             partner_id: &e.partner_id,
             event_type: &e.event_type,
+            subject_type: e.subject_type.as_deref(),
             subject_id: e.subject_id.as_deref(),
             schema_version: c.version,
             payload: &e.payload,

@@ -167,6 +167,8 @@ pub async fn sync_operator(
                 schema_versions: Default::default(),
                 concurrency: default_concurrency,
                 rate_limit: None,
+                ordering: Default::default(),
+                on_dead: Default::default(),
                 status: EndpointStatus::Active,
             };
             super::endpoints::create_of_kind(db, secrets, new, Kind::Operator, secret, now_ms)

@@ -115,6 +115,8 @@ pub async fn update(
                 schema_versions: Default::default(),
                 concurrency,
                 rate_limit: None,
+                ordering: Default::default(),
+                on_dead: Default::default(),
                 status: EndpointStatus::Active,
             };
             let fresh = Secret::generate();

@@ -5,7 +5,7 @@
 
 use sea_orm::{ConnectionTrait, Value};
 
-use super::{StoreError, sql};
+use super::{StoreError, ordering::HOLD_IF_ORDERED, sql};
 
 /// Why a delivery that stayed paused past its maximum age is dead.
 pub const PAST_MAX_AGE: &str = "paused-past-max-age";
@@ -44,8 +44,10 @@ pub async fn resume(
     let dead = db
         .execute_raw(sql(
             backend,
-            "UPDATE delivery SET state = 'dead', reason = ?, updated_at = ? \
-             WHERE endpoint_id = ? AND state = 'paused' AND created_at < ?",
+            &format!(
+                "UPDATE delivery SET state = 'dead', reason = ?, updated_at = ?, holding = {HOLD_IF_ORDERED} \
+                 WHERE endpoint_id = ? AND state = 'paused' AND created_at < ?"
+            ),
             vec![
                 PAST_REPLAY_WINDOW.into(),
                 now_ms.into(),
@@ -64,6 +66,10 @@ pub async fn resume(
         ))
         .await?
         .rows_affected();
+    if dead > 0 {
+        // Heads that died here let their subjects move on (unless they hold).
+        super::ordering::advance_endpoint(db, endpoint_id, now_ms).await?;
+    }
     Ok((resumed, dead))
 }
 
@@ -77,9 +83,11 @@ pub async fn expire(
     Ok(db
         .execute_raw(sql(
             db.get_database_backend(),
-            "UPDATE delivery SET state = 'dead', reason = ?, updated_at = ? WHERE id IN \
-             (SELECT id FROM delivery WHERE endpoint_id IN (SELECT id FROM endpoint WHERE status <> 'active') \
-             AND state = 'paused' AND created_at < ? LIMIT 1000)",
+            &format!(
+                "UPDATE delivery SET state = 'dead', reason = ?, updated_at = ?, holding = {HOLD_IF_ORDERED} WHERE id IN \
+                 (SELECT id FROM delivery WHERE endpoint_id IN (SELECT id FROM endpoint WHERE status <> 'active') \
+                 AND state = 'paused' AND created_at < ? LIMIT 1000)"
+            ),
             vec![
                 Value::from(PAST_MAX_AGE),
                 now_ms.into(),

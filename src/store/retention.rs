@@ -24,7 +24,7 @@ pub async fn sweep(
         .execute_raw(sql(
             backend,
             "DELETE FROM delivery WHERE id IN (SELECT d.id FROM delivery d \
-             WHERE d.state IN ('delivered', 'dead', 'cancelled', 'skipped') AND d.updated_at < ? \
+             WHERE d.state IN ('delivered', 'dead', 'cancelled', 'skipped') AND d.updated_at < ? AND d.holding = 0 \
              AND NOT EXISTS (SELECT 1 FROM replay r WHERE r.delivery_id = d.id) LIMIT ?)",
             vec![Value::from(now_ms - deliveries_age_ms), BATCH.into()],
         ))

@@ -42,6 +42,8 @@ pub struct EndpointPatch {
     pub schema_versions: Option<std::collections::BTreeMap<String, u32>>,
     pub concurrency: Option<u32>,
     pub rate_limit: Option<Option<u32>>,
+    pub ordering: Option<crate::domain::ordering::Ordering>,
+    pub on_dead: Option<crate::domain::ordering::OnDead>,
 }
 
 /// A delivery as partners see it.
@@ -149,6 +151,7 @@ impl Scoped<'_> {
         else {
             return Ok(None);
         };
+        let routing_before = (row.ordering.clone(), row.ordering_on_dead.clone());
         let mut m: endpoint::ActiveModel = row.into();
         if let Some(url) = patch.url {
             m.url = Set(url);
@@ -171,9 +174,29 @@ impl Scoped<'_> {
         if let Some(r) = patch.rate_limit {
             m.rate_limit = Set(r.map(|r| i32::try_from(r).unwrap_or(i32::MAX)));
         }
+        if let Some(o) = patch.ordering {
+            m.ordering = Set(o.as_str().into());
+        }
+        if let Some(d) = patch.on_dead {
+            m.ordering_on_dead = Set(d.as_str().into());
+        }
         m.updated_at = Set(now_ms);
         match m.update(self.db).await {
-            Ok(row) => Ok(Some(row.try_into()?)),
+            Ok(row) => {
+                let e: Endpoint = row.try_into()?;
+                let routing_after = (e.ordering.as_str(), e.on_dead.as_str());
+                if (routing_before.0.as_str(), routing_before.1.as_str()) != routing_after {
+                    super::ordering::settings_changed(
+                        self.db,
+                        &e.id,
+                        e.ordering == crate::domain::ordering::Ordering::Subject,
+                        e.on_dead == crate::domain::ordering::OnDead::Hold,
+                        now_ms,
+                    )
+                    .await?;
+                }
+                Ok(Some(e))
+            }
             // Deleted between the read and the write: it is gone, not broken.
             Err(sea_orm::DbErr::RecordNotUpdated) => Ok(None),
             Err(e) => Err(e.into()),

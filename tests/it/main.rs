@@ -31,6 +31,7 @@ mod lease_window;
 mod notifications;
 mod observe;
 mod operate;
+mod ordering;
 mod partner_api;
 mod paused;
 mod portal;

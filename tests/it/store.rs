@@ -66,6 +66,7 @@ async fn each_attempt_record_is_stored_and_counted_exactly_once(backend: Backend
         excerpt: None,
         remote_addr: None,
         next: NextState::Delivered,
+        ordered: false,
         replay_id: None,
         // The delivery was claimed once, by the attempt that delivered it.
         claim_seq: 1,

@@ -92,6 +92,7 @@ impl EndpointActor {
         self.shared.metrics.delivery_cancelled(reason);
         let shared = self.shared.clone();
         let now = shared.clock.now_ms();
+        let job_ordered = job.claimed.ordered;
         let fut = async move {
             let c = &job.claimed;
             let (delivery, replay) = match &c.replay_id {
@@ -100,9 +101,14 @@ impl EndpointActor {
             };
             crate::store::claims::cancel(&shared.db, delivery, replay, reason, now).await
         };
-        ctx.spawn(fut.into_actor(self).map(|res, act, _| {
+        let ordered = job_ordered;
+        ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
             if let Err(e) = res {
                 tracing::warn!(endpoint = %act.id, error = %e, "cancelling a delivery failed; its lease brings it back and it is checked again");
+            } else if ordered {
+                // The next delivery of its subject is due now.
+                act.due.unknown();
+                act.pump(ctx);
             }
         }));
     }
@@ -126,6 +132,7 @@ impl EndpointActor {
         // Once this attempt is durable (its delivery is no longer due).
         let closed = observed.outcome == Outcome::Delivered;
         let manual = job.claimed.replay_id.is_some();
+        let ordered = job.claimed.ordered;
         let next = next_state(
             &observed.outcome,
             manual,
@@ -174,6 +181,9 @@ impl EndpointActor {
             NextState::RetryAt(t) => Some(t),
             _ => None,
         };
+        // Closing the head of an ordered subject made the next one due.
+        let next_of_subject =
+            ordered && matches!(record.next, NextState::Delivered | NextState::Dead);
         if gone {
             // Send nothing more on these settings: reload once recorded.
             self.loaded = None;
@@ -194,6 +204,9 @@ impl EndpointActor {
             if matches!(res, Ok(Ok(()))) {
                 if let Some(t) = retry_at {
                     act.due.by(t);
+                }
+                if next_of_subject {
+                    act.due.unknown();
                 }
             } else {
                 // The row keeps its lease: look again, and the next claim

@@ -21,7 +21,8 @@ use crate::{
     },
 };
 
-const STATES: [&str; 8] = [
+const STATES: [&str; 9] = [
+    "waiting",
     "pending",
     "paused",
     "delivering",
@@ -39,7 +40,9 @@ pub struct DeliveryOut {
     pub event_id: String,
     pub event_type: String,
     pub endpoint_id: String,
-    /// `pending`, `delivering`, `delivered`, `failed` (a retry is scheduled),
+    /// `waiting` (behind an earlier delivery of its subject, on an endpoint
+    /// that orders by subject), `pending`, `delivering`, `delivered`,
+    /// `failed` (a retry is scheduled),
     /// `paused` (its endpoint is disabled: enabling it resumes the delivery
     /// within the replay window; otherwise it is dead at its maximum age),
     /// `dead`, or `cancelled` (closed unsent: it no longer qualified for the

@@ -129,6 +129,8 @@ pub(crate) async fn create(
             Some(InitialStatus::Paused) => EndpointStatus::Paused,
             _ => EndpointStatus::Active,
         },
+        ordering: input.ordering.map(Into::into).unwrap_or_default(),
+        on_dead: input.ordering_on_dead.map(Into::into).unwrap_or_default(),
     };
     let (endpoint, secret) = crate::store::endpoints::create(
         &state.shared.db,
@@ -187,6 +189,8 @@ pub(crate) async fn update(
         },
         concurrency: input.concurrency,
         rate_limit: input.rate_limit.map(Some),
+        ordering: input.ordering.map(Into::into),
+        on_dead: input.ordering_on_dead.map(Into::into),
     };
     let e = scoped
         .update_endpoint(id, patch, state.shared.clock.now_ms())

@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use super::time;
 use crate::{
+    domain::ordering::{OnDead, Ordering},
     signing::{Scheme, SigningKey},
     store::endpoints::Endpoint,
 };
@@ -37,6 +38,11 @@ pub struct EndpointOut {
     /// URL: it receives your `endpoint.*` notices, is never disabled by
     /// failures, and is changed or removed with `PATCH /v1/partner`).
     pub kind: String,
+    /// `none`, or `subject`: one delivery at a time per subject, in the
+    /// order the events were committed.
+    pub ordering: String,
+    /// `skip` or `hold`: what an ordered subject does when its head dies.
+    pub ordering_on_dead: String,
 }
 
 impl From<Endpoint> for EndpointOut {
@@ -56,6 +62,8 @@ impl From<Endpoint> for EndpointOut {
             created_at: time(e.created_at),
             updated_at: time(e.updated_at),
             kind: e.kind.as_str().into(),
+            ordering: e.ordering.as_str().into(),
+            ordering_on_dead: e.on_dead.as_str().into(),
         }
     }
 }
@@ -116,6 +124,46 @@ impl From<SchemeIn> for Scheme {
     }
 }
 
+/// `none` (the default): deliveries go as they come, up to the
+/// endpoint's concurrency. `subject`: for each subject (the envelope's
+/// `subject.type` and `subject.id`), one delivery at a time, in the order
+/// the events were committed; events without a subject are not ordered.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OrderingIn {
+    None,
+    Subject,
+}
+
+impl From<OrderingIn> for Ordering {
+    fn from(o: OrderingIn) -> Ordering {
+        match o {
+            OrderingIn::None => Ordering::None,
+            OrderingIn::Subject => Ordering::Subject,
+        }
+    }
+}
+
+/// What an ordered subject does when its head dies: `skip` (the default:
+/// the next one goes; the dead one stays recoverable, and its replay
+/// arrives out of order, marked `hookd-replay: out-of-band`) or `hold`
+/// (the subject waits until its head is replayed successfully or skipped).
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnDeadIn {
+    Skip,
+    Hold,
+}
+
+impl From<OnDeadIn> for OnDead {
+    fn from(o: OnDeadIn) -> OnDead {
+        match o {
+            OnDeadIn::Skip => OnDead::Skip,
+            OnDeadIn::Hold => OnDead::Hold,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum InitialStatus {
@@ -166,6 +214,10 @@ pub struct CreateEndpoint {
     pub status: Option<InitialStatus>,
     /// The signing key's scheme; default `v1`.
     pub signature_scheme: Option<SchemeIn>,
+    /// Default `none`.
+    pub ordering: Option<OrderingIn>,
+    /// Default `skip`.
+    pub ordering_on_dead: Option<OnDeadIn>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -189,6 +241,11 @@ pub struct UpdateEndpoint {
     pub concurrency: Option<u32>,
     #[schema(minimum = 1, maximum = 10000)]
     pub rate_limit: Option<u32>,
+    /// Turning ordering on orders the deliveries created from then on;
+    /// turning it off lets every waiting delivery go.
+    pub ordering: Option<OrderingIn>,
+    /// From `hold` to `skip`: subjects held by a dead head move on.
+    pub ordering_on_dead: Option<OnDeadIn>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -239,6 +239,8 @@ impl TestApp {
             schema_version: None,
             schema_versions: Default::default(),
             status: EndpointStatus::Active,
+            ordering: Default::default(),
+            on_dead: Default::default(),
         };
         let (e, key) = store::endpoints::create(
             self.db(),

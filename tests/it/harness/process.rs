@@ -287,6 +287,8 @@ pub async fn prepare_endpoints(url: &str, endpoint_urls: &[String], concurrency:
             schema_version: None,
             schema_versions: Default::default(),
             status: EndpointStatus::Active,
+            ordering: Default::default(),
+            on_dead: Default::default(),
         };
         let (endpoint, _) =
             store::endpoints::create(&db, &secrets, endpoint, hookd::signing::Scheme::V1, now)

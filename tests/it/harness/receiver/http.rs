@@ -110,11 +110,14 @@ where
                 .entry(path.clone())
                 .or_default()
                 .arrived(request.received.header("webhook-id"));
+            let ruled = state.rule.clone().and_then(|rule| rule(&request.received));
             state.received.push(request.received);
-            let reply = state
-                .script
-                .pop_front()
-                .unwrap_or_else(|| state.default.clone());
+            let reply = ruled.unwrap_or_else(|| {
+                state
+                    .script
+                    .pop_front()
+                    .unwrap_or_else(|| state.default.clone())
+            });
             drop(state);
             shared.arrived.notify_waiters();
             reply

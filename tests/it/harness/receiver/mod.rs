@@ -82,7 +82,12 @@ struct Shared {
     arrived: Notify,
 }
 
+/// Answers a request by what it carries, before the script is asked;
+/// `None` leaves it to the script.
+pub type Rule = Arc<dyn Fn(&Received) -> Option<Reply> + Send + Sync>;
+
 struct State {
+    rule: Option<Rule>,
     script: VecDeque<Reply>,
     default: Reply,
     received: Vec<Received>,
@@ -138,6 +143,7 @@ impl Receiver {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
+                rule: None,
                 script: VecDeque::new(),
                 default: Reply::status(200),
                 received: Vec::new(),
@@ -174,6 +180,12 @@ impl Receiver {
     /// when the script runs out, `set_default` applies (initially 200).
     pub fn script(&self, replies: impl IntoIterator<Item = Reply>) {
         self.shared.state().script.extend(replies);
+    }
+
+    /// Answers each request by `rule` first (by its id, its body…); what
+    /// the rule leaves (`None`) goes to the script.
+    pub fn answer_by(&self, rule: impl Fn(&Received) -> Option<Reply> + Send + Sync + 'static) {
+        self.shared.state().rule = Some(Arc::new(rule));
     }
 
     /// The reply for requests that come when the script has run out.
