@@ -13,9 +13,9 @@ use super::{
     exit::{self, from_problem},
     out::{self, emit},
     page::PageArgs,
+    routing_args::{OnDeadArg, OrderingArg},
 };
 use crate::{
-    domain::ordering::{OnDead, Ordering},
     http::{
         admin_endpoints::AdminEndpointOut,
         page::Page,
@@ -128,38 +128,6 @@ pub struct EndpointCreate {
     /// Print the endpoint and its secret as JSON, as POST /v1/endpoints answers.
     #[arg(long)]
     json: bool,
-}
-
-/// `--ordering`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(super) enum OrderingArg {
-    None,
-    Subject,
-}
-
-impl From<OrderingArg> for Ordering {
-    fn from(o: OrderingArg) -> Ordering {
-        match o {
-            OrderingArg::None => Ordering::None,
-            OrderingArg::Subject => Ordering::Subject,
-        }
-    }
-}
-
-/// `--on-dead`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(super) enum OnDeadArg {
-    Skip,
-    Hold,
-}
-
-impl From<OnDeadArg> for OnDead {
-    fn from(o: OnDeadArg) -> OnDead {
-        match o {
-            OnDeadArg::Skip => OnDead::Skip,
-            OnDeadArg::Hold => OnDead::Hold,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -9,10 +9,10 @@ use serde_json::json;
 
 use super::{
     ctx::Ctx,
-    endpoint::{OnDeadArg, OrderingArg},
     endpoint_view::{find, shown, text},
     exit::{self, from_problem},
     out::emit,
+    routing_args::{OnDeadArg, OrderingArg},
 };
 use crate::{
     domain::ordering::{OnDead, Ordering},

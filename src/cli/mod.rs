@@ -27,6 +27,7 @@ pub mod key;
 pub mod out;
 pub mod page;
 pub mod partner;
+pub mod routing_args;
 pub mod serve;
 
 use std::path::PathBuf;
