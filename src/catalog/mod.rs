@@ -6,10 +6,14 @@
 //!
 //! Schemas never reach the network: no remote `$ref` is resolved, at load or
 //! ever (the validator is built without any retriever).
+//!
+//! The schemas also tell which `data.` paths a payload filter may name
+//! (`paths`): one no subscribed type holds is refused as a typo.
 
 mod bundled;
 mod file;
 mod load;
+pub mod paths;
 pub mod project;
 pub mod render;
 mod validate;
@@ -20,6 +24,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use load::{CatalogError, OWN_TYPES, load_dir, load_files};
+pub use paths::{ImpossiblePath, impossible_path};
 pub use validate::{DataError, MAX_ERRORS, describe};
 
 /// `usage.finalized`: lowercase words of letters, digits and `_`, joined by dots.
@@ -197,5 +202,7 @@ pub struct PublishedVersion {
     pub compatible_with: Vec<u32>,
 }
 
+#[cfg(test)]
+mod paths_tests;
 #[cfg(test)]
 mod tests;

@@ -1,11 +1,13 @@
-//! Pure domain code: identifiers, events and their envelope, the response
-//! policy, the retry schedule, the circuit breaker, endpoint health over time,
-//! the receiver check's scorecard and the clock. No I/O here.
+//! Pure domain code: identifiers, events and their envelope, payload
+//! filters, the response policy, the retry schedule, the circuit breaker,
+//! endpoint health over time, the receiver check's scorecard and the clock.
+//! No I/O here.
 
 pub mod circuit;
 pub mod client_cert;
 pub mod clock;
 pub mod event;
+pub mod filter;
 pub mod health;
 pub mod ids;
 pub mod ordering;
