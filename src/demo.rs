@@ -195,6 +195,7 @@ async fn demo(
             rate_limit: None,
             ordering: Default::default(),
             on_dead: Default::default(),
+            filter: None,
             schema_version: None,
             schema_versions: Default::default(),
             status: EndpointStatus::Active,

@@ -17,6 +17,7 @@ use prometheus_client::{
 };
 
 use crate::domain::{
+    filter::FilterReason,
     outcome::{ErrorCategory, Outcome},
     subscription::Unqualified,
 };
@@ -73,6 +74,8 @@ pub struct Metrics {
     pub events_rejected: Counter,
     /// Deliveries closed before an attempt because they no longer qualify.
     pub deliveries_cancelled: Family<ReasonLabels, Counter>,
+    /// Deliveries not created: the event did not pass the endpoint's filter.
+    pub deliveries_filtered: Family<ReasonLabels, Counter>,
     pub attempts: Family<AttemptLabels, Counter>,
     pub attempt_seconds: Histogram,
     /// Deliveries waiting, by state (set when scraped).
@@ -116,6 +119,7 @@ impl Metrics {
             delivery_latency: Histogram::new(exponential_buckets(0.001, 2.0, 20)),
             retry_saturation: Gauge::default(),
             deliveries_cancelled: Family::default(),
+            deliveries_filtered: Family::default(),
             attempts: Family::default(),
             // 5 ms to about 41 s.
             attempt_seconds: Histogram::new(exponential_buckets(0.005, 2.0, 14)),
@@ -186,6 +190,11 @@ impl Metrics {
             "deliveries_cancelled",
             "Deliveries closed without an attempt because they no longer qualify (the endpoint stopped subscribing to the type, or belongs to another partner), by reason",
             m.deliveries_cancelled.clone(),
+        );
+        registry.register(
+            "deliveries_filtered",
+            "Deliveries not created because the event did not pass the endpoint's filter, by reason (no_match, missing_field, not_comparable)",
+            m.deliveries_filtered.clone(),
         );
         registry.register(
             "attempts",
@@ -265,6 +274,11 @@ impl Metrics {
                 reason: reason.reason(),
             }));
         }
+        for reason in FilterReason::ALL {
+            drop(self.deliveries_filtered.get_or_create(&ReasonLabels {
+                reason: reason.as_str(),
+            }));
+        }
         let results = [("delivered", "none"), ("gone", "http_status")]
             .into_iter()
             .chain(ErrorCategory::ALL.map(|c| ("failed", c.as_str())));
@@ -276,6 +290,17 @@ impl Metrics {
                     trigger,
                 }));
             }
+        }
+    }
+
+    /// Counts the deliveries a fanout left out, by the filters' reasons.
+    pub fn deliveries_filtered(&self, filtered: &std::collections::BTreeMap<FilterReason, usize>) {
+        for (reason, n) in filtered {
+            self.deliveries_filtered
+                .get_or_create(&ReasonLabels {
+                    reason: reason.as_str(),
+                })
+                .inc_by(*n as u64);
         }
     }
 

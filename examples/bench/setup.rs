@@ -96,6 +96,7 @@ pub async fn populate(
                 status: EndpointStatus::Active,
                 ordering: Default::default(),
                 on_dead: Default::default(),
+                filter: None,
             };
             store::endpoints::create(db, &secrets, endpoint, hookd::signing::Scheme::V1, now)
                 .await?;

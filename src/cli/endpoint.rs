@@ -222,6 +222,7 @@ async fn create(ctx: &Ctx, c: EndpointCreate) -> anyhow::Result<()> {
         status: EndpointStatus::Active,
         ordering: c.ordering.into(),
         on_dead: c.on_dead.into(),
+        filter: None,
     };
     let scheme = c.signature_scheme.into();
     let (e, secret) = store::endpoints::create(&ctx.db, &secrets, new, scheme, ctx.now()).await?;

@@ -127,6 +127,7 @@ pub async fn update(ctx: &Ctx, u: EndpointUpdate) -> anyhow::Result<()> {
         rate_limit: u.rate_limit.map(Some),
         ordering: u.ordering.map(Into::into),
         on_dead: u.on_dead.map(Into::into),
+        filter: None,
     };
     let e = for_partner(&ctx.db, &before.partner_id)
         .update_endpoint(&u.id, patch, ctx.now())

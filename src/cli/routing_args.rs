@@ -36,4 +36,3 @@ impl From<OnDeadArg> for OnDead {
         }
     }
 }
-

@@ -162,6 +162,9 @@ fn after_commit(
     shared.metrics.events_ingested.inc_by(events.len() as u64);
     let created: usize = publication.fanout.deliveries.values().sum();
     shared.metrics.deliveries_created.inc_by(created as u64);
+    shared
+        .metrics
+        .deliveries_filtered(&publication.fanout.filtered);
     hand_over.do_send(Fresh(fresh::handover(publication, &events)));
 }
 

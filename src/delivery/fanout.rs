@@ -159,6 +159,9 @@ impl FanoutActor {
                 }
                 total.events += f.events;
                 total.rejected += f.rejected;
+                for (reason, n) in f.filtered {
+                    *total.filtered.entry(reason).or_default() += n;
+                }
                 for (endpoint, n) in f.deliveries {
                     *total.deliveries.entry(endpoint).or_default() += n;
                 }
@@ -175,6 +178,7 @@ impl FanoutActor {
                     let created: usize = f.deliveries.values().sum();
                     act.shared.metrics.deliveries_created.inc_by(created as u64);
                     act.shared.metrics.events_rejected.inc_by(f.rejected as u64);
+                    act.shared.metrics.deliveries_filtered(&f.filtered);
                     if f.events > 0 {
                         tracing::debug!(
                             events = f.events,

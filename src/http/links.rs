@@ -30,6 +30,7 @@ const ENDPOINT_ROUTES: &[&str] = &[
     "set_client_certificate",
     "remove_receiver_auth",
     "held_subjects",
+    "filter_test",
 ];
 const DELIVERY_ROUTES: &[&str] = &["get_delivery", "replay_delivery", "skip_delivery"];
 

@@ -68,7 +68,7 @@ impl AppState {
 /// the OpenAPI document.
 pub fn routes(cfg: &mut ServiceConfig) {
     use partner::{
-        catalog, checks, deliveries, endpoints, events, ordering, receiver_auth, settings,
+        catalog, checks, deliveries, endpoints, events, filters, ordering, receiver_auth, settings,
     };
     cfg.service(openapi::document)
         .service(health::healthz)
@@ -87,6 +87,7 @@ pub fn routes(cfg: &mut ServiceConfig) {
         .service(endpoints::expire_previous)
         .service(endpoints::send_test)
         .service(endpoints::recover)
+        .service(filters::filter_test)
         .service(receiver_auth::get_receiver_auth)
         .service(receiver_auth::set_headers)
         .service(receiver_auth::set_oauth2)

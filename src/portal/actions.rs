@@ -89,6 +89,7 @@ async fn create(
         let input = CreateEndpoint {
             ordering: None,
             ordering_on_dead: None,
+            filter: None,
             url: form::text(&fields, "url").unwrap_or_default().to_string(),
             description: form::text(&fields, "description").map(str::to_string),
             event_types: Some(types(&fields)),
@@ -116,6 +117,7 @@ async fn edit(
         let input = UpdateEndpoint {
             ordering: None,
             ordering_on_dead: None,
+            filter: None,
             url: form::text(&fields, "url").map(str::to_string),
             description: Some(fields.get("description").cloned().unwrap_or_default()),
             event_types: Some(types(&fields)),

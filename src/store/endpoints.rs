@@ -16,6 +16,7 @@ use super::{
 use crate::{
     domain::{
         circuit::Saved,
+        filter::Filter,
         ids::new_id,
         ordering::{OnDead, Ordering},
     },
@@ -76,7 +77,7 @@ impl Kind {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Endpoint {
     pub id: String,
     pub partner_id: String,
@@ -97,6 +98,8 @@ pub struct Endpoint {
     pub kind: Kind,
     pub ordering: Ordering,
     pub on_dead: OnDead,
+    /// Only events that pass it get a delivery.
+    pub filter: Option<Filter>,
 }
 
 impl TryFrom<endpoint::Model> for Endpoint {
@@ -109,6 +112,8 @@ impl TryFrom<endpoint::Model> for Endpoint {
             ordering: Ordering::parse(&m.ordering).ok_or_else(|| corrupt("ordering"))?,
             on_dead: OnDead::parse(&m.ordering_on_dead)
                 .ok_or_else(|| corrupt("ordering_on_dead"))?,
+            filter: filter_from_text(m.filter.as_deref())
+                .map_err(|e| corrupt(&format!("filter {e}")))?,
             event_types: serde_json::from_str(&m.event_types)
                 .map_err(|_| corrupt("event_types"))?,
             schema_versions: pins_from_text(m.schema_versions.as_deref())
@@ -142,6 +147,21 @@ pub struct NewEndpoint {
     pub status: EndpointStatus,
     pub ordering: Ordering,
     pub on_dead: OnDead,
+    pub filter: Option<Filter>,
+}
+
+/// A stored filter, read back (`None`: no filter).
+pub fn filter_from_text(text: Option<&str>) -> Result<Option<Filter>, String> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    Filter::parse(&value).map(Some).map_err(|e| e.to_string())
+}
+
+/// A filter as stored.
+pub fn filter_to_text(filter: Option<&Filter>) -> Option<String> {
+    filter.map(|f| f.to_json().to_string())
 }
 
 /// An endpoint's pinned versions as stored (`None` when there are none).
@@ -234,7 +254,7 @@ async fn insert(
         kind: Set(kind.as_str().into()),
         ordering: Set(new.ordering.as_str().into()),
         ordering_on_dead: Set(new.on_dead.as_str().into()),
-        filter: Set(None),
+        filter: Set(filter_to_text(new.filter.as_ref())),
     })
     .exec_with_returning(&txn)
     .await?;

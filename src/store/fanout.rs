@@ -13,8 +13,9 @@ use crate::{
         render::{NO_RENDERING, Rendering, choose},
     },
     domain::{
+        filter::{EventView, FilterReason, Verdict},
         ids::new_id,
-        ordering::{Ordering, Place, place, subject_key},
+        ordering::{Place, place, subject_key},
         renditions::{self, Renditions},
         subscription::subscribes,
     },
@@ -30,6 +31,9 @@ pub struct Fanout {
     pub deliveries: BTreeMap<String, usize>,
     /// The events published, when the claim was traced.
     pub published: Vec<PublishedEvent>,
+    /// Deliveries not created because the event did not pass the
+    /// endpoint's filter, by reason.
+    pub filtered: BTreeMap<FilterReason, usize>,
 }
 
 /// A published event as its publication span names it.
@@ -39,15 +43,6 @@ pub struct PublishedEvent {
     pub partner_id: String,
     pub event_type: String,
     pub trace: Option<crate::domain::trace::TraceContext>,
-}
-
-struct Subscriber {
-    id: String,
-    event_types: Vec<String>,
-    /// Orders its deliveries per subject.
-    ordered: bool,
-    /// Event type → pinned version.
-    pins: std::collections::BTreeMap<String, u32>,
 }
 
 /// An event as publishing needs it.
@@ -125,18 +120,29 @@ pub async fn publish(
     let mut partners: Vec<&str> = events.iter().map(|e| e.partner_id).collect();
     partners.sort_unstable();
     partners.dedup();
-    let subscribers = active_subscribers(txn, backend, &partners).await?;
+    let subscribers = super::subscribers::active(txn, backend, &partners).await?;
 
     let mut out = Publication::default();
     out.fanout.events = events.len();
     let mut rows: Vec<Row<'_>> = Vec::new();
     for (i, e) in events.iter().enumerate() {
+        // Read once, for the first endpoint with a filter.
+        let mut data: Option<serde_json::Value> = None;
         for s in subscribers.get(e.partner_id).into_iter().flatten() {
             // Operational events about an endpoint go to the partner's other endpoints.
             let about_itself =
                 e.event_type.starts_with("endpoint.") && e.subject_id == Some(s.id.as_str());
             if !subscribes(&s.event_types, e.event_type) || about_itself {
                 continue;
+            }
+            if let Some(filter) = &s.filter {
+                let data = data.get_or_insert_with(|| {
+                    serde_json::from_str(e.payload).unwrap_or(serde_json::Value::Null)
+                });
+                if let Verdict::Filtered(reason) = filter.evaluate(&view(e, data)) {
+                    *out.fanout.filtered.entry(reason).or_default() += 1;
+                    continue;
+                }
             }
             let pinned = s.pins.get(e.event_type).copied();
             let rendering = match out
@@ -272,6 +278,16 @@ pub async fn publish(
     Ok(out)
 }
 
+/// What a filter sees of `e`: its own partner's event, as the producer
+/// sent it (`data` at the event's own version).
+fn view<'a>(e: &Published<'a>, data: &'a serde_json::Value) -> EventView<'a> {
+    EventView {
+        event_type: e.event_type,
+        subject: e.subject_type.zip(e.subject_id),
+        data,
+    }
+}
+
 /// Places the ordered rows (given in feed order) behind whatever their
 /// subjects have under way.
 async fn place_ordered(txn: &impl ConnectionTrait, rows: &mut [Row<'_>]) -> Result<(), StoreError> {
@@ -357,48 +373,6 @@ async fn number_in_feed(
         .await?;
     }
     Ok(first)
-}
-
-async fn active_subscribers(
-    db: &impl ConnectionTrait,
-    backend: DbBackend,
-    partners: &[&str],
-) -> Result<HashMap<String, Vec<Subscriber>>, StoreError> {
-    let rows = super::query_all(
-        db,
-        sql(
-            backend,
-            &format!(
-                "SELECT id, partner_id, event_types, schema_versions, ordering FROM endpoint WHERE status = 'active' AND partner_id IN ({})",
-                placeholders(partners.len())
-            ),
-            partners.iter().map(|p| Value::from(*p)).collect(),
-        ),
-        |r| {
-            Ok((
-                r.try_get::<String>("", "id")?,
-                r.try_get::<String>("", "partner_id")?,
-                r.try_get::<String>("", "event_types")?,
-                r.try_get::<Option<String>>("", "schema_versions")?,
-                r.try_get::<String>("", "ordering")?,
-            ))
-        },
-    )
-    .await?;
-    let mut by_partner: HashMap<String, Vec<Subscriber>> = HashMap::new();
-    for (id, partner_id, types, pins, ordering) in rows {
-        let event_types: Vec<String> = serde_json::from_str(&types)
-            .map_err(|e| StoreError::Corrupt(format!("endpoint {id} event_types: {e}")))?;
-        let pins = super::endpoints::pins_from_text(pins.as_deref())
-            .map_err(|e| StoreError::Corrupt(format!("endpoint {id} schema_versions: {e}")))?;
-        by_partner.entry(partner_id).or_default().push(Subscriber {
-            id,
-            event_types,
-            pins,
-            ordered: Ordering::parse(&ordering) == Some(Ordering::Subject),
-        });
-    }
-    Ok(by_partner)
 }
 
 /// The channel on which PostgreSQL tells every instance, at commit, which

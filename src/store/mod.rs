@@ -35,6 +35,7 @@ pub mod scoped;
 pub mod scoped_ordering;
 pub(crate) mod search;
 pub mod sessions;
+pub mod subscribers;
 pub mod thresholds;
 
 use std::time::Duration;

@@ -169,6 +169,7 @@ pub async fn sync_operator(
                 rate_limit: None,
                 ordering: Default::default(),
                 on_dead: Default::default(),
+                filter: None,
                 status: EndpointStatus::Active,
             };
             super::endpoints::create_of_kind(db, secrets, new, Kind::Operator, secret, now_ms)

@@ -117,6 +117,7 @@ pub async fn update(
                 rate_limit: None,
                 ordering: Default::default(),
                 on_dead: Default::default(),
+                filter: None,
                 status: EndpointStatus::Active,
             };
             let fresh = Secret::generate();

@@ -44,6 +44,8 @@ pub struct EndpointPatch {
     pub rate_limit: Option<Option<u32>>,
     pub ordering: Option<crate::domain::ordering::Ordering>,
     pub on_dead: Option<crate::domain::ordering::OnDead>,
+    /// `Some(None)` removes the filter.
+    pub filter: Option<Option<crate::domain::filter::Filter>>,
 }
 
 /// A delivery as partners see it.
@@ -179,6 +181,9 @@ impl Scoped<'_> {
         }
         if let Some(d) = patch.on_dead {
             m.ordering_on_dead = Set(d.as_str().into());
+        }
+        if let Some(f) = patch.filter {
+            m.filter = Set(super::endpoints::filter_to_text(f.as_ref()));
         }
         m.updated_at = Set(now_ms);
         match m.update(self.db).await {

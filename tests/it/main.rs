@@ -20,6 +20,7 @@ mod dashboard;
 mod delivery;
 mod egress;
 mod exact;
+mod filters;
 mod first_hour;
 mod group_commit;
 mod health;

@@ -77,7 +77,7 @@ impl Verdict {
 /// `or` (where every one failed), the first listed. `not` is pushed down to
 /// the conditions (`not(and(a, b))` is `or(not a, not b)`), so the reason is
 /// always a condition's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FilterReason {
     /// The field was there and the condition was false.
     NoMatch,

@@ -5,12 +5,14 @@
 
 use super::{
     endpoint_shapes::{CreateEndpoint, InitialStatus, Recover, RotateSecret, UpdateEndpoint},
+    filters::checked_filter,
     pins,
 };
 use crate::{
     delivery::messages::EndpointChanged,
     domain::{
         event::{NewEvent, Subject, valid_event_type},
+        filter::Filter,
         ids::EventId,
     },
     egress::url_check::{RegistrationError, check_registration},
@@ -110,6 +112,10 @@ pub(crate) async fn create(
     }
     check_range("concurrency", input.concurrency, 1..=256)?;
     check_range("rate_limit", input.rate_limit, 1..=10_000)?;
+    let filter = match &input.filter {
+        Some(given) => Some(checked_filter(state, &types, given)?),
+        None => None,
+    };
     let url = checked_url(state, &input.url).await?;
     let new = NewEndpoint {
         partner_id: partner.to_string(),
@@ -131,6 +137,7 @@ pub(crate) async fn create(
         },
         ordering: input.ordering.map(Into::into).unwrap_or_default(),
         on_dead: input.ordering_on_dead.map(Into::into).unwrap_or_default(),
+        filter,
     };
     let (endpoint, secret) = crate::store::endpoints::create(
         &state.shared.db,
@@ -166,6 +173,7 @@ pub(crate) async fn update(
     if let Some(t) = &input.event_types {
         check_types(t)?;
     }
+    let filter = filter_change(state, &scoped, id, &input).await?;
     if let Some(d) = &input.description {
         check_text("description", d, 1000)?;
     }
@@ -191,6 +199,7 @@ pub(crate) async fn update(
         rate_limit: input.rate_limit.map(Some),
         ordering: input.ordering.map(Into::into),
         on_dead: input.ordering_on_dead.map(Into::into),
+        filter,
     };
     let e = scoped
         .update_endpoint(id, patch, state.shared.clock.now_ms())
@@ -198,6 +207,28 @@ pub(crate) async fn update(
         .ok_or_else(not_found)?;
     state.engine.fanout.do_send(EndpointChanged(e.id.clone()));
     Ok(e)
+}
+
+/// The filter an update leaves the endpoint with, checked against the
+/// types it leaves it with: a new filter, its removal (`null`), or, when
+/// only the types change, the current filter checked again.
+async fn filter_change(
+    state: &AppState,
+    scoped: &Scoped<'_>,
+    id: &str,
+    input: &UpdateEndpoint,
+) -> Result<Option<Option<Filter>>, Problem> {
+    let current = scoped.endpoint(id).await?.ok_or_else(not_found)?;
+    let types = input.event_types.as_ref().unwrap_or(&current.event_types);
+    match (&input.filter, &current.filter) {
+        (Some(None), _) => Ok(Some(None)),
+        (Some(Some(given)), _) => Ok(Some(Some(checked_filter(state, types, given)?))),
+        (None, Some(f)) if input.event_types.is_some() => {
+            checked_filter(state, types, &f.to_json())?;
+            Ok(None)
+        }
+        (None, _) => Ok(None),
+    }
 }
 
 /// A new secret for the partner's endpoint `id`; the others keep signing

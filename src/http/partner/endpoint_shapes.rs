@@ -43,6 +43,10 @@ pub struct EndpointOut {
     pub ordering: String,
     /// `skip` or `hold`: what an ordered subject does when its head dies.
     pub ordering_on_dead: String,
+    /// Only events that pass it get a delivery; null for every event of
+    /// the endpoint's types (see `docs/filters.md`).
+    #[schema(value_type = Option<Object>)]
+    pub filter: Option<serde_json::Value>,
 }
 
 impl From<Endpoint> for EndpointOut {
@@ -64,6 +68,7 @@ impl From<Endpoint> for EndpointOut {
             kind: e.kind.as_str().into(),
             ordering: e.ordering.as_str().into(),
             ordering_on_dead: e.on_dead.as_str().into(),
+            filter: e.filter.map(|f| f.to_json()),
         }
     }
 }
@@ -218,6 +223,10 @@ pub struct CreateEndpoint {
     pub ordering: Option<OrderingIn>,
     /// Default `skip`.
     pub ordering_on_dead: Option<OnDeadIn>,
+    /// Only events that pass it get a delivery (a JSON condition over
+    /// `type`, `subject` and `data`; see `docs/filters.md`). Default none.
+    #[schema(value_type = Option<Object>)]
+    pub filter: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -246,6 +255,10 @@ pub struct UpdateEndpoint {
     pub ordering: Option<OrderingIn>,
     /// From `hold` to `skip`: subjects held by a dead head move on.
     pub ordering_on_dead: Option<OnDeadIn>,
+    /// A new filter; `null` removes it.
+    #[serde(default, deserialize_with = "super::filters::present")]
+    #[schema(value_type = Option<Object>, nullable)]
+    pub filter: Option<Option<serde_json::Value>>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -11,6 +11,7 @@ pub mod endpoint_ops;
 pub mod endpoint_shapes;
 pub mod endpoints;
 pub mod events;
+pub mod filters;
 pub mod ordering;
 mod pins;
 pub mod receiver_auth;

@@ -32,6 +32,7 @@ pub mod wait;
 
 pub use answer::{ApiAnswer, TextAnswer, expect_status, read_answer, read_text};
 pub use limits::{Limited, UNLIMITED, rate_limit};
+pub use send::call_raw;
 pub use wait::{QUIET, SLOW, WAIT, stays_quiet, wait_for, wait_until};
 
 use std::{
@@ -241,6 +242,7 @@ impl TestApp {
             status: EndpointStatus::Active,
             ordering: Default::default(),
             on_dead: Default::default(),
+            filter: None,
         };
         let (e, key) = store::endpoints::create(
             self.db(),
@@ -411,25 +413,6 @@ impl TestApp {
 }
 
 // ----- Partner API helpers -----
-
-/// Sends `method path` to `base_url` with `Bearer key` (none when `key` is
-/// empty) and, if given, a raw `application/json` body.
-pub async fn call_raw(
-    http: &awc::Client,
-    base_url: &str,
-    method: &str,
-    path: &str,
-    key: &str,
-    body: Option<&str>,
-) -> ApiAnswer {
-    let method = awc::http::Method::from_bytes(method.as_bytes()).expect("an HTTP method");
-    let mut req = http.request(method, format!("{base_url}{path}"));
-    if !key.is_empty() {
-        req = req.insert_header(("authorization", format!("Bearer {key}")));
-    }
-    let sent = send::send_with_optional_body(req, "application/json", body).await;
-    read_answer(sent.unwrap_or_else(|e| panic!("the request {path} completes: {e}"))).await
-}
 
 /// A second hookd on the same database (a second fanout and delivery
 /// engine, and its own web server), stopped with the test's engines.

@@ -289,6 +289,7 @@ pub async fn prepare_endpoints(url: &str, endpoint_urls: &[String], concurrency:
             status: EndpointStatus::Active,
             ordering: Default::default(),
             on_dead: Default::default(),
+            filter: None,
         };
         let (endpoint, _) =
             store::endpoints::create(&db, &secrets, endpoint, hookd::signing::Scheme::V1, now)
