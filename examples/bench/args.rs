@@ -10,7 +10,7 @@ pub struct Args {
     pub backend: String,
     /// `both` is throughput and steady; `steady` is `paced` to one endpoint.
     #[arg(long, default_value = "both",
-          value_parser = ["throughput", "steady", "paced", "single", "slow", "many", "soak", "both"])]
+          value_parser = ["throughput", "steady", "paced", "single", "slow", "many", "soak", "ordered", "both"])]
     pub scenario: String,
     /// Throughput, single, slow: events to publish, each to every endpoint.
     #[arg(long, default_value_t = 20_000)]
@@ -66,6 +66,12 @@ pub struct Args {
     /// Cluster: how long the receiver takes to answer, in milliseconds.
     #[arg(long, default_value_t = 0)]
     pub delay_ms: u64,
+    /// Ordered: how many subjects the events are about.
+    #[arg(long, default_value_t = 1000)]
+    pub subjects: usize,
+    /// Ordered: the endpoint's ordering, `subject` or `none` (to compare).
+    #[arg(long, default_value = "subject", value_parser = ["subject", "none"])]
+    pub ordering: String,
     /// Cluster: cluster.lease_ttl in seconds.
     #[arg(long, default_value_t = 15)]
     pub lease_ttl: u64,
@@ -82,6 +88,7 @@ impl Args {
             "single" => &["single"],
             "slow" => &["slow"],
             "soak" => &["soak"],
+            "ordered" => &["ordered"],
             _ => &["many"],
         };
         let backends: &[&'static str] = match self.backend.as_str() {

@@ -22,6 +22,9 @@ pub struct Outcome {
     pub connections: usize,
     /// Requests the stalled endpoint held.
     pub held: usize,
+    /// With subjects: events received before an event of their subject
+    /// committed earlier (on any endpoint).
+    pub order_violations: Option<usize>,
 }
 
 /// Runs `load` through hookd on `backend` into a receiver set up by `plan`;
@@ -44,6 +47,14 @@ pub async fn run(
     let clock = Arc::new(hookd::domain::clock::SystemClock);
     let hookd = hookd::app::start(config, clock, false).await?;
     let made = setup::populate(&hookd.shared.db, 1, &receiver.urls, concurrency).await?;
+    if load.ordered {
+        use sea_orm::ConnectionTrait as _;
+        hookd
+            .shared
+            .db
+            .execute_unprepared("UPDATE endpoint SET ordering = 'subject'")
+            .await?;
+    }
     let producer = Producer {
         url: format!("http://{}/v1/events", hookd.addr),
         key: made.key,
@@ -57,6 +68,17 @@ pub async fn run(
     let rss_mib = crate::report::peak_rss_mib("self");
     let report = receiver.report(healthy.iter().copied(), |_| &ingest.sent);
     let db = setup::counts(&hookd.shared.db).await;
+    let order_violations = if load.subjects > 0 {
+        let feed = crate::ordered::feed(&hookd.shared.db).await?;
+        Some(
+            healthy
+                .iter()
+                .map(|e| crate::ordered::violations(&feed, &receiver.first_receipts(*e)))
+                .sum(),
+        )
+    } else {
+        None
+    };
     hookd.engine.shutdown().await;
     hookd.server.stop(true).await;
     receiver.server.stop(false).await;
@@ -68,6 +90,7 @@ pub async fn run(
         db,
         connections: receiver.log.connections.load(Relaxed),
         held: receiver.log.held.load(Relaxed),
+        order_violations,
     }))
 }
 
@@ -97,8 +120,12 @@ impl Outcome {
     /// peak RSS, counts) and the database's view under it; true if the counts hold.
     pub fn print(&self, scenario: &str, backend: &str, conditions: &str) -> bool {
         let (counts, ok) = self.report.check();
+        let order = match self.order_violations {
+            Some(n) => format!(", order violations {n}"),
+            None => String::new(),
+        };
         let figures = format!(
-            "ingest {} ev/s, deliveries {}/s, {}, peak RSS {} MiB (whole process), {counts}",
+            "ingest {} ev/s, deliveries {}/s, {}, peak RSS {} MiB (whole process), {counts}{order}",
             crate::report::per_sec(self.ingest.sent.len(), self.ingest.elapsed),
             self.delivery_rate(),
             self.latency(),

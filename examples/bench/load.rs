@@ -29,6 +29,10 @@ pub struct Ingested {
 /// POSTs at once, the i-th POST no earlier than `pace` × i after the first.
 #[derive(Clone, Copy)]
 pub struct Load {
+    /// Event `i` is about subject `cus_{i % subjects}` (0: no subject).
+    pub subjects: usize,
+    /// The endpoints order their deliveries per subject.
+    pub ordered: bool,
     pub events: usize,
     pub batch: usize,
     pub in_flight: usize,
@@ -60,7 +64,7 @@ impl Producer {
         let (step, n) = (load.batch.max(1), load.events);
         let bodies: Vec<_> = (0..n)
             .step_by(step)
-            .map(|i| self.events(i, step.min(n - i)))
+            .map(|i| self.events(i, step.min(n - i), load.subjects))
             .collect();
         let first_send = Instant::now();
         let paced = futures_util::stream::iter(bodies.into_iter().zip(0u32..)).then(
@@ -93,15 +97,18 @@ impl Producer {
 
     /// `n` events with producer-chosen ids: a JSON array, or an object for one.
     /// Each id comes with its partner's index.
-    fn events(&self, first: usize, n: usize) -> (Vec<(String, usize)>, String) {
+    fn events(&self, first: usize, n: usize, subjects: usize) -> (Vec<(String, usize)>, String) {
         let (ids, events): (Vec<_>, Vec<serde_json::Value>) = (first..first + n)
             .map(|seq| {
                 let id = format!("evt_{}", ulid::Ulid::new());
                 let index = seq % self.partners.len();
                 let partner = &self.partners[index];
                 let data = serde_json::json!({"customer_id": "cus_204", "final_cost": "1.20", "currency": "USD", "seq": seq});
-                let event = serde_json::json!({"event_id": id, "type": "usage.finalized",
+                let mut event = serde_json::json!({"event_id": id, "type": "usage.finalized",
                     "schema_version": 1, "partner_id": partner, "data": data});
+                if subjects > 0 {
+                    event["subject"] = serde_json::json!({"type": "customer", "id": format!("cus_{}", seq % subjects)});
+                }
                 ((id, index), event)
             })
             .unzip();

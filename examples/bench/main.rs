@@ -9,6 +9,7 @@
 //!     slow: [--events 20000] [--endpoints 10] [--batch 500] [--timeout-secs 2]
 //!     many: [--partners 100] [--per-partner 100] [--rounds 5]
 //!     soak: [--minutes 30] [--rate 200] [--endpoints 10]
+//!     ordered: [--events 20000] [--subjects 1000] [--ordering subject|none] [--batch 500]
 //! cargo run --release --example bench -- --backend postgres --instances 3
 //!     [--events 20000] [--endpoints 20] [--cap 2] [--delay-ms 0] [--lease-ttl 15]
 //! ```
@@ -49,6 +50,7 @@ mod cluster;
 mod inproc;
 mod load;
 mod many;
+mod ordered;
 mod paced;
 mod process;
 mod receiver;
@@ -124,6 +126,7 @@ fn run(backend: &str, scenario: &str, args: &args::Args) -> anyhow::Result<bool>
         "single" => system().block_on(single::run(backend, args)),
         "many" => system().block_on(many::run(backend, args)),
         "soak" => system().block_on(soak::run(backend, args)),
+        "ordered" => system().block_on(ordered::run(backend, args)),
         _ => slow::run(backend, args),
     }
 }

@@ -50,6 +50,8 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
         partners: made.partners,
     };
     let load = Load {
+        subjects: 0,
+        ordered: false,
         events: partners,
         batch: 500,
         in_flight: 4,

@@ -11,6 +11,8 @@ use crate::load::Load;
 pub async fn run(backend: &str, args: &Args, endpoints: usize) -> anyhow::Result<bool> {
     let (rate, seconds) = (args.rate.unwrap_or(500).max(1), args.seconds);
     let load = Load {
+        subjects: 0,
+        ordered: false,
         events: (rate * seconds) as usize,
         batch: 1,
         in_flight: 1024,

@@ -162,6 +162,12 @@ impl Receiver {
         Ok(Receiver { urls, log, server })
     }
 
+    /// Endpoint `endpoint`'s first receipt of each event id.
+    pub fn first_receipts(&self, endpoint: usize) -> HashMap<String, Instant> {
+        let seen = self.log.seen.lock().expect("the receiver log");
+        seen[endpoint].first.clone()
+    }
+
     /// Distinct deliveries so far.
     pub fn distinct(&self) -> usize {
         self.log.distinct.load(Relaxed)

@@ -14,6 +14,8 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
     let (events, endpoints) = (args.events, args.endpoints);
     let in_flight = args.concurrency.unwrap_or(16);
     let load = Load {
+        subjects: 0,
+        ordered: false,
         events,
         batch: 1,
         in_flight,

@@ -67,6 +67,8 @@ async fn run_one(
         hold: 2 * timeout + Duration::from_secs(1),
     };
     let load = Load {
+        subjects: 0,
+        ordered: false,
         events: args.events,
         batch: args.batch,
         in_flight: args.concurrency.unwrap_or(4),

@@ -86,6 +86,8 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
         partners: made.partners,
     };
     let per_minute = Load {
+        subjects: 0,
+        ordered: false,
         events: rate as usize * 60,
         batch: 1,
         in_flight: 8,

@@ -11,6 +11,8 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
     let (events, endpoints, batch) = (args.events, args.endpoints, args.batch);
     let in_flight = args.concurrency.unwrap_or(4);
     let load = Load {
+        subjects: 0,
+        ordered: false,
         events,
         batch,
         in_flight,

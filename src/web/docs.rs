@@ -31,6 +31,7 @@ pub const PAGES: &[Page] = pages![
     "producing",
     "events",
     "partner-api",
+    "ordering",
     "filters",
     "portal",
     "operating",
