@@ -211,7 +211,7 @@ pub async fn backlogs(
         db,
         "SELECT endpoint_id, SUM(CASE WHEN state = 'paused' THEN 0 ELSE 1 END) AS waiting, \
          SUM(CASE WHEN state = 'paused' THEN 1 ELSE 0 END) AS paused FROM delivery \
-         WHERE endpoint_id IN ({ids}) AND state IN ('pending', 'failed', 'delivering', 'paused') \
+         WHERE endpoint_id IN ({ids}) AND state IN ('waiting', 'pending', 'failed', 'delivering', 'paused') \
          GROUP BY endpoint_id",
         &[],
         ids,

@@ -27,6 +27,8 @@ pub struct EndpointBacklog {
 /// Unfinished deliveries, by state.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Waiting {
+    /// Behind an earlier delivery of their subject (ordered endpoints).
+    pub waiting: i64,
     pub pending: i64,
     pub failed: i64,
     pub delivering: i64,
@@ -34,8 +36,9 @@ pub struct Waiting {
 
 impl Waiting {
     /// Each state with its name, in a fixed order (states without rows read 0).
-    pub fn by_state(self) -> [(&'static str, i64); 3] {
+    pub fn by_state(self) -> [(&'static str, i64); 4] {
         [
+            ("waiting", self.waiting),
             ("pending", self.pending),
             ("failed", self.failed),
             ("delivering", self.delivering),
@@ -43,14 +46,15 @@ impl Waiting {
     }
 }
 
-/// How many deliveries are pending, failed (waiting to retry) or in flight.
+/// How many deliveries wait behind their subject, are pending, failed
+/// (waiting to retry) or in flight.
 pub async fn waiting(db: &impl ConnectionTrait) -> Result<Waiting, StoreError> {
     let rows: Vec<(String, i64)> = query_all(
         db,
         sql(
             db.get_database_backend(),
             "SELECT state, COUNT(*) AS n FROM delivery \
-             WHERE state IN ('pending', 'failed', 'delivering') GROUP BY state",
+             WHERE state IN ('waiting', 'pending', 'failed', 'delivering') GROUP BY state",
             vec![],
         ),
         |r| Ok((r.try_get("", "state")?, r.try_get("", "n")?)),
@@ -59,6 +63,7 @@ pub async fn waiting(db: &impl ConnectionTrait) -> Result<Waiting, StoreError> {
     let mut w = Waiting::default();
     for (state, n) in rows {
         match state.as_str() {
+            "waiting" => w.waiting = n,
             "pending" => w.pending = n,
             "failed" => w.failed = n,
             _ => w.delivering = n,

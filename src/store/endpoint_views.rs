@@ -132,7 +132,7 @@ const STANDING: &str = "SELECT e.id, e.partner_id, e.url, e.description, e.kind,
      FROM endpoint e LEFT JOIN (SELECT endpoint_id, \
        SUM(CASE WHEN state = 'paused' THEN 0 ELSE 1 END) AS waiting, \
        SUM(CASE WHEN state = 'paused' THEN 1 ELSE 0 END) AS paused \
-       FROM delivery WHERE state IN ('pending', 'failed', 'delivering', 'paused') GROUP BY endpoint_id) b \
+       FROM delivery WHERE state IN ('waiting', 'pending', 'failed', 'delivering', 'paused') GROUP BY endpoint_id) b \
      ON b.endpoint_id = e.id WHERE 1 = 1";
 
 fn standing(r: &sea_orm::QueryResult) -> Result<Standing, sea_orm::DbErr> {

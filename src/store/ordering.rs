@@ -38,41 +38,60 @@ pub async fn busy(
     subjects: &[Subject],
 ) -> Result<HashSet<Subject>, StoreError> {
     let backend = txn.get_database_backend();
+    let mut endpoints: Vec<&str> = subjects.iter().map(|(e, _)| e.as_str()).collect();
+    endpoints.sort_unstable();
+    endpoints.dedup();
+    let mut keys: Vec<&str> = subjects.iter().map(|(_, k)| k.as_str()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let wanted: HashSet<(&str, &str)> = subjects
+        .iter()
+        .map(|(e, k)| (e.as_str(), k.as_str()))
+        .collect();
     let mut found = HashSet::new();
-    for (endpoint, keys) in by_endpoint(subjects) {
-        for chunk in keys.chunks(500) {
-            let mut values: Vec<Value> = vec![endpoint.into()];
-            values.extend(chunk.iter().map(|k| Value::from(*k)));
-            let scope = format!(
-                "endpoint_id = ? AND ordering_key IN ({}) AND {SUBJECT_STATES} \
-                 AND (state <> 'dead' OR holding = 1)",
-                placeholders(chunk.len())
-            );
-            if backend == DbBackend::Postgres {
-                // Wait for a head being recorded right now: once it commits,
-                // the next statement sees whether it still holds its subject
-                // (and that commit's advance saw nothing of ours).
-                txn.execute_raw(sql(
-                    backend,
-                    &format!(
-                        "SELECT id FROM delivery WHERE {scope} AND state <> 'waiting' ORDER BY id FOR UPDATE"
-                    ),
-                    values.clone(),
-                ))
-                .await?;
-            }
-            let rows = super::query_all(
-                txn,
-                sql(
-                    backend,
-                    &format!("SELECT DISTINCT ordering_key FROM delivery WHERE {scope}"),
-                    values,
+    // One statement per chunk of subjects across every endpoint, so that
+    // the rows are locked in one order (by id), as the recorder locks them.
+    for chunk in keys.chunks(1000) {
+        let mut values: Vec<Value> = endpoints.iter().map(|e| Value::from(*e)).collect();
+        values.extend(chunk.iter().map(|k| Value::from(*k)));
+        let scope = format!(
+            "endpoint_id IN ({}) AND ordering_key IN ({}) AND {SUBJECT_STATES} \
+             AND (state <> 'dead' OR holding = 1)",
+            placeholders(endpoints.len()),
+            placeholders(chunk.len())
+        );
+        if backend == DbBackend::Postgres {
+            // Wait for a head being recorded right now: once it commits,
+            // the next statement sees whether it still holds its subject
+            // (and that commit's advance saw nothing of ours).
+            txn.execute_raw(sql(
+                backend,
+                &format!(
+                    "SELECT id FROM delivery WHERE {scope} AND state <> 'waiting' ORDER BY id FOR UPDATE"
                 ),
-                |r| r.try_get::<String>("", "ordering_key"),
-            )
+                values.clone(),
+            ))
             .await?;
-            found.extend(rows.into_iter().map(|k| (endpoint.to_string(), k)));
         }
+        let rows = super::query_all(
+            txn,
+            sql(
+                backend,
+                &format!("SELECT DISTINCT endpoint_id, ordering_key FROM delivery WHERE {scope}"),
+                values,
+            ),
+            |r| {
+                Ok((
+                    r.try_get::<String>("", "endpoint_id")?,
+                    r.try_get::<String>("", "ordering_key")?,
+                ))
+            },
+        )
+        .await?;
+        found.extend(
+            rows.into_iter()
+                .filter(|(e, k)| wanted.contains(&(e.as_str(), k.as_str()))),
+        );
     }
     Ok(found)
 }
@@ -134,7 +153,8 @@ async fn promote(
     limit: usize,
 ) -> Result<u64, StoreError> {
     let text = format!(
-        "UPDATE delivery SET state = 'pending', next_attempt_at = ?, updated_at = ? WHERE id IN (\
+        "UPDATE delivery SET state = 'pending', next_attempt_at = ?, updated_at = ? \
+         WHERE state = 'waiting' AND id IN (\
            SELECT w.id FROM delivery w WHERE w.{SUBJECT_STATES} AND w.state = 'waiting' {within} \
            AND NOT EXISTS (SELECT 1 FROM delivery o WHERE o.endpoint_id = w.endpoint_id \
              AND o.ordering_key = w.ordering_key AND o.{SUBJECT_STATES} \

@@ -99,6 +99,14 @@ async fn a_held_subject_waits_for_its_dead_head_and_follows_its_replay_in_order(
     })
     .await;
 
+    let operator = d.app.operator_key().await;
+    let waiting = r#"hookd_deliveries_waiting{state="waiting"}"#;
+    assert_eq!(
+        d.app.metric(&operator, waiting).await,
+        2,
+        "the operator sees what waits behind the dead head"
+    );
+
     d.healed.store(true, SeqCst);
     let path = format!("/v1/deliveries/{head}/replay");
     expect_status(&d.app.request("POST", &path, &d.key, None).await, 202);
