@@ -2,10 +2,12 @@
 //! subject and its place in it (`data.subject`, `data.seq`). It fails the
 //! first attempts of the events it is told to, and answers the rest 200;
 //! afterwards it says whether any subject saw a request before the one
-//! ahead of it was accepted.
+//! ahead of it was accepted, or an event again after a later one. An event
+//! accepted twice (delivery is at least once: a crash between the answer
+//! and its record sends it again) counts once.
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, HashMap, HashSet},
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -22,7 +24,10 @@ struct Seen {
     requests: BTreeMap<u64, Vec<(u64, bool)>>,
     /// (subject, seq) → attempts so far.
     attempts: HashMap<(u64, u64), u32>,
-    accepted: usize,
+    /// The events accepted at least once.
+    accepted: HashSet<(u64, u64)>,
+    /// Accepts of an event accepted before: redeliveries.
+    repeats: usize,
 }
 
 pub(crate) struct OrderChecker {
@@ -53,7 +58,9 @@ impl OrderChecker {
                 .entry(subject)
                 .or_default()
                 .push((seq, accept));
-            seen.accepted += usize::from(accept);
+            if accept && !seen.accepted.insert((subject, seq)) {
+                seen.repeats += 1;
+            }
             let reply = Reply::status(if accept { 200 } else { 500 });
             Some(match delay.is_zero() {
                 true => reply,
@@ -67,29 +74,44 @@ impl OrderChecker {
         self.receiver.url()
     }
 
-    /// Waits until `n` events were accepted (each counted once per accept).
+    /// How many distinct events were accepted so far.
+    pub fn accepted(&self) -> usize {
+        lock_through_poison(&self.seen).accepted.len()
+    }
+
+    /// Waits until `n` distinct events were accepted (a redelivery counts
+    /// once); the error gives each subject's count.
     pub async fn wait_accepted(&self, n: usize, timeout: Duration) -> Result<(), String> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let accepted = lock_through_poison(&self.seen).accepted;
+            let accepted = self.accepted();
             if accepted >= n {
                 return Ok(());
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(format!("{accepted} of {n} events accepted"));
+                let per_subject: BTreeMap<u64, usize> = self
+                    .first_accepts()
+                    .into_iter()
+                    .map(|(s, a)| (s, a.len()))
+                    .collect();
+                return Err(format!(
+                    "{accepted} of {n} events accepted within {timeout:?}; per subject: {per_subject:?}"
+                ));
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
     /// Every subject's violations of the order: a request for an event
-    /// before every event ahead of it was accepted, or after a later one.
+    /// before every event ahead of it was accepted, or for an event again
+    /// after a later one was sent.
     pub fn violations(&self) -> Vec<String> {
         let seen = lock_through_poison(&self.seen);
         let mut out = Vec::new();
         for (subject, requests) in &seen.requests {
-            // The next place the subject may see: the first not yet accepted.
-            let mut next = 0;
+            // The next place the subject may see: the first not yet
+            // accepted; and the furthest it has seen.
+            let (mut next, mut furthest) = (0, 0);
             for (seq, accepted) in requests {
                 if *seq > next {
                     out.push(format!(
@@ -97,6 +119,13 @@ impl OrderChecker {
                     ));
                     break;
                 }
+                if *seq < furthest {
+                    out.push(format!(
+                        "subject {subject}: event {seq} came again after event {furthest} ({requests:?})"
+                    ));
+                    break;
+                }
+                furthest = *seq;
                 if *seq == next && *accepted {
                     next += 1;
                 }
@@ -112,6 +141,28 @@ impl OrderChecker {
             .iter()
             .map(|(s, r)| (*s, r.iter().filter(|(_, a)| *a).map(|(q, _)| *q).collect()))
             .collect()
+    }
+
+    /// Every request of `subject` as (place, accepted), in arrival order.
+    pub fn requests(&self, subject: u64) -> Vec<(u64, bool)> {
+        let seen = lock_through_poison(&self.seen);
+        seen.requests.get(&subject).cloned().unwrap_or_default()
+    }
+
+    /// The accepted places of each subject in the order they were first
+    /// accepted: a redelivery is not listed again.
+    pub fn first_accepts(&self) -> BTreeMap<u64, Vec<u64>> {
+        let mut accepted = self.accepted_in_order();
+        for places in accepted.values_mut() {
+            let mut once = HashSet::new();
+            places.retain(|q| once.insert(*q));
+        }
+        accepted
+    }
+
+    /// How many accepts were of an event accepted before.
+    pub fn repeats(&self) -> usize {
+        lock_through_poison(&self.seen).repeats
     }
 
     /// The most requests in flight at once, across subjects.
