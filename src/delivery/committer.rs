@@ -160,7 +160,8 @@ fn after_commit(
 ) {
     shared.metrics.ingest_commits.inc();
     shared.metrics.events_ingested.inc_by(events.len() as u64);
-    let created: usize = publication.fanout.deliveries.values().sum();
+    let fanout = &publication.fanout;
+    let created = fanout.deliveries.values().sum::<usize>() + fanout.waiting;
     shared.metrics.deliveries_created.inc_by(created as u64);
     shared
         .metrics

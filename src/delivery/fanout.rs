@@ -159,6 +159,7 @@ impl FanoutActor {
                 }
                 total.events += f.events;
                 total.rejected += f.rejected;
+                total.waiting += f.waiting;
                 for (reason, n) in f.filtered {
                     *total.filtered.entry(reason).or_default() += n;
                 }
@@ -175,7 +176,7 @@ impl FanoutActor {
             match res {
                 Ok(f) => {
                     act.failures = 0;
-                    let created: usize = f.deliveries.values().sum();
+                    let created = f.deliveries.values().sum::<usize>() + f.waiting;
                     act.shared.metrics.deliveries_created.inc_by(created as u64);
                     act.shared.metrics.events_rejected.inc_by(f.rejected as u64);
                     act.shared.metrics.deliveries_filtered(&f.filtered);

@@ -27,8 +27,10 @@ pub struct Fanout {
     pub events: usize,
     /// Events rejected: they fail the catalog (written around the API).
     pub rejected: usize,
-    /// Endpoint id → deliveries created for it.
+    /// Endpoint id → deliveries created for it, due now (or claimed).
     pub deliveries: BTreeMap<String, usize>,
+    /// Deliveries created waiting behind an earlier one of their subject.
+    pub waiting: usize,
     /// The events published, when the claim was traced.
     pub published: Vec<PublishedEvent>,
     /// Deliveries not created because the event did not pass the
@@ -196,6 +198,11 @@ pub async fn publish(
     };
     for r in rows.iter_mut() {
         if r.rendering == Rendering::Skipped {
+            continue;
+        }
+        // A waiting delivery needs no claim: closing its head makes it due.
+        if r.place == Place::Waiting {
+            out.fanout.waiting += 1;
             continue;
         }
         let n = out

@@ -152,10 +152,17 @@ async fn promote(
     now_ms: i64,
     limit: usize,
 ) -> Result<u64, StoreError> {
+    // SQLite would otherwise walk every waiting row of the endpoint by
+    // (endpoint, state): `+` keeps the state out of index choice, so the
+    // subjects' own rows are read (`delivery_subject`).
+    let waiting = match db.get_database_backend() {
+        DbBackend::Sqlite => "+w.state = 'waiting'",
+        _ => "w.state = 'waiting'",
+    };
     let text = format!(
         "UPDATE delivery SET state = 'pending', next_attempt_at = ?, updated_at = ? \
          WHERE state = 'waiting' AND id IN (\
-           SELECT w.id FROM delivery w WHERE w.{SUBJECT_STATES} AND w.state = 'waiting' {within} \
+           SELECT w.id FROM delivery w WHERE w.{SUBJECT_STATES} AND {waiting} {within} \
            AND NOT EXISTS (SELECT 1 FROM delivery o WHERE o.endpoint_id = w.endpoint_id \
              AND o.ordering_key = w.ordering_key AND o.{SUBJECT_STATES} \
              AND (o.state <> 'dead' OR o.holding = 1) \
