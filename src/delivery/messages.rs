@@ -7,7 +7,10 @@
 use actix::prelude::*;
 
 use super::fresh::Handover;
-use crate::{domain::circuit::Saved, store::deliveries::AttemptRecord};
+use crate::{
+    domain::circuit::Saved,
+    store::{claims::Claimed, deliveries::AttemptRecord},
+};
 
 /// To the fanout: new events are committed; claim them now.
 #[derive(Message, Debug, Clone, Copy)]
@@ -58,9 +61,10 @@ pub struct RunningActors;
 pub struct StopNow;
 
 /// To the recorder, from an endpoint actor: record one attempt; answers once
-/// it is committed.
+/// it is committed, with the next delivery of its subject when the attempt
+/// closed an ordered head and the next one was claimed for the actor.
 #[derive(Message)]
-#[rtype(result = "Result<(), RecordLost>")]
+#[rtype(result = "Result<Option<Claimed>, RecordLost>")]
 pub struct Record {
     pub attempt: AttemptRecord,
     /// The receiver answered 410 Gone.

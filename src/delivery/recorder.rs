@@ -10,7 +10,11 @@
 //! takes a delivery whose attempt is already answered: a slow database slows
 //! sending, and never turns into duplicates.
 
-use std::{collections::BTreeMap, sync::Arc, time::Duration};
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+    time::Duration,
+};
 
 use actix::prelude::*;
 use sea_orm::TransactionTrait;
@@ -20,7 +24,9 @@ use super::{
     Shared,
     messages::{EndpointsDisabled, Record, RecordLost, StopNow, Wake},
 };
+use crate::cluster::leases::Standing;
 use crate::domain::circuit::Saved;
+use crate::store::claims::Claimed;
 use crate::store::{
     self, StoreError,
     deliveries::{self, AttemptRecord, NextState},
@@ -31,7 +37,9 @@ use crate::store::{
 /// A record waiting for its flush, with who waits for it.
 struct Waiting {
     record: Record,
-    done: oneshot::Sender<()>,
+    /// Answered with the next delivery of the record's subject, when the
+    /// record closed an ordered head and the next one was claimed for it.
+    done: oneshot::Sender<Option<Claimed>>,
 }
 
 /// The claim an attempt was made under: the delivery, the replay if it was
@@ -101,10 +109,11 @@ impl Recorder {
             act.flushing = false;
             act.writing.clear();
             match result {
-                Ok(changes) => {
+                Ok((changes, mut successors)) => {
                     act.failures = 0;
                     for w in batch {
-                        let _ = w.done.send(());
+                        let next = successors.remove(&w.record.attempt.delivery_id);
+                        let _ = w.done.send(next);
                     }
                     act.shared.activity.batch_recorded();
                     super::oncall::health_changed(&act.shared, &changes.events);
@@ -138,8 +147,16 @@ async fn write_batch(
     shared: &Shared,
     records: &[ToWrite],
     again: bool,
-) -> Result<Changes, StoreError> {
+) -> Result<(Changes, HashMap<String, Claimed>), StoreError> {
     let now = shared.clock.now_ms();
+    // The next delivery of an ordered subject is claimed in this commit for
+    // the endpoints held here, as a claim would (the actor checks the lease
+    // again before it sends).
+    let lease_until = now + shared.config.delivery.lease.as_millis() as i64;
+    let claim_until = |endpoint: &str| {
+        let held = matches!(shared.leases.standing(endpoint), Standing::Owned { .. });
+        (held && !shared.is_draining()).then_some(lease_until)
+    };
     let thresholds = Thresholds {
         warn_after_ms: shared.config.endpoints.warn_after.as_millis() as i64,
         disable_after_ms: shared.config.endpoints.disable_after.as_millis() as i64,
@@ -169,7 +186,8 @@ async fn write_batch(
     let attempts: Vec<AttemptRecord> = records.iter().map(|(r, _, _)| r.clone()).collect();
     let _turn = shared.write_turn().await;
     let txn = shared.db.begin().await?;
-    let superseded = deliveries::record(&txn, &attempts, now, again).await?;
+    let recorded = deliveries::record(&txn, &attempts, now, again, &claim_until).await?;
+    let superseded = recorded.superseded;
     if superseded > 0 {
         tracing::warn!(
             records = superseded,
@@ -198,7 +216,7 @@ async fn write_batch(
     }
     outbox::insert(&txn, &changes.events, now).await?;
     txn.commit().await?;
-    Ok(changes)
+    Ok((changes, recorded.successors))
 }
 
 impl Recorder {
@@ -267,7 +285,7 @@ impl Actor for Recorder {
 }
 
 impl Handler<Record> for Recorder {
-    type Result = ResponseFuture<Result<(), RecordLost>>;
+    type Result = ResponseFuture<Result<Option<Claimed>, RecordLost>>;
 
     fn handle(&mut self, msg: Record, ctx: &mut Context<Self>) -> Self::Result {
         let (done, written) = oneshot::channel();

@@ -38,7 +38,13 @@ pub struct Claimed {
     pub ordered: bool,
 }
 
-fn claimed_row(r: &sea_orm::QueryResult, lease_until: i64) -> Result<Claimed, sea_orm::DbErr> {
+/// The columns `claimed_row` reads.
+pub(super) const CLAIMED_COLUMNS: &str = "id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq, schema_version, ordering_key";
+
+pub(super) fn claimed_row(
+    r: &sea_orm::QueryResult,
+    lease_until: i64,
+) -> Result<Claimed, sea_orm::DbErr> {
     Ok(Claimed {
         id: r.try_get("", "id")?,
         event_id: r.try_get("", "event_id")?,

@@ -3,7 +3,14 @@
 
 use sea_orm::{ConnectionTrait, Value};
 
-use super::{StoreError, ordering::HOLD_IF_ORDERED, placeholders, sql};
+use std::collections::HashMap;
+
+use super::{
+    StoreError,
+    claims::Claimed,
+    ordering::{self, HOLD_IF_ORDERED, Subject},
+    placeholders, sql,
+};
 use crate::domain::{ids::new_id, outcome::ErrorCategory};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,15 +149,17 @@ fn rounds_by_delivery<T>(items: Vec<T>, key: impl Fn(&T) -> &str) -> Vec<Vec<T>>
 /// Writes a batch of attempts and their delivery transitions in one
 /// transaction (the group commit), inside `txn`. `again`: some of these
 /// records may have landed already (a write whose answer was lost); those
-/// are skipped by attempt id. A first write skips the look-up. Returns how
-/// many records were left out because their claim was superseded (or their
-/// delivery deleted).
+/// are skipped by attempt id. A first write skips the look-up. A record
+/// that closes the head of an ordered subject makes the next delivery of
+/// the subject due, claimed for the endpoint's owner when `claim_until`
+/// gives its lease (`Some` for the endpoints this instance holds).
 pub async fn record<C: ConnectionTrait>(
     txn: &C,
     batch: &[AttemptRecord],
     now_ms: i64,
     again: bool,
-) -> Result<usize, StoreError> {
+    claim_until: &dyn Fn(&str) -> Option<i64>,
+) -> Result<Recorded, StoreError> {
     let backend = txn.get_database_backend();
     super::write_lock_first(txn).await?;
     let batch = if again {
@@ -250,17 +259,33 @@ pub async fn record<C: ConnectionTrait>(
             .await?;
         }
     }
-    advance_subjects(txn, &rounds, now_ms).await?;
-    Ok(superseded)
+    let successors = advance_subjects(txn, &rounds, now_ms, claim_until).await?;
+    Ok(Recorded {
+        superseded,
+        successors,
+    })
+}
+
+/// What a group commit of attempts did.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// Records left out because their claim was superseded (or their
+    /// delivery deleted).
+    pub superseded: usize,
+    /// Closed delivery id → the next delivery of its subject, claimed for
+    /// the endpoint's owner.
+    pub successors: HashMap<String, Claimed>,
 }
 
 /// The next delivery of each subject whose head this batch closed becomes
-/// due, in the same transaction.
+/// due, in the same transaction; for the endpoints `claim_until` names, it
+/// is claimed, and returned by the delivery that closed its subject's head.
 async fn advance_subjects<C: ConnectionTrait>(
     txn: &C,
     rounds: &[Vec<&AttemptRecord>],
     now_ms: i64,
-) -> Result<(), StoreError> {
+    claim_until: &dyn Fn(&str) -> Option<i64>,
+) -> Result<HashMap<String, Claimed>, StoreError> {
     let closed: Vec<String> = rounds
         .iter()
         .flatten()
@@ -268,19 +293,47 @@ async fn advance_subjects<C: ConnectionTrait>(
         .map(|r| r.delivery_id.clone())
         .collect();
     if closed.is_empty() {
-        return Ok(());
+        return Ok(HashMap::new());
     }
-    let subjects = super::query_in_chunks(
+    let heads: Vec<(String, Subject)> = super::query_in_chunks(
         txn,
-        "SELECT endpoint_id, ordering_key FROM delivery WHERE id IN ({ids}) AND ordering_key IS NOT NULL",
+        "SELECT id, endpoint_id, ordering_key FROM delivery WHERE id IN ({ids}) AND ordering_key IS NOT NULL",
         &[],
         &closed,
         &[],
-        |r| Ok((r.try_get::<String>("", "endpoint_id")?, r.try_get::<String>("", "ordering_key")?)),
+        |r| {
+            let subject = (r.try_get("", "endpoint_id")?, r.try_get("", "ordering_key")?);
+            Ok((r.try_get::<String>("", "id")?, subject))
+        },
     )
     .await?;
-    super::ordering::advance(txn, &subjects, now_ms).await?;
-    Ok(())
+    let (owned, others): (Vec<&(String, Subject)>, Vec<&(String, Subject)>) = heads
+        .iter()
+        .partition(|(_, (endpoint, _))| claim_until(endpoint).is_some());
+    let others: Vec<Subject> = others.into_iter().map(|(_, s)| s.clone()).collect();
+    ordering::advance(txn, &others, now_ms).await?;
+    let mut next: HashMap<Subject, Claimed> = HashMap::new();
+    for (endpoint, subjects) in group_by_endpoint(&owned) {
+        let Some(until) = claim_until(endpoint) else {
+            continue;
+        };
+        next.extend(ordering::advance_claiming(txn, &subjects, now_ms, until).await?);
+    }
+    Ok(heads
+        .into_iter()
+        .filter_map(|(id, subject)| next.remove(&subject).map(|c| (id, c)))
+        .collect())
+}
+
+/// Subjects by endpoint.
+fn group_by_endpoint<'a>(heads: &[&'a (String, Subject)]) -> HashMap<&'a str, Vec<Subject>> {
+    let mut out: HashMap<&str, Vec<Subject>> = HashMap::new();
+    for (_, (endpoint, key)) in heads {
+        out.entry(endpoint.as_str())
+            .or_default()
+            .push((endpoint.clone(), key.clone()));
+    }
+    out
 }
 
 /// Queues a manual attempt of a delivery (it keeps its state and schedule).

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use sea_orm::{ConnectionTrait, DbBackend, Value};
 
-use super::{StoreError, placeholders, sql};
+use super::{StoreError, claims::Claimed, placeholders, sql};
 
 /// The states of a subject's rows that can hold it up, word for word as
 /// the partial index `delivery_subject` names them (so both databases use it).
@@ -103,7 +103,30 @@ pub async fn advance(
     subjects: &[Subject],
     now_ms: i64,
 ) -> Result<u64, StoreError> {
-    let mut advanced = 0;
+    let moved = advance_as(db, subjects, now_ms, Promote::Due).await?;
+    Ok(moved.len() as u64)
+}
+
+/// Like `advance`, but each delivery moved is claimed at once until
+/// `lease_until` (for the instance that holds its endpoint, inside the
+/// transaction that closed its head): its actor sends it without a claim.
+/// Returns each with its subject.
+pub async fn advance_claiming(
+    db: &impl ConnectionTrait,
+    subjects: &[Subject],
+    now_ms: i64,
+    lease_until: i64,
+) -> Result<Vec<(Subject, Claimed)>, StoreError> {
+    advance_as(db, subjects, now_ms, Promote::ClaimedUntil(lease_until)).await
+}
+
+async fn advance_as(
+    db: &impl ConnectionTrait,
+    subjects: &[Subject],
+    now_ms: i64,
+    how: Promote,
+) -> Result<Vec<(Subject, Claimed)>, StoreError> {
+    let mut moved = Vec::new();
     for (endpoint, keys) in by_endpoint(subjects) {
         for chunk in keys.chunks(500) {
             let mut scope: Vec<Value> = vec![endpoint.into()];
@@ -112,10 +135,10 @@ pub async fn advance(
                 "AND w.endpoint_id = ? AND w.ordering_key IN ({})",
                 placeholders(chunk.len())
             );
-            advanced += promote(db, &within, scope, now_ms, chunk.len()).await?;
+            moved.extend(promote(db, &within, scope, now_ms, chunk.len(), how).await?);
         }
     }
-    Ok(advanced)
+    Ok(moved)
 }
 
 /// Advances every subject of `endpoint_id` that nothing holds up.
@@ -124,14 +147,17 @@ pub async fn advance_endpoint(
     endpoint_id: &str,
     now_ms: i64,
 ) -> Result<u64, StoreError> {
-    promote(
+    let scope = vec![endpoint_id.into()];
+    let moved = promote(
         db,
         "AND w.endpoint_id = ?",
-        vec![endpoint_id.into()],
+        scope,
         now_ms,
         10_000,
+        Promote::Due,
     )
-    .await
+    .await?;
+    Ok(moved.len() as u64)
 }
 
 /// The sweep: advances up to `limit` subjects, of any endpoint, whose
@@ -142,7 +168,17 @@ pub async fn advance_stalled(
     now_ms: i64,
     limit: usize,
 ) -> Result<u64, StoreError> {
-    promote(db, "", Vec::new(), now_ms, limit).await
+    let moved = promote(db, "", Vec::new(), now_ms, limit, Promote::Due).await?;
+    Ok(moved.len() as u64)
+}
+
+/// How a promotion leaves the deliveries it moves.
+#[derive(Debug, Clone, Copy)]
+enum Promote {
+    /// Due now, for whoever claims next.
+    Due,
+    /// Claimed (a new claim number), leased until then.
+    ClaimedUntil(i64),
 }
 
 async fn promote(
@@ -151,7 +187,8 @@ async fn promote(
     scope: Vec<Value>,
     now_ms: i64,
     limit: usize,
-) -> Result<u64, StoreError> {
+    how: Promote,
+) -> Result<Vec<(Subject, Claimed)>, StoreError> {
     // SQLite would otherwise walk every waiting row of the endpoint by
     // (endpoint, state): `+` keeps the state out of index choice, so the
     // subjects' own rows are read (`delivery_subject`).
@@ -159,23 +196,32 @@ async fn promote(
         DbBackend::Sqlite => "+w.state = 'waiting'",
         _ => "w.state = 'waiting'",
     };
+    let (state, at, claims) = match how {
+        Promote::Due => ("pending", now_ms, 0),
+        Promote::ClaimedUntil(until) => ("delivering", until, 1),
+    };
     let text = format!(
-        "UPDATE delivery SET state = 'pending', next_attempt_at = ?, updated_at = ? \
+        "UPDATE delivery SET state = ?, next_attempt_at = ?, updated_at = ?, claim_seq = claim_seq + ? \
          WHERE state = 'waiting' AND id IN (\
            SELECT w.id FROM delivery w WHERE w.{SUBJECT_STATES} AND {waiting} {within} \
            AND NOT EXISTS (SELECT 1 FROM delivery o WHERE o.endpoint_id = w.endpoint_id \
              AND o.ordering_key = w.ordering_key AND o.{SUBJECT_STATES} \
              AND (o.state <> 'dead' OR o.holding = 1) \
              AND (o.state <> 'waiting' OR o.ordering_seq < w.ordering_seq)) \
-           LIMIT ?)"
+           LIMIT ?) RETURNING {}, endpoint_id",
+        super::claims::CLAIMED_COLUMNS
     );
-    let mut values: Vec<Value> = vec![now_ms.into(), now_ms.into()];
+    let mut values: Vec<Value> = vec![state.into(), at.into(), now_ms.into(), Value::from(claims)];
     values.extend(scope);
     values.push((limit as i64).into());
-    Ok(db
-        .execute_raw(sql(db.get_database_backend(), &text, values))
-        .await?
-        .rows_affected())
+    let rows = super::query_all(db, sql(db.get_database_backend(), &text, values), |r| {
+        let claimed = super::claims::claimed_row(r, at)?;
+        let endpoint: String = r.try_get("", "endpoint_id")?;
+        let key: String = r.try_get("", "ordering_key")?;
+        Ok(((endpoint, key), claimed))
+    })
+    .await?;
+    Ok(rows)
 }
 
 /// The endpoint stopped ordering (every waiting delivery is due now), or

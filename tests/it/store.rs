@@ -72,7 +72,7 @@ async fn each_attempt_record_is_stored_and_counted_exactly_once(backend: Backend
         claim_seq: 1,
     };
     // The commit whose answer was lost, written again by the recorder.
-    record(app.db(), &[again(stored.id.clone())], 0, true)
+    record(app.db(), &[again(stored.id.clone())], 0, true, &|_| None)
         .await
         .expect("the same record again");
     let attempts = "SELECT COUNT(*) AS n FROM attempt";
@@ -85,6 +85,7 @@ async fn each_attempt_record_is_stored_and_counted_exactly_once(backend: Backend
         &[again(hookd::domain::ids::new_id("att"))],
         0,
         true,
+        &|_| None,
     )
     .await
     .expect("a new record");
@@ -95,7 +96,7 @@ async fn each_attempt_record_is_stored_and_counted_exactly_once(backend: Backend
         again(hookd::domain::ids::new_id("att")),
         again(hookd::domain::ids::new_id("att")),
     ];
-    record(app.db(), &pair, 0, false)
+    record(app.db(), &pair, 0, false, &|_| None)
         .await
         .expect("two records of one delivery");
     assert_eq!(app.count(attempts).await, 4);
@@ -110,10 +111,10 @@ async fn each_attempt_record_is_stored_and_counted_exactly_once(backend: Backend
         claim_seq: 0,
         ..again(hookd::domain::ids::new_id("att"))
     };
-    let superseded = record(app.db(), &[stale], 0, false)
+    let recorded = record(app.db(), &[stale], 0, false, &|_| None)
         .await
         .expect("the stale record is refused without an error");
-    assert_eq!(superseded, 1);
+    assert_eq!(recorded.superseded, 1);
     assert_eq!(app.count(attempts).await, 4, "the stale record was stored");
     assert_eq!(app.count(counted).await, 4, "the stale record was counted");
 }

@@ -237,6 +237,28 @@ impl EndpointActor {
         );
     }
 
+    /// Queues a delivery claimed for this actor elsewhere (the next of an
+    /// ordered subject, claimed when its head's record was committed), once
+    /// its event is read. If it cannot be read, its lease brings it back.
+    pub(super) fn take_claimed(&mut self, ctx: &mut Context<Self>, claimed: Claimed) {
+        self.due.hold(&claimed);
+        let shared = self.shared.clone();
+        let read = async move {
+            let events = store::outbox::find(&shared.db, &[claimed.event_id.as_str()]).await;
+            (claimed, events)
+        };
+        ctx.spawn(read.into_actor(self).map(|(claimed, events), act, ctx| {
+            act.due.unhold(&claimed);
+            match events {
+                Ok(events) => act.enqueue(vec![claimed], events),
+                Err(e) => {
+                    tracing::warn!(endpoint = %act.id, delivery = %claimed.id, error = %e, "reading a claimed delivery's event failed; its lease brings it back");
+                }
+            }
+            act.pump(ctx);
+        }));
+    }
+
     /// The circuit closed (a replay went through it as its probe, before the
     /// cool-down ended): what was handed back behind it is due now.
     pub(super) fn bring_back_held(&mut self, ctx: &mut Context<Self>, now: i64) {

@@ -132,7 +132,6 @@ impl EndpointActor {
         // Once this attempt is durable (its delivery is no longer due).
         let closed = observed.outcome == Outcome::Delivered;
         let manual = job.claimed.replay_id.is_some();
-        let ordered = job.claimed.ordered;
         let next = next_state(
             &observed.outcome,
             manual,
@@ -181,9 +180,6 @@ impl EndpointActor {
             NextState::RetryAt(t) => Some(t),
             _ => None,
         };
-        // Closing the head of an ordered subject made the next one due.
-        let next_of_subject =
-            ordered && matches!(record.next, NextState::Delivered | NextState::Dead);
         if gone {
             // Send nothing more on these settings: reload once recorded.
             self.loaded = None;
@@ -201,12 +197,14 @@ impl EndpointActor {
             act.recording -= 1;
             act.shared.activity.record_done();
             act.due.unhold(&claimed);
-            if matches!(res, Ok(Ok(()))) {
+            if let Ok(Ok(next)) = res {
                 if let Some(t) = retry_at {
                     act.due.by(t);
                 }
-                if next_of_subject {
-                    act.due.unknown();
+                // The next delivery of the subject, claimed for this actor
+                // in the record's commit: sent without a claim.
+                if let Some(next) = next {
+                    act.take_claimed(ctx, next);
                 }
             } else {
                 // The row keeps its lease: look again, and the next claim
