@@ -295,7 +295,7 @@ async fn advance_subjects<C: ConnectionTrait>(
     if closed.is_empty() {
         return Ok(HashMap::new());
     }
-    let heads: Vec<(String, Subject)> = super::query_in_chunks(
+    let heads: Vec<Head> = super::query_in_chunks(
         txn,
         "SELECT id, endpoint_id, ordering_key FROM delivery WHERE id IN ({ids}) AND ordering_key IS NOT NULL",
         &[],
@@ -307,7 +307,7 @@ async fn advance_subjects<C: ConnectionTrait>(
         },
     )
     .await?;
-    let (owned, others): (Vec<&(String, Subject)>, Vec<&(String, Subject)>) = heads
+    let (owned, others): (Vec<&Head>, Vec<&Head>) = heads
         .iter()
         .partition(|(_, (endpoint, _))| claim_until(endpoint).is_some());
     let others: Vec<Subject> = others.into_iter().map(|(_, s)| s.clone()).collect();
@@ -325,8 +325,11 @@ async fn advance_subjects<C: ConnectionTrait>(
         .collect())
 }
 
+/// A closed delivery and its subject.
+type Head = (String, Subject);
+
 /// Subjects by endpoint.
-fn group_by_endpoint<'a>(heads: &[&'a (String, Subject)]) -> HashMap<&'a str, Vec<Subject>> {
+fn group_by_endpoint<'a>(heads: &[&'a Head]) -> HashMap<&'a str, Vec<Subject>> {
     let mut out: HashMap<&str, Vec<Subject>> = HashMap::new();
     for (_, (endpoint, key)) in heads {
         out.entry(endpoint.as_str())

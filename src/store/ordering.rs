@@ -129,13 +129,7 @@ async fn advance_as(
     let mut moved = Vec::new();
     for (endpoint, keys) in by_endpoint(subjects) {
         for chunk in keys.chunks(500) {
-            let mut scope: Vec<Value> = vec![endpoint.into()];
-            scope.extend(chunk.iter().map(|k| Value::from(*k)));
-            let within = format!(
-                "AND w.endpoint_id = ? AND w.ordering_key IN ({})",
-                placeholders(chunk.len())
-            );
-            moved.extend(promote(db, &within, scope, now_ms, chunk.len(), how).await?);
+            moved.extend(promote_first(db, endpoint, chunk, now_ms, how).await?);
         }
     }
     Ok(moved)
@@ -172,6 +166,56 @@ pub async fn advance_stalled(
     Ok(moved.len() as u64)
 }
 
+/// Promotes, for each of `keys` of `endpoint`, the subject's first row in
+/// feed order that can hold it up, when it is waiting and nothing else
+/// holds the subject up: one look at each subject's own rows, however many
+/// wait behind.
+async fn promote_first(
+    db: &impl ConnectionTrait,
+    endpoint: &str,
+    keys: &[&str],
+    now_ms: i64,
+    how: Promote,
+) -> Result<Vec<(Subject, Claimed)>, StoreError> {
+    let (state, at, claims) = how.sets(now_ms);
+    let text = format!(
+        "UPDATE delivery SET state = ?, next_attempt_at = ?, updated_at = ?, claim_seq = claim_seq + ? \
+         WHERE state = 'waiting' AND id IN (\
+           SELECT (SELECT f.id FROM delivery f WHERE f.endpoint_id = ? AND f.ordering_key = v.column1 \
+             AND f.{SUBJECT_STATES} AND (f.state <> 'dead' OR f.holding = 1) \
+             ORDER BY f.ordering_seq LIMIT 1) \
+           FROM (VALUES {}) AS v \
+           WHERE NOT EXISTS (SELECT 1 FROM delivery o WHERE o.endpoint_id = ? \
+             AND o.ordering_key = v.column1 AND o.{SUBJECT_STATES} AND o.state <> 'waiting' \
+             AND (o.state <> 'dead' OR o.holding = 1))) \
+         RETURNING {}, endpoint_id",
+        vec!["(?)"; keys.len()].join(", "),
+        super::claims::CLAIMED_COLUMNS
+    );
+    let mut values: Vec<Value> = vec![state.into(), at.into(), now_ms.into(), Value::from(claims)];
+    values.push(endpoint.into());
+    values.extend(keys.iter().map(|k| Value::from(*k)));
+    values.push(endpoint.into());
+    returned(db, &text, values, at).await
+}
+
+/// The rows a promotion returned, each with its subject.
+async fn returned(
+    db: &impl ConnectionTrait,
+    text: &str,
+    values: Vec<Value>,
+    lease_until: i64,
+) -> Result<Vec<(Subject, Claimed)>, StoreError> {
+    super::query_all(db, sql(db.get_database_backend(), text, values), |r| {
+        let claimed = super::claims::claimed_row(r, lease_until)?;
+        let endpoint: String = r.try_get("", "endpoint_id")?;
+        let key: String = r.try_get("", "ordering_key")?;
+        Ok(((endpoint, key), claimed))
+    })
+    .await
+    .map_err(Into::into)
+}
+
 /// How a promotion leaves the deliveries it moves.
 #[derive(Debug, Clone, Copy)]
 enum Promote {
@@ -179,6 +223,16 @@ enum Promote {
     Due,
     /// Claimed (a new claim number), leased until then.
     ClaimedUntil(i64),
+}
+
+impl Promote {
+    /// (state, next_attempt_at, claim number increment).
+    fn sets(self, now_ms: i64) -> (&'static str, i64, i64) {
+        match self {
+            Promote::Due => ("pending", now_ms, 0),
+            Promote::ClaimedUntil(until) => ("delivering", until, 1),
+        }
+    }
 }
 
 async fn promote(
@@ -196,10 +250,7 @@ async fn promote(
         DbBackend::Sqlite => "+w.state = 'waiting'",
         _ => "w.state = 'waiting'",
     };
-    let (state, at, claims) = match how {
-        Promote::Due => ("pending", now_ms, 0),
-        Promote::ClaimedUntil(until) => ("delivering", until, 1),
-    };
+    let (state, at, claims) = how.sets(now_ms);
     let text = format!(
         "UPDATE delivery SET state = ?, next_attempt_at = ?, updated_at = ?, claim_seq = claim_seq + ? \
          WHERE state = 'waiting' AND id IN (\
@@ -214,14 +265,7 @@ async fn promote(
     let mut values: Vec<Value> = vec![state.into(), at.into(), now_ms.into(), Value::from(claims)];
     values.extend(scope);
     values.push((limit as i64).into());
-    let rows = super::query_all(db, sql(db.get_database_backend(), &text, values), |r| {
-        let claimed = super::claims::claimed_row(r, at)?;
-        let endpoint: String = r.try_get("", "endpoint_id")?;
-        let key: String = r.try_get("", "ordering_key")?;
-        Ok(((endpoint, key), claimed))
-    })
-    .await?;
-    Ok(rows)
+    returned(db, &text, values, at).await
 }
 
 /// The endpoint stopped ordering (every waiting delivery is due now), or
