@@ -1,7 +1,8 @@
 //! What an operator command runs with: the configuration, the database
-//! (migrated quietly), the clock, and the three things every action does as
-//! the API does it: check a callback URL under the egress settings, write
-//! the audit entry (`via: cli`), and tell running instances what changed.
+//! (migrated quietly), the clock, the event catalog, and the three things
+//! every action does as the API does it: check a callback URL under the
+//! egress settings, write the audit entry (`via: cli`), and tell running
+//! instances what changed.
 
 use actix::Actor as _;
 use anyhow::Context as _;
@@ -9,6 +10,7 @@ use sea_orm::DatabaseConnection;
 
 use super::{dev, exit};
 use crate::{
+    catalog::Catalog,
     config::Config,
     domain::clock::{Clock as _, SystemClock},
     egress::{
@@ -60,6 +62,15 @@ impl Ctx {
     pub fn secrets(&self) -> anyhow::Result<SecretBox> {
         let passphrase = keyfile::master_passphrase(&self.config).map_err(exit::Exit::startup)?;
         SecretBox::from_passphrase(&passphrase).map_err(exit::Exit::startup)
+    }
+
+    /// The event catalog `serve` loads, which a filter's `data` paths are
+    /// checked against; one that does not load is a start-up error (exit 2).
+    pub fn catalog(&self) -> anyhow::Result<std::sync::Arc<Catalog>> {
+        self.config
+            .catalog
+            .load()
+            .map_err(|e| exit::Exit::startup(anyhow::anyhow!("catalog.path: {e}")))
     }
 
     /// `url` as the API's registration check judges it: the egress rules,

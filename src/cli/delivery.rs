@@ -1,6 +1,6 @@
-//! `hookd delivery list|get|replay`: every partner's deliveries as the
+//! `hookd delivery list|get|replay|skip`: every partner's deliveries as the
 //! operator API shows them (its query parsing and filters, its shapes), and
-//! a replay as the operator API queues it, audited `via: cli`.
+//! a replay or a skip as the operator API does it, audited `via: cli`.
 
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -15,8 +15,9 @@ use crate::{
         admin_deliveries::{AdminDeliveryDetail, AdminDeliveryOut, OperatorFilters},
         body,
         page::Page,
-        partner::deliveries::{
-            AttemptOut, DeliveryDetail, DeliveryQuery, ReplayQueued, ReplaySends,
+        partner::{
+            deliveries::{AttemptOut, DeliveryDetail, DeliveryQuery, ReplayQueued, ReplaySends},
+            ordering::skip_in,
         },
     },
     store::{
@@ -47,6 +48,15 @@ pub enum DeliveryCommand {
         /// The delivery's id.
         id: String,
         /// Print the queued replay as JSON, as POST /v1/admin/deliveries/{id}/replay answers.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Let a dead delivery that holds its subject go: the subject's next
+    /// delivery is sent; this one stays dead. Written to the audit log.
+    Skip {
+        /// The delivery's id (the head `hookd endpoint held` lists).
+        id: String,
+        /// Print the delivery as JSON, as POST /v1/admin/deliveries/{id}/skip answers.
         #[arg(long)]
         json: bool,
     },
@@ -99,6 +109,7 @@ pub async fn run(ctx: &Ctx, command: DeliveryCommand) -> anyhow::Result<()> {
         DeliveryCommand::List(l) => list(ctx, *l).await,
         DeliveryCommand::Get { id, json } => get(ctx, &id, json).await,
         DeliveryCommand::Replay { id, json } => replay(ctx, &id, json).await,
+        DeliveryCommand::Skip { id, json } => skip(ctx, &id, json).await,
     }
 }
 
@@ -285,6 +296,26 @@ async fn replay(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
         format!(
             "queued replay {} of delivery {} (event {}) to endpoint {}: {when}",
             shown.replay_id, shown.delivery_id, shown.event_id, shown.endpoint_id
+        )
+    })
+}
+
+async fn skip(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
+    let partner_id = store::admin::delivery_owner(&ctx.db, id)
+        .await?
+        .ok_or_else(|| exit::not_found(format!("delivery {id}")))?;
+    let d = skip_in(&ctx.db, &partner_id, id, ctx.now())
+        .await
+        .map_err(from_problem)?;
+    ctx.announce(&d.endpoint_id).await;
+    let detail = json!({"event_id": d.event_id, "endpoint_id": d.endpoint_id});
+    ctx.audit(Action::DeliverySkip, &d.id, Some(&partner_id), detail)
+        .await?;
+    emit(json, &d, || {
+        format!(
+            "skipped delivery {} (event {}): the next delivery of its subject to endpoint {} goes now; \
+             this one stays dead (hookd delivery replay {} still sends it, out of order)",
+            d.id, d.event_id, d.endpoint_id, d.id
         )
     })
 }

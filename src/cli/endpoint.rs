@@ -9,11 +9,11 @@ use super::{
     ctx::Ctx,
     dev,
     endpoint_change::{self, EndpointUpdate},
-    endpoint_view::{find, shown, text},
+    endpoint_view::{self, find, shown, text},
     exit::{self, from_problem},
     out::{self, emit},
     page::PageArgs,
-    routing_args::{OnDeadArg, OrderingArg},
+    routing_args::{self, FilterArgs, OnDeadArg, OrderingArg},
 };
 use crate::{
     http::{
@@ -46,9 +46,17 @@ pub enum EndpointCommand {
         json: bool,
     },
     /// Change an endpoint's URL, description, event types, schema version,
-    /// concurrency or rate limit, as PATCH /v1/endpoints/{id} does; written
-    /// to the audit log.
+    /// concurrency, rate limit, ordering or filter, as PATCH
+    /// /v1/endpoints/{id} does; written to the audit log.
     Update(EndpointUpdate),
+    /// List the subjects an ordered endpoint holds up behind their heads, and why.
+    Held {
+        /// The endpoint's id.
+        id: String,
+        /// Print them as JSON, as GET /v1/admin/endpoints/{id}/held-subjects answers.
+        #[arg(long)]
+        json: bool,
+    },
     /// Enable an endpoint: its paused deliveries from within the replay
     /// window are due at once. Written to the audit log.
     Enable {
@@ -125,6 +133,8 @@ pub struct EndpointCreate {
     /// or hold until the head is replayed or skipped.
     #[arg(long, value_enum, default_value = "skip", value_name = "ON_DEAD")]
     on_dead: OnDeadArg,
+    #[command(flatten)]
+    filter: FilterArgs,
     /// Print the endpoint and its secret as JSON, as POST /v1/endpoints answers.
     #[arg(long)]
     json: bool,
@@ -179,6 +189,7 @@ pub async fn run(ctx: &Ctx, command: EndpointCommand) -> anyhow::Result<()> {
             emit(json, &shown, || text(&shown))
         }
         EndpointCommand::Update(u) => endpoint_change::update(ctx, u).await,
+        EndpointCommand::Held { id, json } => endpoint_view::held(ctx, &id, json).await,
         EndpointCommand::Enable { id, reason, json } => {
             endpoint_change::set_status(ctx, &id, EndpointStatus::Active, reason, json).await
         }
@@ -206,6 +217,10 @@ async fn create(ctx: &Ctx, c: EndpointCreate) -> anyhow::Result<()> {
     check_text("description", &description, 1000).map_err(from_problem)?;
     check_range("concurrency", c.concurrency, 1..=256).map_err(from_problem)?;
     check_range("rate_limit", c.rate_limit, 1..=10_000).map_err(from_problem)?;
+    let filter = match c.filter.given()? {
+        Some(given) => Some(routing_args::checked(ctx, &types, &given)?),
+        None => None,
+    };
     let url = ctx.checked_url("--url", &c.url).await?;
     let secrets = ctx.secrets()?;
     let new = NewEndpoint {
@@ -222,7 +237,7 @@ async fn create(ctx: &Ctx, c: EndpointCreate) -> anyhow::Result<()> {
         status: EndpointStatus::Active,
         ordering: c.ordering.into(),
         on_dead: c.on_dead.into(),
-        filter: None,
+        filter,
     };
     let scheme = c.signature_scheme.into();
     let (e, secret) = store::endpoints::create(&ctx.db, &secrets, new, scheme, ctx.now()).await?;

@@ -5,7 +5,7 @@
 //! Secrets are read from files or stdin, never from the command line
 //! (which `ps` shows), except header values given with `--header`.
 
-use std::{io::Read as _, path::PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
@@ -15,6 +15,7 @@ use super::{
     endpoint_change::managed_here,
     endpoint_view::find,
     exit::{self, from_problem},
+    input::read_file_or_stdin,
     out::{self, emit},
 };
 use crate::{
@@ -137,7 +138,7 @@ async fn headers(ctx: &Ctx, h: HeadersArgs) -> anyhow::Result<()> {
     }
     let mut lines = h.headers;
     if let Some(path) = &h.header_file {
-        lines.extend(read_secret(Some(path))?.lines().map(str::to_string));
+        lines.extend(read_file_or_stdin(Some(path))?.lines().map(str::to_string));
     }
     // A malformed line is named by its place, never by what it holds.
     let given = lines
@@ -168,7 +169,7 @@ async fn oauth2(ctx: &Ctx, o: OAuth2Args) -> anyhow::Result<()> {
     let input = SetOAuth2 {
         token_url,
         client_id,
-        client_secret: one_line(read_secret(o.client_secret_file.as_deref())?),
+        client_secret: one_line(read_file_or_stdin(o.client_secret_file.as_deref())?),
         scope: o.scope,
         audience: o.audience,
     };
@@ -186,30 +187,13 @@ async fn certificate(ctx: &Ctx, c: CertificateArgs) -> anyhow::Result<()> {
         )
         .await;
     };
-    let certificate = read_secret(Some(&cert_path))?;
-    let private_key = read_secret(Some(&key_path))?;
+    let certificate = read_file_or_stdin(Some(&cert_path))?;
+    let private_key = read_file_or_stdin(Some(&key_path))?;
     let trust = crate::delivery::client::trust(ctx.config.egress.extra_ca_file.as_deref())
         .map_err(exit::Exit::startup)?;
     let cert = auth_ops::checked_certificate(&trust, certificate, private_key, ctx.now())
         .map_err(from_problem)?;
     change(ctx, &c.id, cert.change(), c.json).await
-}
-
-/// The contents of `path`, or of stdin for `-` or none.
-fn read_secret(path: Option<&std::path::Path>) -> anyhow::Result<String> {
-    let mut text = String::new();
-    match path.filter(|p| p.as_os_str() != "-") {
-        Some(p) => {
-            text = std::fs::read_to_string(p)
-                .map_err(|e| exit::usage(format!("reading {}: {e}", p.display())))?
-        }
-        None => {
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| exit::usage(format!("reading stdin: {e}")))?;
-        }
-    }
-    Ok(text)
 }
 
 /// A secret read from a file, without its trailing newline.

@@ -12,10 +12,11 @@ use super::{
     endpoint_view::{find, shown, text},
     exit::{self, from_problem},
     out::emit,
-    routing_args::{OnDeadArg, OrderingArg},
+    routing_args::{FilterArgs, OnDeadArg, OrderingArg},
 };
 use crate::{
     domain::ordering::{OnDead, Ordering},
+    http::partner::filters::filter_after,
     store::{
         audit::Action,
         endpoints::{Endpoint, EndpointStatus, Kind},
@@ -52,6 +53,11 @@ pub struct EndpointUpdate {
     /// What an ordered subject does when its head dies: skip or hold.
     #[arg(long, value_enum, value_name = "ON_DEAD")]
     on_dead: Option<OnDeadArg>,
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// Remove the filter: every event of the endpoint's types gets a delivery.
+    #[arg(long, conflicts_with_all = ["filter", "filter_file"])]
+    no_filter: bool,
     /// Print the endpoint as JSON, as GET /v1/admin/endpoints/{id} answers.
     #[arg(long)]
     json: bool,
@@ -94,6 +100,19 @@ pub async fn update(ctx: &Ctx, u: EndpointUpdate) -> anyhow::Result<()> {
     }
     check_range("concurrency", u.concurrency, 1..=256).map_err(from_problem)?;
     check_range("rate_limit", u.rate_limit, 1..=10_000).map_err(from_problem)?;
+    let given_filter = if u.no_filter {
+        Some(None)
+    } else {
+        u.filter.given()?.map(Some)
+    };
+    // The filter is checked against the types the endpoint is left with.
+    let filter = if given_filter.is_some() || types.is_some() {
+        let catalog = ctx.catalog()?;
+        let given = given_filter.as_ref().map(Option::as_ref);
+        filter_after(&catalog, &before, types.as_deref(), given).map_err(from_problem)?
+    } else {
+        None
+    };
     let url = match &u.url {
         Some(url) => Some(ctx.checked_url("--url", url).await?),
         None => None,
@@ -103,18 +122,22 @@ pub async fn update(ctx: &Ctx, u: EndpointUpdate) -> anyhow::Result<()> {
         "schema_version": u.schema_version, "concurrency": u.concurrency, "rate_limit": u.rate_limit,
         "ordering": u.ordering.map(|o| Ordering::from(o).as_str()),
         "ordering_on_dead": u.on_dead.map(|d| OnDead::from(d).as_str()),
+        "filter": given_filter.clone().flatten(),
     });
-    let given: serde_json::Map<String, serde_json::Value> = detail
+    let mut given: serde_json::Map<String, serde_json::Value> = detail
         .as_object()
         .into_iter()
         .flatten()
         .filter(|(_, v)| !v.is_null())
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    if given_filter == Some(None) {
+        given.insert("filter".into(), serde_json::Value::Null);
+    }
     if given.is_empty() {
         return Err(exit::usage(
             "nothing to change: give --url, --description, --event-types, --schema-version, \
-             --concurrency, --rate-limit, --ordering or --on-dead",
+             --concurrency, --rate-limit, --ordering, --on-dead, --filter or --no-filter",
         ));
     }
     let patch = EndpointPatch {
@@ -127,7 +150,7 @@ pub async fn update(ctx: &Ctx, u: EndpointUpdate) -> anyhow::Result<()> {
         rate_limit: u.rate_limit.map(Some),
         ordering: u.ordering.map(Into::into),
         on_dead: u.on_dead.map(Into::into),
-        filter: None,
+        filter,
     };
     let e = for_partner(&ctx.db, &before.partner_id)
         .update_endpoint(&u.id, patch, ctx.now())

@@ -1,10 +1,10 @@
 //! One endpoint as the endpoint commands show it: found among every
 //! partner's, with its backlog read now, as the operator API answers it, and
-//! as text for a person.
+//! as text for a person; and the subjects it holds up behind their heads.
 
 use super::{ctx::Ctx, exit, out};
 use crate::{
-    http::admin_endpoints::AdminEndpointOut,
+    http::{admin_endpoints::AdminEndpointOut, partner::ordering::HeldSubjects},
     store::{self, endpoints::Endpoint},
 };
 
@@ -40,6 +40,12 @@ pub fn text(a: &AdminEndpointOut) -> String {
         ("failing since", e.failing_since.clone()),
         ("event types", Some(types)),
         ("schema version", e.schema_version.clone()),
+        ("ordering", Some(e.ordering.clone())),
+        ("on dead", Some(e.ordering_on_dead.clone())),
+        (
+            "filter",
+            Some(e.filter.as_ref().map_or("none".into(), |f| f.to_string())),
+        ),
         ("concurrency", Some(e.concurrency.to_string())),
         (
             "rate limit",
@@ -59,4 +65,46 @@ pub fn text(a: &AdminEndpointOut) -> String {
         e.id
     ));
     text
+}
+
+/// `hookd endpoint held`: the endpoint's held subjects, as
+/// GET /v1/admin/endpoints/{id}/held-subjects answers (at most 500).
+pub async fn held(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
+    let e = find(ctx, id).await?;
+    let rows = store::ordering::held(&ctx.db, &e.id, 500).await?;
+    let shown = HeldSubjects::of(e, rows);
+    out::emit(json, &shown, || {
+        let head = format!(
+            "endpoint {}: ordering {}, a dead head: {}",
+            shown.endpoint_id, shown.ordering, shown.ordering_on_dead
+        );
+        let rows: Vec<Vec<String>> = shown
+            .data
+            .iter()
+            .map(|h| {
+                vec![
+                    format!("{}/{}", h.subject.subject_type, h.subject.id),
+                    h.held_by.clone(),
+                    h.head.delivery_id.clone(),
+                    h.head.state.clone(),
+                    h.head.attempt_count.to_string(),
+                    h.waiting.to_string(),
+                    h.since.clone(),
+                ]
+            })
+            .collect();
+        let table = out::table(
+            &[
+                "SUBJECT", "HELD BY", "HEAD", "STATE", "ATTEMPTS", "WAITING", "SINCE",
+            ],
+            &rows,
+        );
+        let hint = if shown.data.iter().any(|h| h.held_by == "dead_head") {
+            "\n\na dead head holds its subject until it is replayed (hookd delivery replay HEAD) \
+             or skipped (hookd delivery skip HEAD)"
+        } else {
+            ""
+        };
+        format!("{head}\n\n{table}{hint}")
+    })
 }

@@ -6,7 +6,8 @@
 //!
 //! - [`ctx`]: the database, URL checks, audit entries, change notices;
 //! - [`exit`]: exit statuses (0 done, 1 failed, 2 bad input or start-up,
-//!   3 not found); [`out`]: JSON or text; [`page`]: list paging;
+//!   3 not found); [`out`]: JSON or text; [`input`]: files and stdin;
+//!   [`page`]: list paging;
 //! - [`serve`]: serve and migrate; [`dev`]: dev mode;
 //! - [`partner`], [`key`], [`endpoint`] with [`endpoint_change`],
 //!   [`endpoint_view`] and [`endpoint_auth`],
@@ -23,6 +24,7 @@ pub mod endpoint_change;
 pub mod endpoint_view;
 pub mod event;
 pub mod exit;
+pub mod input;
 pub mod key;
 pub mod out;
 pub mod page;
@@ -99,10 +101,10 @@ pub enum Command {
     #[command(subcommand)]
     Key(key::KeyCommand),
     /// Endpoints of every partner: create, list, show, change, enable,
-    /// disable, delete, and their receiver credentials.
+    /// disable, delete, their held subjects and receiver credentials.
     #[command(subcommand)]
     Endpoint(endpoint::EndpointCommand),
-    /// Deliveries of every partner: search, show with attempts, replay.
+    /// Deliveries of every partner: search, show with attempts, replay, skip.
     #[command(subcommand)]
     Delivery(delivery::DeliveryCommand),
     /// Events of every partner: show one with its deliveries.

@@ -1,10 +1,10 @@
-//! The operator's actions as form posts: replay a delivery; enable,
-//! disable or recover an endpoint. Each post must come from hookd's own
-//! origin, from a live session, and carry that session's CSRF token;
-//! otherwise it is refused (403) and nothing is done. Each then acts
-//! exactly as the operator API does (the same functions, the same audit
-//! entry, written with via = dashboard) and redirects (303) back to the
-//! page with a confirmation.
+//! The operator's actions as form posts: replay a delivery, or skip a dead
+//! head that holds its subject; enable, disable or recover an endpoint.
+//! Each post must come from hookd's own origin, from a live session, and
+//! carry that session's CSRF token; otherwise it is refused (403) and
+//! nothing is done. Each then acts exactly as the operator API does (the
+//! same functions, the same audit entry, written with via = dashboard) and
+//! redirects (303) back to the page with a confirmation.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, de::DeserializeOwned};
@@ -13,8 +13,8 @@ use super::{PageError, form_time, is_form, no_such_page, operator, pages::href};
 use crate::{
     domain::event::format_time,
     http::{
-        AppState, admin_audit::Actor, admin_deliveries, admin_endpoints, body, origin,
-        partner::endpoint_shapes::Recover, problem::Problem, rate_limit::retry_after,
+        AppState, admin_audit::Actor, admin_deliveries, admin_endpoints, admin_ordering, body,
+        origin, partner::endpoint_shapes::Recover, problem::Problem, rate_limit::retry_after,
     },
     store::{audit::Via, endpoints::EndpointStatus},
     web::{chrome::see_other, csrf},
@@ -77,18 +77,46 @@ fn back(base: &str, id: &str, query: &str) -> HttpResponse {
 #[derive(Deserialize)]
 struct Empty {}
 
+/// The replay form: `back=endpoint` returns to the delivery's endpoint
+/// (from its held subjects) instead of the delivery.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct ReplayForm {
+    back: String,
+}
+
 pub async fn replay(
     req: HttpRequest,
     id: web::Path<String>,
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, PageError> {
-    let (actor, Empty {}) = form(&req, payload, &state).await?;
+    let (actor, f): (_, ReplayForm) = form(&req, payload, &state).await?;
     let queued = admin_deliveries::replay_as(&state, &actor, &id).await?;
+    Ok(match f.back.as_str() {
+        "endpoint" => back("/dashboard/endpoints", &queued.endpoint_id, "done=replayed"),
+        _ => back(
+            "/dashboard/deliveries",
+            &queued.delivery_id,
+            "done=replayed",
+        ),
+    })
+}
+
+/// `POST /dashboard/deliveries/{id}/skip`: a dead head stops holding its
+/// subject; back to its endpoint.
+pub async fn skip(
+    req: HttpRequest,
+    id: web::Path<String>,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, PageError> {
+    let (actor, Empty {}) = form(&req, payload, &state).await?;
+    let skipped = admin_ordering::skip_as(&state, &actor, &id).await?;
     Ok(back(
-        "/dashboard/deliveries",
-        &queued.delivery_id,
-        "done=replayed",
+        "/dashboard/endpoints",
+        &skipped.endpoint_id,
+        "done=skipped",
     ))
 }
 

@@ -7,7 +7,7 @@
 //! - this module: the routes, signing in and out, the session check and
 //!   the error pages every handler answers with ([`PageError`]);
 //! - [`views`]: the pages (overview, endpoints, endpoint, delivery, search);
-//! - [`actions`]: the form posts (replay, recover, enable, disable);
+//! - [`actions`]: the form posts (replay, skip, recover, enable, disable);
 //! - [`pages`]: the markup, and [`charts`]: the overview's inline SVG;
 //! - [`reads`]: what the pages read beyond the store's shared views (cards
 //!   of one partner, attempt pages and averages), and [`paging`]: how their
@@ -58,6 +58,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route(
             "/dashboard/deliveries/{id}/replay",
             web::post().to(actions::replay),
+        )
+        .route(
+            "/dashboard/deliveries/{id}/skip",
+            web::post().to(actions::skip),
         )
         .route("/dashboard/search", web::get().to(views::search))
         .route("/dashboard/{tail:.*}", web::get().to(views::unknown));

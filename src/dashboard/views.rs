@@ -20,7 +20,7 @@ use super::{
     },
 };
 use crate::{
-    http::{AppState, observe, problem::Problem},
+    http::{AppState, admin_endpoints, observe, partner::ordering::HeldSubjects, problem::Problem},
     store::{
         self, StoreError,
         admin::DeliverySearch,
@@ -43,6 +43,9 @@ const DELIVERIES_PER_PAGE: u32 = 50;
 
 /// How many attempts a page of an endpoint's or a delivery's shows.
 const ATTEMPTS_PER_PAGE: u32 = 50;
+
+/// How many held subjects an endpoint's page lists.
+const HELD_LISTED: u32 = 100;
 
 /// How many rows the overview's endpoint table shows.
 const TOP_ENDPOINTS: u32 = 25;
@@ -213,6 +216,7 @@ pub async fn endpoint(
     let audit = actions_on(db, &e.id).await?;
     let credentials = store::receiver_auth::shown(db, &e.id).await?;
     let signing = store::endpoints::signing(db, &e.id, now).await?;
+    let routing = routing(&state, &e.id).await?;
     let actor = observe::reports(&state)
         .await?
         .into_iter()
@@ -226,10 +230,21 @@ pub async fn endpoint(
         audit: &audit,
         credentials: &credentials,
         signing: &signing,
+        routing: &routing,
         now_ms: now,
         forms: &forms,
     };
     Ok(html(StatusCode::OK, pages::endpoint::endpoint(&view)))
+}
+
+/// An endpoint's ordering, filter and held subjects.
+async fn routing(state: &AppState, id: &str) -> Result<pages::routing::Routing, PageError> {
+    let e = admin_endpoints::find(state, id).await?;
+    let held = store::ordering::held(&state.shared.db, &e.id, HELD_LISTED).await?;
+    Ok(pages::routing::Routing {
+        filter: e.filter.as_ref().map(|f| f.to_json()),
+        held: HeldSubjects::of(e, held),
+    })
 }
 
 fn no_such_delivery() -> Problem {

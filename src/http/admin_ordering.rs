@@ -11,7 +11,7 @@ use super::{
     admin_endpoints::find,
     partner::{
         deliveries::DeliveryOut,
-        ordering::{HeldSubjects, held_out, skip},
+        ordering::{HeldSubjects, skip},
     },
     problem::{Errors, Problem},
 };
@@ -29,12 +29,7 @@ pub async fn admin_held_subjects(
     admin_audit::operator(&req, &state).await?;
     let endpoint = find(&state, &id).await?;
     let held = store::ordering::held(&state.shared.db, &endpoint.id, 500).await?;
-    Ok(HttpResponse::Ok().json(HeldSubjects {
-        endpoint_id: endpoint.id,
-        ordering: endpoint.ordering.as_str().into(),
-        ordering_on_dead: endpoint.on_dead.as_str().into(),
-        data: held.into_iter().map(held_out).collect(),
-    }))
+    Ok(HttpResponse::Ok().json(HeldSubjects::of(endpoint, held)))
 }
 
 /// Let any partner's dead delivery that holds its subject go, as its

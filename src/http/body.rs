@@ -129,6 +129,17 @@ pub fn strict(body: &[u8]) -> Result<(), Problem> {
     })
 }
 
+/// A JSON value typed into one field (a portal text box, a command's
+/// flag): exactly one value, each key once, or a 422 at `field`.
+pub fn json_field(field: &str, text: &str) -> Result<serde_json::Value, Problem> {
+    let refused = |why: String| Problem::invalid(field, why);
+    strict_json::check(text.as_bytes()).map_err(|e| match e {
+        StrictError::Syntax(e) => refused(format!("this is not JSON: {e}")),
+        StrictError::DuplicateKey(path) => refused(format!("the key `{path}` appears twice")),
+    })?;
+    serde_json::from_str(text).map_err(|e| refused(format!("this is not JSON: {e}")))
+}
+
 /// Parses a JSON body. Syntax errors and repeated keys are 400; unknown
 /// fields, wrong types, missing fields and text with control characters are
 /// 422 with the field's path.

@@ -7,10 +7,10 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use maud::html;
 
 use super::{
-    cross_site,
-    form::{self, Fields},
+    Signed, cross_site,
+    form::{self, Draft, Fields},
     pages,
-    views::{delivery_page, endpoint_page, run},
+    views::{delivery_page, endpoint_page, endpoint_page_with, run},
 };
 use crate::{
     http::{
@@ -106,6 +106,18 @@ async fn create(
     })
 }
 
+/// What the edit form asks to change.
+fn edited(fields: &Fields) -> Result<UpdateEndpoint, Problem> {
+    Ok(UpdateEndpoint {
+        url: form::text(fields, "url").map(str::to_string),
+        description: Some(fields.get("description").cloned().unwrap_or_default()),
+        event_types: Some(types(fields)),
+        ordering: form::chosen(fields, "ordering")?,
+        ordering_on_dead: form::chosen(fields, "ordering_on_dead")?,
+        ..UpdateEndpoint::default()
+    })
+}
+
 async fn edit(
     req: HttpRequest,
     id: web::Path<String>,
@@ -114,21 +126,34 @@ async fn edit(
 ) -> Result<HttpResponse, Problem> {
     genuine!(req, payload, state, |s, fields| {
         ops::changeable(state, &s.partner_id, &id).await?;
-        let input = UpdateEndpoint {
-            ordering: None,
-            ordering_on_dead: None,
-            filter: None,
-            url: form::text(&fields, "url").map(str::to_string),
-            description: Some(fields.get("description").cloned().unwrap_or_default()),
-            event_types: Some(types(&fields)),
-            schema_version: None,
-            schema_versions: None,
-            concurrency: None,
-            rate_limit: None,
-        };
-        ops::update(state, &s.partner_id, &id, input).await?;
-        endpoint_page(state, &s, &id, done("Saved.")).await
+        let said = async {
+            ops::update(state, &s.partner_id, &id, edited(&fields)?).await?;
+            Ok::<_, Problem>(done("Saved."))
+        }
+        .await;
+        answer_form(state, &s, &id, fields, "edit-form", said).await
     })
+}
+
+/// The endpoint page after one of its forms: what was done, above it; or,
+/// for a refused form (422), the form shown again as it was sent, with why
+/// at its field (`form`, the form's id, when the refusal names none).
+pub(super) async fn answer_form(
+    state: &AppState,
+    s: &Signed,
+    id: &str,
+    fields: Fields,
+    form: &str,
+    outcome: Result<maud::Markup, Problem>,
+) -> Result<HttpResponse, Problem> {
+    match outcome {
+        Ok(said) => endpoint_page(state, s, id, said).await,
+        Err(p) if p.status == 422 => {
+            let draft = Draft::refused(fields, &p, form);
+            endpoint_page_with(state, s, id, html! {}, &draft).await
+        }
+        Err(p) => Err(p),
+    }
 }
 
 async fn endpoint_action(

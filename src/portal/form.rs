@@ -1,10 +1,12 @@
-//! A portal form: the hidden field that carries the session's CSRF token,
-//! and reading one back: URL-encoded, small, posted from this site and
-//! carrying that token.
+//! A portal form: the hidden field that carries the session's CSRF token;
+//! reading one back (URL-encoded, small, posted from this site and carrying
+//! that token) into text, choices and JSON; and showing one again as it was
+//! sent, with why it was refused at its field.
 
 use std::collections::HashMap;
 
 use actix_web::{HttpRequest, http::header, web};
+use serde::de::DeserializeOwned;
 
 use super::Signed;
 use crate::{
@@ -66,7 +68,83 @@ pub fn text<'a>(fields: &'a Fields, name: &str) -> Option<&'a str> {
     fields.get(name).map(|v| v.trim()).filter(|v| !v.is_empty())
 }
 
+/// A select's value read as the API names its choices (`subject`, `hold`);
+/// empty reads as absent.
+pub fn chosen<T: DeserializeOwned>(fields: &Fields, name: &str) -> Result<Option<T>, Problem> {
+    text(fields, name)
+        .map(|v| {
+            serde_json::from_value(serde_json::Value::String(v.to_string()))
+                .map_err(|e| Problem::invalid(name, e.to_string()))
+        })
+        .transpose()
+}
+
+/// A text box of JSON: empty reads as absent; anything but one JSON value
+/// is refused at `name`.
+pub fn json(fields: &Fields, name: &str) -> Result<Option<serde_json::Value>, Problem> {
+    text(fields, name)
+        .map(|t| body::json_field(name, t))
+        .transpose()
+}
+
 /// The hidden field that carries the session's CSRF token in every form.
 pub fn token_field(token: &str) -> maud::Markup {
     maud::html! { input type="hidden" name=(csrf::FIELD) value=(token); }
+}
+
+/// A form shown again: what it sent, where it was refused and why, and
+/// what a filter test made of its sample. Empty for a page as saved.
+#[derive(Debug, Default)]
+pub struct Draft {
+    pub fields: Fields,
+    pub refusal: Option<Refusal>,
+    pub tested: Option<crate::http::partner::filters::FilterTested>,
+}
+
+/// A refusal, shown at the field `at` (a form field's name, or a form's id
+/// for one that names no field).
+#[derive(Debug)]
+pub struct Refusal {
+    pub at: String,
+    /// Where inside the value, as the API names it (`filter/and/0/gt`).
+    pub field: Option<String>,
+    pub detail: String,
+}
+
+impl Draft {
+    /// `fields` refused with `p`: shown at the form field the problem names
+    /// (`filter/and/0` and `event_types[2]` are `filter` and `event_types`),
+    /// else at the form `form`.
+    pub fn refused(fields: Fields, p: &Problem, form: &str) -> Draft {
+        let at = p
+            .field
+            .as_deref()
+            .map_or(form, |f| f.split(['/', '[', '.']).next().unwrap_or(f));
+        Draft {
+            fields,
+            refusal: Some(Refusal {
+                at: at.to_string(),
+                field: p.field.clone(),
+                detail: p.detail.clone(),
+            }),
+            tested: None,
+        }
+    }
+
+    /// The value of `name` as sent, else `saved`.
+    pub fn value(&self, name: &str, saved: String) -> String {
+        self.fields.get(name).cloned().unwrap_or(saved)
+    }
+
+    /// Why the value at `at` was refused, if it was.
+    pub fn error_at(&self, at: &str) -> maud::Markup {
+        maud::html! {
+            @if let Some(r) = self.refusal.as_ref().filter(|r| r.at == at) {
+                p.error role="alert" id={ (at) "-error" } {
+                    @if let Some(f) = &r.field { code { (f) } ": " }
+                    (r.detail)
+                }
+            }
+        }
+    }
 }

@@ -1,17 +1,23 @@
 //! The partner portal, `/portal`: the people a reseller's partners employ
-//! manage their endpoints, secrets, deliveries and notification channel in
-//! the browser. Signing in takes a partner key (the same form as the
-//! dashboard's) or a one-time link an operator minted; either opens a
-//! 12-hour session that sees one partner only, through the same scoped
-//! store and operations as the Partner API. The dashboard's rules hold:
-//! escaped pages with no script, HttpOnly SameSite=Strict cookies, a strict
-//! CSP, the `Origin` check and a CSRF token on every form, rate limits.
+//! manage their endpoints (with their ordering, filter and held subjects),
+//! secrets, deliveries and notification channel in the browser. Signing in
+//! takes a partner key (the same form as the dashboard's) or a one-time
+//! link an operator minted; either opens a 12-hour session that sees one
+//! partner only, through the same scoped store and operations as the
+//! Partner API. The dashboard's rules hold: escaped pages with no script,
+//! HttpOnly SameSite=Strict cookies, a strict CSP, the `Origin` check and a
+//! CSRF token on every form, rate limits.
+
+// Handlers answer with a `Problem`; its size on the error path does not matter.
+#![allow(clippy::result_large_err)]
 
 mod actions;
 mod auth_page;
 mod credentials;
 mod form;
 mod pages;
+mod routing;
+mod routing_page;
 mod views;
 
 use actix_web::{
@@ -45,6 +51,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     views::routes(cfg);
     actions::routes(cfg);
     credentials::routes(cfg);
+    routing::routes(cfg);
 }
 
 /// Who is signed in: the session, and the one partner it sees.

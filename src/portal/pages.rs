@@ -7,13 +7,15 @@ use maud::{Markup, html};
 
 use super::{
     auth_page::{self, scheme_select},
-    form::token_field,
+    form::{Draft, token_field},
+    routing_page,
 };
 use crate::{
     http::partner::{
         auth_shapes::ReceiverAuthOut,
-        deliveries::{AttemptOut, DeliveryOut},
+        deliveries::{AttemptOut, DeliveryOut, STATES},
         endpoints::EndpointOut,
+        ordering::HeldSubjectOut,
         settings::PartnerSettings,
     },
     web::chrome,
@@ -161,13 +163,20 @@ fn status_form(e: &EndpointOut, token: &str) -> Markup {
     }
 }
 
-pub fn endpoint(
-    e: &EndpointOut,
-    recent: &[DeliveryOut],
-    auth: &ReceiverAuthOut,
-    token: &str,
-    shown: Markup,
-) -> HttpResponse {
+/// What the endpoint page shows.
+pub struct EndpointShown<'a> {
+    pub endpoint: &'a EndpointOut,
+    pub recent: &'a [DeliveryOut],
+    pub auth: &'a ReceiverAuthOut,
+    /// The subjects held up behind their heads.
+    pub held: &'a [HeldSubjectOut],
+    /// A form shown again as it was sent (a refusal, a filter test).
+    pub draft: &'a Draft,
+}
+
+/// The endpoint page, with `shown` above it; a refused form makes it a 422.
+pub fn endpoint(v: &EndpointShown, token: &str, shown: Markup) -> HttpResponse {
+    let (e, draft) = (v.endpoint, v.draft);
     let base = format!("/portal/endpoints/{}", e.id);
     let body = html! {
         (shown)
@@ -177,6 +186,11 @@ pub fn endpoint(
             tr { th { "Event types" } td { @if e.event_types.is_empty() { "all" } @else { (e.event_types.join(", ")) } } }
             tr { th { "Description" } td { (e.description) } }
             tr { th { "Failing since" } td { (e.failing_since.as_deref().unwrap_or("not failing")) } }
+            tr { th { "Ordering" } td #ordering-shown { (e.ordering) @if e.ordering == "subject" { " (a dead head: " (e.ordering_on_dead) ")" } } }
+            tr { th { "Filter" } td #filter-shown { @match &e.filter {
+                Some(_) => { pre { (routing_page::filter_text(e.filter.as_ref())) } }
+                None => { "none: every event of its types" }
+            } } }
         }
         section {
             (status_form(e, token))
@@ -188,18 +202,27 @@ pub fn endpoint(
                 button type="submit" { "Rotate the secret (previous one signs for 24 h)" }
             }
         }
-        (auth_page::section(&base, auth, e.kind == "endpoint", token))
+        (auth_page::section(&base, v.auth, e.kind == "endpoint", token))
         @if e.kind == "endpoint" {
             section {
                 h3 { "Edit" }
-                form method="post" action=(base) {
+                form #edit-form method="post" action=(base) {
                     (token_field(token))
-                    p { label for="url" { "URL" } input #url name="url" type="url" size="60" value=(e.url); }
-                    p { label for="event_types" { "Event types" } input #event_types name="event_types" size="60" value=(e.event_types.join(", ")); }
-                    p { label for="description" { "Description" } input #description name="description" size="60" value=(e.description); }
+                    (draft.error_at("edit-form"))
+                    p { label for="url" { "URL" } input #url name="url" type="url" size="60" value=(draft.value("url", e.url.clone())); }
+                    (draft.error_at("url"))
+                    p { label for="event_types" { "Event types" } input #event_types name="event_types" size="60" value=(draft.value("event_types", e.event_types.join(", "))); }
+                    (draft.error_at("event_types"))
+                    p { label for="description" { "Description" } input #description name="description" size="60" value=(draft.value("description", e.description.clone())); }
+                    (draft.error_at("description"))
+                    (routing_page::choices(e, draft))
                     p { button type="submit" { "Save" } }
                 }
             }
+            (routing_page::filter_section(&base, e, draft, token))
+        }
+        @if e.ordering == "subject" || !v.held.is_empty() {
+            (routing_page::held_section(&base, v.held, token))
         }
         section {
             h3 { "Recover" }
@@ -212,9 +235,13 @@ pub fn endpoint(
             }
         }
         h3 { "Recent deliveries" }
-        (deliveries_table(recent))
+        (deliveries_table(v.recent))
     };
-    page(StatusCode::OK, &format!("Endpoint {}", e.id), token, body)
+    let status = match draft.refusal {
+        Some(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        None => StatusCode::OK,
+    };
+    page(status, &format!("Endpoint {}", e.id), token, body)
 }
 
 pub fn deliveries_table(list: &[DeliveryOut]) -> Markup {
@@ -241,7 +268,7 @@ pub fn deliveries(list: &[DeliveryOut], next: Option<String>, token: &str) -> Ht
             label for="state" { "State" }
             select #state name="state" {
                 option value="" { "any" }
-                @for s in ["pending", "delivering", "delivered", "failed", "paused", "dead", "cancelled", "skipped"] { option value=(s) { (s) } }
+                @for s in STATES { option value=(s) { (s) } }
             }
             " " label for="endpoint_id" { "Endpoint" } input #endpoint_id name="endpoint_id" size="34";
             " " button type="submit" { "Search" }

@@ -1,11 +1,12 @@
-//! The portal's pages to read: the partner's endpoints, one endpoint, its
-//! deliveries and their attempts, the event feed, the notification channel.
+//! The portal's pages to read: the partner's endpoints, one endpoint (with
+//! its held subjects), its deliveries and their attempts, the event feed,
+//! the notification channel.
 //! Every read goes through the partner's scoped store: another partner's
 //! object is a 404 page like a missing one.
 
 use actix_web::{HttpRequest, HttpResponse, http::StatusCode, web};
 
-use super::{Signed, enter, pages};
+use super::{Signed, enter, form::Draft, pages};
 use crate::{
     http::{
         AppState, body, page,
@@ -13,12 +14,16 @@ use crate::{
             deliveries::{AttemptOut, DeliveryOut, DeliveryQuery},
             endpoints::EndpointOut,
             events::EventOut,
+            ordering::{HeldSubjectOut, held_out},
             settings,
         },
         problem::Problem,
     },
     store::{scoped::DeliveryFilter, scoped::for_partner},
 };
+
+/// The most held subjects the endpoint page lists.
+const HELD_LISTED: u32 = 100;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/portal", web::get().to(home))
@@ -83,6 +88,17 @@ pub async fn endpoint_page(
     id: &str,
     shown: maud::Markup,
 ) -> Result<HttpResponse, Problem> {
+    endpoint_page_with(state, s, id, shown, &Draft::default()).await
+}
+
+/// The endpoint page of `id` with a form shown again as `draft` has it.
+pub async fn endpoint_page_with(
+    state: &AppState,
+    s: &Signed,
+    id: &str,
+    shown: maud::Markup,
+    draft: &Draft,
+) -> Result<HttpResponse, Problem> {
     let scoped = for_partner(&state.shared.db, &s.partner_id);
     let e = scoped
         .endpoint(id)
@@ -99,13 +115,16 @@ pub async fn endpoint_page(
         .map(DeliveryOut::from)
         .collect();
     let auth = crate::http::partner::auth_ops::shown(state, &s.partner_id, id).await?;
-    Ok(pages::endpoint(
-        &EndpointOut::from(e),
-        &recent,
-        &auth,
-        &s.csrf,
-        shown,
-    ))
+    let held = scoped.held_subjects(id, HELD_LISTED).await?;
+    let held: Vec<HeldSubjectOut> = held.into_iter().flatten().map(held_out).collect();
+    let shown_page = pages::EndpointShown {
+        endpoint: &EndpointOut::from(e),
+        recent: &recent,
+        auth: &auth,
+        held: &held,
+        draft,
+    };
+    Ok(pages::endpoint(&shown_page, &s.csrf, shown))
 }
 
 async fn endpoint(

@@ -1,8 +1,8 @@
 //! One endpoint: what it is, what it presents to its receiver (redacted),
-//! its health timeline (created, failing since,
-//! warned, notices announced, operator actions), its circuit as stored and
-//! as its actor here reports it, its recent attempts, and the forms to
-//! enable, disable and recover it.
+//! its routing (ordering, filter, held subjects with Replay and Skip), its
+//! health timeline (created, failing since, warned, notices announced,
+//! operator actions), its circuit as stored and as its actor here reports
+//! it, its recent attempts, and the forms to enable, disable and recover it.
 
 use maud::{Markup, html};
 
@@ -45,6 +45,8 @@ pub struct EndpointView<'a> {
     pub credentials: &'a Shown,
     /// The keys that sign now, newest first.
     pub signing: &'a [SigningShown],
+    /// Its ordering, filter and held subjects.
+    pub routing: &'a super::routing::Routing,
     pub now_ms: i64,
     pub forms: &'a Forms,
 }
@@ -187,6 +189,8 @@ pub fn endpoint(v: &EndpointView) -> Markup {
             }
             h2 { "Credentials" }
             (super::credentials::credentials(v.credentials, v.signing, v.now_ms))
+            h2 { "Routing" }
+            (super::routing::routing(v.routing, &v.forms.csrf))
             h2 { "Circuit" }
             (circuit(v))
             h2 { "Actions" }

@@ -11,6 +11,7 @@ pub mod endpoint;
 pub mod endpoints;
 pub mod overview;
 pub mod pager;
+pub mod routing;
 pub mod search;
 pub mod when;
 
@@ -198,6 +199,9 @@ pub struct Forms {
 pub fn done(forms: &Forms) -> Markup {
     let text = match forms.done.as_deref() {
         Some("replayed") => "Replay queued: a manual attempt goes out now.".to_string(),
+        Some("skipped") => {
+            "Skipped: the subject's next delivery goes now; the skipped one stays dead.".to_string()
+        }
         Some("enabled") => "Endpoint enabled.".to_string(),
         Some("disabled") => "Endpoint disabled: its waiting deliveries are paused.".to_string(),
         Some("recovered") => format!(

@@ -5,7 +5,9 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::{Nav, href, page, pager::keyset_links, search_href, when::when};
-use crate::{dashboard::paging::Keyset, store::scoped::DeliveryRow};
+use crate::{
+    dashboard::paging::Keyset, http::partner::deliveries::STATES, store::scoped::DeliveryRow,
+};
 
 /// The search as typed (echoed back into the form, escaped).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -42,17 +44,6 @@ impl SearchForm {
         .collect()
     }
 }
-
-const STATES: [&str; 8] = [
-    "pending",
-    "delivering",
-    "delivered",
-    "failed",
-    "paused",
-    "dead",
-    "cancelled",
-    "skipped",
-];
 
 fn field(name: &str, label: &str, value: &str, placeholder: &str) -> Markup {
     html! {

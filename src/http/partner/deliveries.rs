@@ -21,7 +21,8 @@ use crate::{
     },
 };
 
-const STATES: [&str; 9] = [
+/// Every state a delivery can be in, as searches name them.
+pub const STATES: [&str; 9] = [
     "waiting",
     "pending",
     "paused",

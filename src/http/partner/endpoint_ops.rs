@@ -5,7 +5,7 @@
 
 use super::{
     endpoint_shapes::{CreateEndpoint, InitialStatus, Recover, RotateSecret, UpdateEndpoint},
-    filters::checked_filter,
+    filters::{check_filter, filter_after},
     pins,
 };
 use crate::{
@@ -113,7 +113,7 @@ pub(crate) async fn create(
     check_range("concurrency", input.concurrency, 1..=256)?;
     check_range("rate_limit", input.rate_limit, 1..=10_000)?;
     let filter = match &input.filter {
-        Some(given) => Some(checked_filter(state, &types, given)?),
+        Some(given) => Some(check_filter(&state.shared.catalog, &types, given)?),
         None => None,
     };
     let url = checked_url(state, &input.url).await?;
@@ -209,9 +209,7 @@ pub(crate) async fn update(
     Ok(e)
 }
 
-/// The filter an update leaves the endpoint with, checked against the
-/// types it leaves it with: a new filter, its removal (`null`), or, when
-/// only the types change, the current filter checked again.
+/// The filter an update leaves the endpoint with ([`filter_after`]).
 async fn filter_change(
     state: &AppState,
     scoped: &Scoped<'_>,
@@ -219,16 +217,12 @@ async fn filter_change(
     input: &UpdateEndpoint,
 ) -> Result<Option<Option<Filter>>, Problem> {
     let current = scoped.endpoint(id).await?.ok_or_else(not_found)?;
-    let types = input.event_types.as_ref().unwrap_or(&current.event_types);
-    match (&input.filter, &current.filter) {
-        (Some(None), _) => Ok(Some(None)),
-        (Some(Some(given)), _) => Ok(Some(Some(checked_filter(state, types, given)?))),
-        (None, Some(f)) if input.event_types.is_some() => {
-            checked_filter(state, types, &f.to_json())?;
-            Ok(None)
-        }
-        (None, _) => Ok(None),
-    }
+    filter_after(
+        &state.shared.catalog,
+        &current,
+        input.event_types.as_deref(),
+        input.filter.as_ref().map(Option::as_ref),
+    )
 }
 
 /// A new secret for the partner's endpoint `id`; the others keep signing

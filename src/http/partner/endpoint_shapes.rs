@@ -229,7 +229,7 @@ pub struct CreateEndpoint {
     pub filter: Option<serde_json::Value>,
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateEndpoint {
     #[schema(format = "uri", max_length = 2048)]

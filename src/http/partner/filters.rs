@@ -1,7 +1,8 @@
 //! Payload filters through the Partner API: reading a filter given with an
 //! endpoint (refused with where in it and why, including a `data` path no
 //! subscribed type of the catalog can hold), and trying one against a
-//! sample event (`POST /v1/endpoints/{id}/filter-test`).
+//! sample event (`POST /v1/endpoints/{id}/filter-test`). The portal and the
+//! command line check and try filters with the same functions.
 
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -9,19 +10,20 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::{
-    catalog::paths::impossible_path,
+    catalog::{Catalog, paths::impossible_path},
     domain::filter::{EventView, Filter, FilterError, Verdict},
     http::{
         AppState, auth,
         problem::{Errors, Problem},
     },
-    store::scoped::for_partner,
+    store::{endpoints::Endpoint, scoped::for_partner},
 };
 
 /// A filter given for an endpoint that takes `event_types`, parsed and
-/// checked against the catalog; a 422 names where it fails (`filter/and/1/gt`).
-pub(crate) fn checked_filter(
-    state: &AppState,
+/// checked against `catalog`; a 422 names where it fails (`filter/and/1/gt`).
+/// The API, the portal and the command line check filters with it.
+pub(crate) fn check_filter(
+    catalog: &Catalog,
     event_types: &[String],
     given: &Value,
 ) -> Result<Filter, Problem> {
@@ -29,10 +31,32 @@ pub(crate) fn checked_filter(
         Problem::invalid(format!("filter{}", e.at.trim_end_matches('/')), e.message)
     };
     let filter = Filter::parse(given).map_err(refused)?;
-    if let Some(p) = impossible_path(&state.shared.catalog, event_types, &filter) {
+    if let Some(p) = impossible_path(catalog, event_types, &filter) {
         return Err(refused(p.into()));
     }
     Ok(filter)
+}
+
+/// The filter a change leaves `current` with, checked against the types it
+/// leaves it with (`types`, when they change): a new filter, its removal
+/// (`Some(None)`), or, when only the types change, the current filter
+/// checked again. `None`: the filter stays as it is.
+pub(crate) fn filter_after(
+    catalog: &Catalog,
+    current: &Endpoint,
+    types: Option<&[String]>,
+    given: Option<Option<&Value>>,
+) -> Result<Option<Option<Filter>>, Problem> {
+    let checked_types = types.unwrap_or(&current.event_types);
+    match (given, &current.filter) {
+        (Some(None), _) => Ok(Some(None)),
+        (Some(Some(given)), _) => Ok(Some(Some(check_filter(catalog, checked_types, given)?))),
+        (None, Some(f)) if types.is_some() => {
+            check_filter(catalog, checked_types, &f.to_json())?;
+            Ok(None)
+        }
+        (None, _) => Ok(None),
+    }
 }
 
 /// For a field that may be absent (leave it), `null` (remove it) or a value.
@@ -69,6 +93,14 @@ pub struct FilterTested {
     pub filter: Option<Value>,
 }
 
+/// Which filter a test tries.
+pub(crate) enum Trying {
+    /// The endpoint's own, as saved.
+    Saved,
+    /// One being written (`None`: no filter, every event of the types).
+    Draft(Option<Value>),
+}
+
 /// Try the endpoint's filter, or one you are writing, against a sample
 /// event or one of your events.
 #[utoipa::path(tag = "endpoints", params(("id" = String, Path)), request_body = FilterTest, security(("partner_key" = [])),
@@ -82,16 +114,39 @@ pub async fn filter_test(
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
     let input: FilterTest = state.read_json(&req, payload).await?;
-    let scoped = for_partner(&state.shared.db, &partner);
+    let trying = input
+        .filter
+        .map_or(Trying::Saved, |f| Trying::Draft(Some(f)));
+    let tested = try_filter(&state, &partner, &id, input.event, input.event_id, trying).await?;
+    Ok(HttpResponse::Ok().json(tested))
+}
+
+/// What `trying` makes of `event` (a sample envelope) or of `partner`'s
+/// event `event_id` at its endpoint `id`: the API's filter test, and the
+/// portal's.
+pub(crate) async fn try_filter(
+    state: &AppState,
+    partner: &str,
+    id: &str,
+    event: Option<Value>,
+    event_id: Option<String>,
+    trying: Trying,
+) -> Result<FilterTested, Problem> {
+    let scoped = for_partner(&state.shared.db, partner);
     let endpoint = scoped
-        .endpoint(&id)
+        .endpoint(id)
         .await?
         .ok_or_else(|| Problem::not_found("no such endpoint"))?;
-    let filter = match &input.filter {
-        Some(given) => Some(checked_filter(&state, &endpoint.event_types, given)?),
-        None => endpoint.filter,
+    let filter = match &trying {
+        Trying::Saved => endpoint.filter,
+        Trying::Draft(None) => None,
+        Trying::Draft(Some(given)) => Some(check_filter(
+            &state.shared.catalog,
+            &endpoint.event_types,
+            given,
+        )?),
     };
-    let (event_type, subject, data) = match (input.event, input.event_id) {
+    let (event_type, subject, data) = match (event, event_id) {
         (Some(event), None) => sample(event)?,
         (None, Some(event_id)) => {
             let (e, _) = scoped
@@ -121,14 +176,14 @@ pub async fn filter_test(
     let verdict = filter
         .as_ref()
         .map_or(Verdict::Matched, |f| f.evaluate(&view));
-    Ok(HttpResponse::Ok().json(FilterTested {
+    Ok(FilterTested {
         matched: verdict.is_match(),
         reason: match verdict {
             Verdict::Matched => None,
             Verdict::Filtered(r) => Some(r.as_str().to_string()),
         },
         filter: filter.map(|f| f.to_json()),
-    }))
+    })
 }
 
 /// A sample envelope's type, subject and data.

@@ -4,6 +4,7 @@
 //! holds its subject (`POST /v1/deliveries/{id}/skip`).
 
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use sea_orm::DatabaseConnection;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -14,7 +15,9 @@ use crate::{
         AppState, auth,
         problem::{Errors, Problem},
     },
-    store::{ordering::HeldSubject, scoped::for_partner, scoped_ordering::Skipped},
+    store::{
+        endpoints::Endpoint, ordering::HeldSubject, scoped::for_partner, scoped_ordering::Skipped,
+    },
 };
 
 /// The most subjects one answer lists.
@@ -68,6 +71,18 @@ pub struct HeldSubjects {
     pub ordering_on_dead: String,
     /// Oldest change first, at most 500.
     pub data: Vec<HeldSubjectOut>,
+}
+
+impl HeldSubjects {
+    /// The answer for `endpoint` with its held subjects `held`.
+    pub fn of(endpoint: Endpoint, held: Vec<HeldSubject>) -> HeldSubjects {
+        HeldSubjects {
+            endpoint_id: endpoint.id,
+            ordering: endpoint.ordering.as_str().into(),
+            ordering_on_dead: endpoint.on_dead.as_str().into(),
+            data: held.into_iter().map(held_out).collect(),
+        }
+    }
 }
 
 /// Why a subject is held, as the API names it, and the words for it.
@@ -138,12 +153,7 @@ pub async fn held_subjects(
         .held_subjects(&id, MAX_LISTED)
         .await?
         .unwrap_or_default();
-    Ok(HttpResponse::Ok().json(HeldSubjects {
-        endpoint_id: endpoint.id,
-        ordering: endpoint.ordering.as_str().into(),
-        ordering_on_dead: endpoint.on_dead.as_str().into(),
-        data: held.into_iter().map(held_out).collect(),
-    }))
+    Ok(HttpResponse::Ok().json(HeldSubjects::of(endpoint, held)))
 }
 
 /// Let a dead delivery that holds its subject go: the subject's next
@@ -170,22 +180,30 @@ pub(crate) async fn skip(
     id: &str,
 ) -> Result<DeliveryOut, Problem> {
     let now = state.shared.clock.now_ms();
-    match for_partner(&state.shared.db, partner)
-        .skip_head(id, now)
-        .await?
-    {
+    let skipped = skip_in(&state.shared.db, partner, id, now).await?;
+    state
+        .engine
+        .fanout
+        .do_send(EndpointChanged(skipped.endpoint_id.clone()));
+    Ok(skipped)
+}
+
+/// Lets `partner`'s dead delivery `id` stop holding its subject, or says
+/// why it cannot; the caller wakes the endpoint (the API's skip, and the
+/// command line's).
+pub(crate) async fn skip_in(
+    db: &DatabaseConnection,
+    partner: &str,
+    id: &str,
+    now_ms: i64,
+) -> Result<DeliveryOut, Problem> {
+    match for_partner(db, partner).skip_head(id, now_ms).await? {
         None => Err(Problem::not_found("no such delivery")),
         Some(Skipped::NotHolding(d)) => Err(Problem::conflict(format!(
             "this delivery holds no subject: it is {}; only a dead delivery of an endpoint \
              with ordering_on_dead `hold` holds its subject",
             d.state
         ))),
-        Some(Skipped::Released(d)) => {
-            state
-                .engine
-                .fanout
-                .do_send(EndpointChanged(d.endpoint_id.clone()));
-            Ok(d.into())
-        }
+        Some(Skipped::Released(d)) => Ok(d.into()),
     }
 }

@@ -1,10 +1,13 @@
 //! The binary's command line: what the operator commands make is what the
 //! API then sees (`made`: each key with its role, each endpoint with its
 //! secret), a refused command exits with its status and changes nothing
-//! (`refused`), configuration errors name their key, the key file is made once.
+//! (`refused`), filters checked as the API checks them and held subjects
+//! listed and skipped (`routing`), configuration errors name their key, the
+//! key file is made once.
 
 mod made;
 mod refused;
+mod routing;
 
 use std::process::Output;
 

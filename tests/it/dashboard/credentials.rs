@@ -7,7 +7,10 @@
 use hookd_test_macros::both_backends;
 use serde_json::json;
 
-use super::sign_in::{assert_signed_in, client, sign_in};
+use super::{
+    part_of,
+    sign_in::{assert_signed_in, client, sign_in},
+};
 use crate::harness::{expect_status, read_text, receiver::Receiver, spawn_app, tls::TestCa};
 
 #[both_backends]
@@ -67,11 +70,7 @@ async fn the_endpoint_page_shows_every_credential_by_name_and_never_a_secret(bac
         .expect("the page loads");
     let (status, page, _) = read_text(res).await;
     assert_eq!(status, 200, "{page}");
-    let credentials = page
-        .split("id=\"credentials\"")
-        .nth(1)
-        .and_then(|rest| rest.split("</dl>").next())
-        .unwrap_or_else(|| panic!("a credentials list in {page}"));
+    let credentials = part_of(&page, "id=\"credentials\"", "</dl>");
     for shown in [
         "authorization: [redacted]",
         token_url.as_str(),

@@ -11,6 +11,8 @@
 //!   site, unknown ids, signed-out browsers;
 //! - `credentials`: an endpoint's receiver credentials and signing
 //!   schemes shown by name, never a secret;
+//! - `routing`: an endpoint's ordering and filter (escaped), and a subject
+//!   held by its dead head, skipped or replayed from the page;
 //! - `samples`: the per-minute backlog sample the charts draw;
 //! - `glance`: cards that follow the partner filter, relative times, the
 //!   measured attempt average, and tables that page both ways.
@@ -77,6 +79,7 @@ mod glance;
 mod headers;
 mod pages;
 mod refusals;
+mod routing;
 mod samples;
 mod sign_in;
 
@@ -177,6 +180,16 @@ pub async fn attributes(page: &mut Page, selector: &str, attribute: &str) -> Vec
 /// `docs/screenshots/dashboard-<name>.png` (see `docs_screenshot`).
 pub async fn screenshot(page: &mut Page, backend: Backend, name: &str) {
     crate::harness::browser::docs_screenshot(page, backend, &format!("dashboard-{name}")).await;
+}
+
+/// The part of `page` after `from` up to the first `to` after it: one
+/// element of a page read as text.
+#[track_caller]
+pub fn part_of<'a>(page: &'a str, from: &str, to: &str) -> &'a str {
+    page.split(from)
+        .nth(1)
+        .and_then(|rest| rest.split(to).next())
+        .unwrap_or_else(|| panic!("no `{from}` … `{to}` in {page}"))
 }
 
 /// Every audit entry, newest first.

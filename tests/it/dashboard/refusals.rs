@@ -9,15 +9,15 @@ use crate::harness::{TestApp, answer::header, read_text, send::send_with_optiona
 use hookd_test_macros::both_backends;
 
 /// What a dashboard request got, with its body.
-struct Got {
-    answer: Answer,
-    content_type: String,
-    body: String,
+pub(super) struct Got {
+    pub answer: Answer,
+    pub content_type: String,
+    pub body: String,
 }
 
 /// `method path` with the session cookie `session` (none if empty), from
 /// `origin` (none if empty), with a form body if given.
-async fn send(
+pub(super) async fn send(
     app: &TestApp,
     (method, path): (&str, &str),
     session: &str,
@@ -46,14 +46,14 @@ async fn send(
 }
 
 /// A session cookie of `key`, signed in from hookd's own origin.
-async fn session(app: &TestApp, key: &str) -> String {
+pub(super) async fn session(app: &TestApp, key: &str) -> String {
     let own = app.base_url.clone();
     let got = sign_in(app, key, &[("origin", &own)]).await;
     got.session.expect("a session cookie")
 }
 
 /// The CSRF token in the forms of the page at `path`, as `session` sees it.
-async fn token(app: &TestApp, path: &str, session: &str) -> String {
+pub(super) async fn token(app: &TestApp, path: &str, session: &str) -> String {
     let page = send(app, ("GET", path), session, "", None).await;
     assert_eq!(page.answer.status, 200, "{path}: {}", page.body);
     let after = page

@@ -16,7 +16,12 @@ use std::ops::Range;
 
 use serde_json::{Value, json};
 
-use crate::harness::{TestApp, call_raw, expect_status};
+use crate::harness::{
+    Backend, TestApp, WAIT, call_raw, expect_status,
+    receiver::{Receiver, Reply},
+    schedule::exact_schedule,
+    spawn_app_with, wait_until,
+};
 
 /// Creates an ordered endpoint of the test partner at `url` over the API,
 /// with `extra` fields; returns (endpoint id, partner key).
@@ -86,4 +91,68 @@ pub(crate) fn interleaved_places(
     seqs.flat_map(|seq| (0..subjects).map(move |s| (s, seq)))
         .map(|(s, seq)| partner_event(partner_id, s, seq))
         .collect()
+}
+
+/// A subject held by its dead head, for the pages and commands that show
+/// and release it.
+pub(crate) struct HeldByItsHead {
+    /// Tries each delivery once.
+    pub app: TestApp,
+    /// Refused the first request, takes every other.
+    pub receiver: Receiver,
+    /// Orders by subject and holds a subject whose head dies.
+    pub endpoint: String,
+    pub key: String,
+    /// The dead head: `account/s0`'s first event; its second waits.
+    pub head: String,
+}
+
+/// Makes a [`HeldByItsHead`]; returns once the Partner API lists the
+/// subject as held by its dead head.
+pub(crate) async fn a_subject_held_by_its_dead_head(backend: Backend) -> HeldByItsHead {
+    let app = spawn_app_with(backend, &exact_schedule(r#"["0s"]"#)).await;
+    let receiver = Receiver::start().await;
+    receiver.script([Reply::status(500)]);
+    let hold = json!({ "ordering_on_dead": "hold" });
+    let (endpoint, key) = ordered_endpoint(&app, &receiver.url(), hold).await;
+    publish_all(
+        &app,
+        &[subject_event(&app, 0, 0), subject_event(&app, 0, 1)],
+    )
+    .await;
+    let path = format!("/v1/endpoints/{endpoint}/held-subjects");
+    let head = wait_until(WAIT, || async {
+        let listed = expect_status(&app.request("GET", &path, &key, None).await, 200);
+        let first = &listed["data"][0];
+        (first["held_by"] == "dead_head" && first["waiting"] == 1)
+            .then(|| first["head"]["delivery_id"].as_str().map(str::to_string))
+            .flatten()
+    })
+    .await
+    .expect("account/s0 is held by its dead head, its second event waiting");
+    HeldByItsHead {
+        app,
+        receiver,
+        endpoint,
+        key,
+        head,
+    }
+}
+
+impl HeldByItsHead {
+    /// Waits until the receiver got the head again, then the subject's
+    /// second event: what replaying the head leads to.
+    pub(crate) async fn gets_the_head_again_then_the_second_event(&self) {
+        let got = self
+            .receiver
+            .wait_for(3, WAIT)
+            .await
+            .expect("the head is sent again, then the subject's second event");
+        let seqs: Vec<Value> = got
+            .iter()
+            .filter_map(|r| serde_json::from_slice::<Value>(&r.body).ok())
+            .map(|v| v["data"]["seq"].clone())
+            .collect();
+        assert_eq!(seqs, [json!(0), json!(0), json!(1)], "in order");
+    }
 }

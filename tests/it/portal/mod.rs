@@ -3,11 +3,13 @@
 //! seeing only the partner's own objects (another partner's id is a 404
 //! page) and managing endpoints, secrets and the notification channel
 //! (`pages`), an endpoint's receiver credentials and v1a keys
-//! (`credentials`), and the rules of the dashboard: cookies, CSP, CSRF, the
-//! cross-site check (`rules`).
+//! (`credentials`), its ordering, filter and held subjects (`routing`), and
+//! the rules of the dashboard: cookies, CSP, CSRF, the cross-site check
+//! (`rules`).
 
 mod credentials;
 mod pages;
+mod routing;
 mod rules;
 mod sign_in;
 
@@ -26,8 +28,8 @@ fn sign_in_with(key: &str) -> String {
     )
 }
 
-/// Fills the fields (`#id` → value) and submits the form of `form`.
-pub fn submit(form: &str, fields: &[(&str, &str)]) -> String {
+/// A script that fills the fields (`#id` → value).
+fn fill(fields: &[(&str, &str)]) -> String {
     let mut js = String::new();
     for (id, value) in fields {
         js.push_str(&format!(
@@ -36,8 +38,26 @@ pub fn submit(form: &str, fields: &[(&str, &str)]) -> String {
             json!(value)
         ));
     }
-    js.push_str(&format!("document.querySelector({}).submit()", json!(form)));
     js
+}
+
+/// Fills the fields (`#id` → value) and submits the form of `form`.
+pub fn submit(form: &str, fields: &[(&str, &str)]) -> String {
+    format!(
+        "{}document.querySelector({}).submit()",
+        fill(fields),
+        json!(form)
+    )
+}
+
+/// Fills the fields and clicks the button `button`, which posts its form
+/// (to its own `formaction`, if it has one).
+pub fn click(button: &str, fields: &[(&str, &str)]) -> String {
+    format!(
+        "{}document.querySelector({}).click()",
+        fill(fields),
+        json!(button)
+    )
 }
 
 /// The text of the first element matching `selector` (empty if none).
