@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::{
     StoreError,
-    claims::Claimed,
+    claimed::Claimed,
     ordering::{self, HOLD_IF_ORDERED, Subject},
     placeholders, sql,
 };

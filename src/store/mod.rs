@@ -7,6 +7,7 @@ pub mod audit;
 pub mod backlog;
 pub mod charts;
 pub mod checks;
+pub mod claimed;
 pub mod claims;
 pub mod cluster;
 pub mod deliveries;

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use sea_orm::{ConnectionTrait, DbBackend, Value};
 
-use super::{StoreError, claims::Claimed, placeholders, sql};
+use super::{StoreError, claimed::Claimed, placeholders, sql};
 
 /// The states of a subject's rows that can hold it up, word for word as
 /// the partial index `delivery_subject` names them (so both databases use it).
@@ -190,7 +190,7 @@ async fn promote_first(
              AND (o.state <> 'dead' OR o.holding = 1))) \
          RETURNING {}, endpoint_id",
         vec!["(?)"; keys.len()].join(", "),
-        super::claims::CLAIMED_COLUMNS
+        super::claimed::CLAIMED_COLUMNS
     );
     let mut values: Vec<Value> = vec![state.into(), at.into(), now_ms.into(), Value::from(claims)];
     values.push(endpoint.into());
@@ -207,7 +207,7 @@ async fn returned(
     lease_until: i64,
 ) -> Result<Vec<(Subject, Claimed)>, StoreError> {
     super::query_all(db, sql(db.get_database_backend(), text, values), |r| {
-        let claimed = super::claims::claimed_row(r, lease_until)?;
+        let claimed = super::claimed::claimed_row(r, lease_until)?;
         let endpoint: String = r.try_get("", "endpoint_id")?;
         let key: String = r.try_get("", "ordering_key")?;
         Ok(((endpoint, key), claimed))
@@ -260,7 +260,7 @@ async fn promote(
              AND (o.state <> 'dead' OR o.holding = 1) \
              AND (o.state <> 'waiting' OR o.ordering_seq < w.ordering_seq)) \
            LIMIT ?) RETURNING {}, endpoint_id",
-        super::claims::CLAIMED_COLUMNS
+        super::claimed::CLAIMED_COLUMNS
     );
     let mut values: Vec<Value> = vec![state.into(), at.into(), now_ms.into(), Value::from(claims)];
     values.extend(scope);

@@ -239,22 +239,40 @@ impl EndpointActor {
 
     /// Queues a delivery claimed for this actor elsewhere (the next of an
     /// ordered subject, claimed when its head's record was committed), once
-    /// its event is read. If it cannot be read, its lease brings it back.
+    /// its event is read: those that arrive while a read runs are read
+    /// together by the next one. What cannot be read comes back with its lease.
     pub(super) fn take_claimed(&mut self, ctx: &mut Context<Self>, claimed: Claimed) {
         self.due.hold(&claimed);
+        self.handed.push(claimed);
+        if !self.reading_handed {
+            self.read_handed(ctx);
+        }
+    }
+
+    fn read_handed(&mut self, ctx: &mut Context<Self>) {
+        if self.handed.is_empty() {
+            return;
+        }
+        self.reading_handed = true;
+        let handed = std::mem::take(&mut self.handed);
         let shared = self.shared.clone();
         let read = async move {
-            let events = store::outbox::find(&shared.db, &[claimed.event_id.as_str()]).await;
-            (claimed, events)
+            let ids: Vec<&str> = handed.iter().map(|c| c.event_id.as_str()).collect();
+            let events = store::outbox::find(&shared.db, &ids).await;
+            (handed, events)
         };
-        ctx.spawn(read.into_actor(self).map(|(claimed, events), act, ctx| {
-            act.due.unhold(&claimed);
+        ctx.spawn(read.into_actor(self).map(|(handed, events), act, ctx| {
+            act.reading_handed = false;
+            for c in &handed {
+                act.due.unhold(c);
+            }
             match events {
-                Ok(events) => act.enqueue(vec![claimed], events),
+                Ok(events) => act.enqueue(handed, events),
                 Err(e) => {
-                    tracing::warn!(endpoint = %act.id, delivery = %claimed.id, error = %e, "reading a claimed delivery's event failed; its lease brings it back");
+                    tracing::warn!(endpoint = %act.id, deliveries = handed.len(), error = %e, "reading claimed deliveries' events failed; their leases bring them back");
                 }
             }
+            act.read_handed(ctx);
             act.pump(ctx);
         }));
     }

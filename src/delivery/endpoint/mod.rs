@@ -96,6 +96,11 @@ pub struct EndpointActor {
     pub(super) changes_seen: u64,
     /// A claim is running; sending goes on meanwhile.
     claiming: bool,
+    /// Deliveries claimed for this actor by the recorder (the next of their
+    /// ordered subjects), waiting for their events to be read.
+    handed: Vec<crate::store::claims::Claimed>,
+    /// Those events are being read.
+    reading_handed: bool,
     idle_timer: Option<SpawnHandle>,
     /// A wake arrived since the last claim started.
     woken: bool,
@@ -150,6 +155,8 @@ impl EndpointActor {
             reloading: false,
             changes_seen: 0,
             claiming: false,
+            handed: Vec::new(),
+            reading_handed: false,
             idle_timer: None,
             woken: false,
             held_back_until: None,
@@ -417,6 +424,8 @@ impl EndpointActor {
                 && !act.asking
                 && !act.reloading
                 && !act.claiming
+                && act.handed.is_empty()
+                && !act.reading_handed
                 && act.due.rest(act.shared.clock.now_ms()) == Rest::Nothing
             {
                 act.give_back_places();
