@@ -36,6 +36,8 @@ M=[
  ("signing joins with ':'", "src/signing/mod.rs", 'mac.update(b".");\n    mac.update(timestamp', 'mac.update(b":");\n    mac.update(timestamp', ["--lib","signing::tests::vectors"]),
  ("skips pass under CI", "tests/it/harness/skip.rs", 'std::env::var("CI").is_ok_and(|v| v == "true")', 'false', ["--test","it","skips::"]),
  ("rate limits read the wall clock", "src/http/rate_limit.rs", "let now_ms = self.clock.now_ms();\n        let mut buckets", "let now_ms = chrono::Utc::now().timestamp_millis();\n        let mut buckets", ["--test","it","rate_limits::"]),
+ ("an ordered subject's later events lead too", "src/domain/ordering.rs", "if free { Place::Head } else { Place::Waiting }", "if free || key.is_empty() { Place::Head } else { Place::Head }", ["--test","it","ordering::order::every_subject_arrives_in_commit_order"]),
+ ("filters ignored at fanout", "src/store/fanout.rs", "if let Some(filter) = &s.filter {", "if let Some(filter) = s.filter.as_ref().filter(|_| false) {", ["--test","it","filters::an_event_that_does_not_pass"]),
  ("portal 429 without Retry-After", "src/portal/mod.rs", ".insert(actix_web::http::header::RETRY_AFTER, retry_after);", ".insert(actix_web::http::header::WARNING, retry_after);", ["--test","it","rate_limits::a_portal_session"]),
 ]
 
