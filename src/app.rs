@@ -273,12 +273,15 @@ fn bind_tcp(addr: SocketAddr, key: &str) -> anyhow::Result<http::door::Listener>
 }
 
 /// Starts the engine and the web server on the current actix System:
-/// binds first (see `bind`), then `start_on`.
+/// refuses what the configuration alone gets wrong (the catalog, the secrets
+/// key) whatever else is running, then binds (see `bind`), then `start_on`.
 pub async fn start(
     config: Config,
     clock: SharedClock,
     handle_signals: bool,
 ) -> anyhow::Result<Running> {
+    config.catalog.load().context("catalog.path")?;
+    keyfile::master_passphrase(&config)?;
     let listeners = bind(&config)?;
     start_on(listeners, config, clock, handle_signals).await
 }

@@ -200,10 +200,18 @@ fn the_sqlite_default_generates_a_private_key_file_once() {
 
 #[test]
 fn postgres_without_a_master_key_stops_the_start() {
-    let env = vec![(
-        "HOOKD_DATABASE__URL".to_string(),
-        "postgres://postgres@127.0.0.1:1/none".to_string(),
-    )];
+    // Named before the port is bound: also while the port is taken.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port of the test's own");
+    let env = vec![
+        (
+            "HOOKD_DATABASE__URL".to_string(),
+            "postgres://postgres@127.0.0.1:1/none".to_string(),
+        ),
+        (
+            "HOOKD_HTTP__LISTEN".to_string(),
+            taken.local_addr().expect("its address").to_string(),
+        ),
+    ];
     assert_config_error(
         &env,
         &["serve"],

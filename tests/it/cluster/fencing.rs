@@ -17,7 +17,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use super::{CONCURRENCY, Fleet, LEASE_TTL, Lease, REPLY_DELAY, busiest};
+use super::{CONCURRENCY, Fleet, LEASE_TTL, Lease, busiest};
 use crate::harness::{SLOW, process::signal, receiver::Received, wait_until};
 
 /// Leases as read now and then: when, and what.
@@ -174,16 +174,19 @@ fn may_have_owned(samples: &Samples, owner: &str, path: &str, at: Instant) -> bo
     }
 }
 
-/// The most requests each path had in flight at once, from arrival to
-/// answer (`REPLY_DELAY` later), leaving out those `skip` picks.
+/// The most requests each path had in flight at once, as the receiver saw
+/// them: from the request read in full to its answer written (or its
+/// connection closed), leaving out those `skip` picks. A request still
+/// unanswered counts as in flight to the end.
 fn peak_in_flight(
     received: &[Received],
     skip: impl Fn(&Received) -> bool,
 ) -> BTreeMap<String, usize> {
+    let end = Instant::now() + Duration::from_secs(3600);
     let mut edges: BTreeMap<String, Vec<(Instant, i32)>> = BTreeMap::new();
     for r in received.iter().filter(|r| !skip(r)) {
         let path = edges.entry(r.path.clone()).or_default();
-        path.extend([(r.at, 1), (r.at + REPLY_DELAY, -1)]);
+        path.extend([(r.at, 1), (r.answered.unwrap_or(end), -1)]);
     }
     let peak = |mut path: Vec<(Instant, i32)>| {
         // An answer and the next request at one instant: the answer first.

@@ -74,12 +74,16 @@ fn catalog_check_names_the_file_and_pointer_of_an_example_that_fails_its_schema(
 fn serve_with_a_broken_catalog_stops_at_start_naming_the_setting_and_the_pointer() {
     let dir = a_catalog_with_a_bad_example();
     let path = dir.path().to_str().expect("a UTF-8 path");
-    // The same words as `catalog check`, before touching a database.
+    // The same words as `catalog check`, before touching a database, and
+    // before the port: the fault is named even while the port is taken.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port of the test's own");
+    let listen = taken.local_addr().expect("its address").to_string();
     let serve = hookd(
         &["serve"],
         &[
             ("HOOKD_CATALOG__PATH", path),
             ("HOOKD_DATABASE__URL", "sqlite::memory:"),
+            ("HOOKD_HTTP__LISTEN", &listen),
         ],
     );
     assert!(!serve.status.success());

@@ -11,6 +11,12 @@ pub const WAIT: Duration = Duration::from_secs(10);
 /// toolchain building an example receiver, a browser, a PostgreSQL restart.
 pub const SLOW: Duration = Duration::from_secs(60);
 
+/// How soon `/readyz` must answer while the database is down: its own check
+/// gives up after 0.9 s, and a check that waited on the pool instead would
+/// take the pool's 2 s acquire timeout; the rest is room for a loaded
+/// machine's scheduling.
+pub const READY_ANSWER_WITHIN: Duration = Duration::from_millis(1900);
+
 /// How long "nothing happens" is watched: several of the engine's 50 ms polls.
 pub const QUIET: Duration = Duration::from_millis(300);
 

@@ -2,11 +2,11 @@
 //! of 1024: 1,500 connections from twelve addresses stall a head or a keyed
 //! body, and every one hookd closes or refuses comes back a second later,
 //! for thirteen seconds. Once a second, from an address of its own, a health
-//! check and an authenticated ingest are answered within a second all the
-//! same, and every event is delivered: a newcomer below its fair share makes
+//! check and an authenticated ingest are answered promptly all the same
+//! (within `WITHIN`), and every event is delivered: a newcomer below its fair share makes
 //! room at once from the heaviest address, so the crowd competes with
 //! itself. The operations listener and the Unix socket, with budgets of
-//! their own, answer within a second as well.
+//! their own, answer as promptly.
 
 use std::{
     net::SocketAddr,
@@ -25,7 +25,10 @@ const CROWD_ADDRESSES: usize = 12;
 const COME_BACK: Duration = Duration::from_secs(1);
 /// Checks from 127.0.0.1, one a second.
 const ROUNDS: usize = 13;
-const WITHIN: Duration = Duration::from_secs(1);
+/// How soon a check must be answered: a free door answers in milliseconds,
+/// a held one only after the crowd's 5 s header timeout; the rest is room
+/// for a loaded machine.
+const WITHIN: Duration = Duration::from_millis(2500);
 
 /// One member of the crowd, from its first stalled connection on: waits
 /// until hookd closes it (a refusal's 503, an eviction), comes back
@@ -161,7 +164,7 @@ async fn a_reconnecting_crowd_never_holds_the_door_against_health_or_ingest() {
     ];
     let slowest = seen.iter().flat_map(|r| r.iter().map(|c| c.1)).max();
     println!(
-        "crowd: {returns} comebacks; of {ROUNDS} rounds answered within 1 s: /healthz {}, \
+        "crowd: {returns} comebacks; of {ROUNDS} rounds answered within {WITHIN:?}: /healthz {}, \
          ingest {}, ops /healthz {}, unix /healthz {}, unix ingest {}; slowest {slowest:?}",
         every[0], every[1], every[2], every[3], every[4]
     );
@@ -171,7 +174,7 @@ async fn a_reconnecting_crowd_never_holds_the_door_against_health_or_ingest() {
     );
     assert_eq!(
         every, [ROUNDS; 5],
-        "every check answered within 1 s (None: no answer in time): {seen:?}"
+        "every check answered within {WITHIN:?} (None: no answer in time): {seen:?}"
     );
     receiver
         .wait_for(2 * ROUNDS, Duration::from_secs(15))

@@ -1,7 +1,8 @@
 //! Slowloris against the real `hookd` binary under a file limit of 1024:
 //! 200 connections from one address (its cap holds 128), then 1,500 from
 //! twelve more, each stalled in its head or its body. Health checks and an
-//! authenticated ingest still answer within a second, the event is delivered
+//! authenticated ingest still answer promptly (within `ANSWER_WITHIN`, half
+//! the 5 s header timeout a held door would cost), the event is delivered
 //! on its first attempt, no file runs out, and the places come back when the
 //! crowd goes.
 
@@ -19,6 +20,10 @@ const CROWD: usize = 1500;
 const CROWD_ADDRESSES: usize = 12;
 const ONE_ADDRESS: usize = 200;
 const PER_ADDRESS_CAP: usize = 128;
+/// How soon a check must be answered while the crowd stalls: a free door
+/// answers in milliseconds, a held one only after the crowd's 5 s header
+/// timeout; the rest is room for a loaded machine.
+const ANSWER_WITHIN: Duration = Duration::from_millis(2500);
 
 /// A head stall or a form body stall, alternately.
 fn head_or_body(i: usize) -> Stall<'static> {
@@ -51,12 +56,12 @@ async fn fate(stream: &mut TcpStream, within: Duration) -> Fate {
     }
 }
 
-async fn answers_within_a_second(server: std::net::SocketAddr, request: &[u8]) -> u16 {
+async fn answers_promptly(server: std::net::SocketAddr, request: &[u8]) -> u16 {
     let started = Instant::now();
-    let answer = exchange(server, request, Duration::from_secs(1))
+    let answer = exchange(server, request, ANSWER_WITHIN)
         .await
-        .expect("an answer within 1 s while the crowd stalls");
-    assert!(started.elapsed() < Duration::from_secs(1));
+        .unwrap_or_else(|| panic!("no answer within {ANSWER_WITHIN:?} while the crowd stalls"));
+    assert!(started.elapsed() < ANSWER_WITHIN);
     answer.status
 }
 
@@ -108,15 +113,11 @@ async fn stalled_crowds_never_starve_health_ingest_or_delivery() {
     // Room is made for health checks and producers: the stalled go first.
     tokio::time::sleep(Duration::from_millis(1100)).await;
     for _ in 0..5 {
-        let status =
-            answers_within_a_second(server, b"GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n").await;
+        let status = answers_promptly(server, b"GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n").await;
         assert_eq!(status, 200);
     }
     let ingest = ingest_request(partner, service_key);
-    assert_eq!(
-        answers_within_a_second(server, ingest.as_bytes()).await,
-        201
-    );
+    assert_eq!(answers_promptly(server, ingest.as_bytes()).await, 201);
     receiver
         .wait_for(1, Duration::from_secs(10))
         .await

@@ -2,7 +2,8 @@
 //! live hookd: every scenario in `scenarios.rs` runs, on the bed `bed.rs`
 //! sets up, for each receiver that a [`ReceiverUnderTest`] describes
 //! (`python.rs`, `typescript.rs`, `go.rs`, `rust.rs`: one per language;
-//! `mutants.rs` proves the scenarios can fail).
+//! `mutants.rs` proves the scenarios can fail; `documented.rs` sends the
+//! events the docs show).
 //!
 //! Every example receiver keeps one contract, so one harness drives them all
 //! (`examples/receivers/README.md` says the same for their authors):
@@ -21,6 +22,7 @@
 //! receiver whose inbox is not SQLite would add a [`State`] variant.
 
 mod bed;
+pub mod documented;
 pub mod go;
 mod mutants;
 pub mod python;

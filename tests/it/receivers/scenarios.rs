@@ -8,6 +8,7 @@ use std::time::Duration;
 use hookd::secret::Secret;
 use serde_json::{Value, json};
 
+pub use super::documented::every_documented_event_and_catalog_example_is_applied;
 use super::{
     InboxRow, ReceiverUnderTest,
     bed::{Bed, Headers},
@@ -26,6 +27,7 @@ macro_rules! receiver_scenarios {
             forged_and_old_requests_are_refused_and_not_stored,
             unknown_types_and_checks_are_acknowledged_and_given_to_no_handler,
             the_receiver_passes_every_case_of_the_conformance_check,
+            every_documented_event_and_catalog_example_is_applied,
         );
     };
     (@each $spec:expr; $($name:ident),+ $(,)?) => {

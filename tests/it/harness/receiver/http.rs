@@ -112,6 +112,7 @@ where
                 .arrived(request.received.header("webhook-id"));
             let ruled = state.rule.clone().and_then(|rule| rule(&request.received));
             state.received.push(request.received);
+            let index = state.received.len() - 1;
             let reply = ruled.unwrap_or_else(|| {
                 state
                     .script
@@ -120,11 +121,13 @@ where
             });
             drop(state);
             shared.arrived.notify_waiters();
-            reply
+            (reply, index)
         };
+        let (reply, index) = reply;
         let _answering = Answering {
             shared: &shared,
             path,
+            index,
         };
         if !answer(&mut stream, reply, keep_alive, head).await {
             return;
@@ -235,6 +238,7 @@ async fn read_request<S: AsyncRead + AsyncWrite + Unpin>(
             body,
             at: Instant::now(),
             started: started.unwrap_or_else(Instant::now),
+            answered: None,
             peer,
         },
         keep_alive,

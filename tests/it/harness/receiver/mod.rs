@@ -45,6 +45,9 @@ pub struct Received {
     /// When its first bytes were read (a client stopped mid-request sends the
     /// rest later).
     pub started: Instant,
+    /// When its answer had been written in full, or its connection closed
+    /// unanswered (`None` while it is in flight).
+    pub answered: Option<Instant>,
     #[allow(dead_code)] // kept for tests that look at the client side of a connection
     pub peer: SocketAddr,
 }

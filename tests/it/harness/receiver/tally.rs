@@ -31,12 +31,18 @@ impl PathTally {
 pub(super) struct Answering<'a> {
     pub(super) shared: &'a Shared,
     pub(super) path: String,
+    /// The request's place in the receiver's record.
+    pub(super) index: usize,
 }
 
 impl Drop for Answering<'_> {
     fn drop(&mut self) {
-        if let Some(tally) = self.shared.state().paths.get_mut(&self.path) {
+        let mut state = self.shared.state();
+        if let Some(tally) = state.paths.get_mut(&self.path) {
             tally.in_flight -= 1;
+        }
+        if let Some(request) = state.received.get_mut(self.index) {
+            request.answered = Some(std::time::Instant::now());
         }
     }
 }
