@@ -281,7 +281,7 @@ pub async fn start(
     handle_signals: bool,
 ) -> anyhow::Result<Running> {
     config.catalog.load().context("catalog.path")?;
-    keyfile::master_passphrase(&config)?;
+    keyfile::check_configured(&config)?;
     let listeners = bind(&config)?;
     start_on(listeners, config, clock, handle_signals).await
 }

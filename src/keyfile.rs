@@ -16,22 +16,32 @@ pub fn path_for(config: &Config) -> Option<PathBuf> {
     })
 }
 
+/// Whether a master passphrase can be had at all, touching no file: one is
+/// configured, or the database is an SQLite file to keep a key file beside.
+pub fn check_configured(config: &Config) -> anyhow::Result<()> {
+    if config.master_key.is_some() || path_for(config).is_some() {
+        return Ok(());
+    }
+    bail!(
+        "secrets.master_key is required with {} (set HOOKD_SECRETS__MASTER_KEY to a passphrase of at least {} characters)",
+        if config.database.is_sqlite() {
+            "an in-memory database"
+        } else {
+            "PostgreSQL"
+        },
+        secret::MIN_PASSPHRASE_CHARS
+    );
+}
+
 /// The master passphrase: configured, or read from (or generated into) the
 /// key file beside an SQLite database. PostgreSQL needs it configured.
 pub fn master_passphrase(config: &Config) -> anyhow::Result<String> {
     if let Some(k) = &config.master_key {
         return Ok(k.clone());
     }
+    check_configured(config)?;
     let Some(path) = path_for(config) else {
-        bail!(
-            "secrets.master_key is required with {} (set HOOKD_SECRETS__MASTER_KEY to a passphrase of at least {} characters)",
-            if config.database.is_sqlite() {
-                "an in-memory database"
-            } else {
-                "PostgreSQL"
-            },
-            secret::MIN_PASSPHRASE_CHARS
-        );
+        bail!("secrets.master_key is required without an SQLite database file");
     };
     match std::fs::read_to_string(&path) {
         Ok(text) => {

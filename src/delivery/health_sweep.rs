@@ -194,8 +194,11 @@ pub async fn take_sample(shared: &Shared, now_ms: i64) -> Result<(), StoreError>
     }
     let sample = samples::read(db, now_ms, shared.config.delivery.schedule.len()).await?;
     let _turn = shared.write_turn().await;
-    samples::record(db, &sample).await?;
-    samples::prune(db, now_ms).await?;
+    // One transaction: whoever sees the new sample sees the old ones gone.
+    let txn = db.begin().await?;
+    samples::record(&txn, &sample).await?;
+    samples::prune(&txn, now_ms).await?;
+    txn.commit().await?;
     Ok(())
 }
 
