@@ -157,3 +157,109 @@ pub fn event(v: &EventView) -> Markup {
         },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ids::EventId;
+
+    fn event() -> NewEvent {
+        NewEvent {
+            id: EventId::generate(),
+            event_type: "usage.finalized".into(),
+            partner_id: "ptn_1".into(),
+            subject: None,
+            occurred_at_ms: 0,
+            occurred_at_given: true,
+            schema_version: 2,
+            payload: r#"{"b":1,"a":"<script>"}"#.into(),
+            correlation_id: None,
+            renditions: [(1, r#"{"b":1}"#.to_string())].into(),
+            trace: None,
+        }
+    }
+
+    fn delivery(id: &str, endpoint: &str, state: &str) -> DeliveryRow {
+        DeliveryRow {
+            id: id.into(),
+            event_id: "evt".into(),
+            event_type: "usage.finalized".into(),
+            endpoint_id: endpoint.into(),
+            state: state.into(),
+            attempt_count: 0,
+            next_attempt_at: 0,
+            last_status: None,
+            last_latency_ms: None,
+            last_error_category: None,
+            reason: None,
+            created_at: 0,
+            updated_at: 0,
+        }
+    }
+
+    #[test]
+    fn each_version_sent_is_shown_once_with_its_endpoints_and_skipped_ones_are_not() {
+        let e = event();
+        let deliveries = [
+            delivery("d1", "ep_own", "delivered"),
+            delivery("d2", "ep_v1", "pending"),
+            delivery("d3", "ep_v3", "skipped"),
+            delivery("d4", "ep_pinned_to_own", "failed"),
+        ];
+        let versions = HashMap::from([
+            ("d1".to_string(), None),
+            ("d2".to_string(), Some(1)),
+            ("d3".to_string(), None),
+            ("d4".to_string(), Some(2)),
+        ]);
+        let sent = sent_as(&e, &deliveries, &versions);
+        let summary: Vec<(u32, bool, Vec<&str>)> = sent
+            .iter()
+            .map(|s| {
+                (
+                    s.version,
+                    s.own,
+                    s.endpoints.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (1, false, vec!["ep_v1"]),
+                (2, true, vec!["ep_own", "ep_pinned_to_own"]),
+            ]
+        );
+        let v1 = sent[0].body.as_deref().expect("a rendition at 1");
+        assert!(
+            v1.contains("\"schema_version\": 1") && v1.contains("\"data\": {\n    \"b\": 1\n  }"),
+            "{v1}"
+        );
+    }
+
+    #[test]
+    fn the_payload_is_shown_escaped() {
+        let e = event();
+        let record = Record {
+            received_at: 0,
+            published_at: Some(0),
+            rejected_reason: None,
+        };
+        let view = EventView {
+            partner_id: "ptn_\"><b>",
+            event: &e,
+            record: &record,
+            deliveries: &[],
+            versions: &HashMap::new(),
+            now_ms: 0,
+        };
+        let html = event_page_html(&view);
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(html.contains("&lt;script&gt;"), "{html}");
+        assert!(!html.contains("ptn_\"><b>"), "{html}");
+    }
+
+    fn event_page_html(v: &EventView) -> String {
+        super::event(v).into_string()
+    }
+}
