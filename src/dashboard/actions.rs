@@ -1,23 +1,38 @@
 //! The operator's actions as form posts: replay a delivery, or skip a dead
-//! head that holds its subject; enable, disable or recover an endpoint.
+//! head that holds its subject; enable, disable or recover an endpoint;
+//! rotate its secret, end the rotation overlap, send it a test event.
 //! Each post must come from hookd's own origin, from a live session, and
 //! carry that session's CSRF token; otherwise it is refused (403) and
 //! nothing is done. Each then acts exactly as the operator API does (the
 //! same functions, the same audit entry, written with via = dashboard) and
-//! redirects (303) back to the page with a confirmation.
+//! redirects (303) back to the page with a confirmation; a rotation
+//! instead answers with the endpoint page showing the new secret once, so
+//! no URL ever carries it.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, de::DeserializeOwned};
 
-use super::{PageError, form_time, is_form, no_such_page, operator, pages::href};
+use super::{
+    PageError, form_time, is_form, no_such_page, operator,
+    pages::{self, href, secrets::Rotated},
+    paging::Cursor,
+    views::endpoint_page,
+};
 use crate::{
     domain::event::format_time,
     http::{
-        AppState, admin_audit::Actor, admin_deliveries, admin_endpoints, admin_ordering, body,
-        origin, partner::endpoint_shapes::Recover, problem::Problem, rate_limit::retry_after,
+        AppState,
+        admin_audit::Actor,
+        admin_deliveries, admin_endpoint_ops, admin_endpoints, admin_ordering, body, origin,
+        partner::endpoint_shapes::{Recover, RotateSecret, SchemeIn},
+        problem::Problem,
+        rate_limit::retry_after,
     },
     store::{audit::Via, endpoints::EndpointStatus},
-    web::{chrome::see_other, csrf},
+    web::{
+        chrome::{html, see_other},
+        csrf,
+    },
 };
 
 /// An action's form is a token and a few short fields.
@@ -36,6 +51,16 @@ async fn form<T: DeserializeOwned>(
     payload: web::Payload,
     state: &AppState,
 ) -> Result<(Actor, T), PageError> {
+    let (actor, fields, _) = form_in_session(req, payload, state).await?;
+    Ok((actor, fields))
+}
+
+/// [`form`], with the CSRF token of the session for the page it answers with.
+async fn form_in_session<T: DeserializeOwned>(
+    req: &HttpRequest,
+    payload: web::Payload,
+    state: &AppState,
+) -> Result<(Actor, T, String), PageError> {
     let config = &state.shared.config.http;
     if !origin::same_origin(req, config) {
         return Err(PageError::Refused(CROSS_SITE));
@@ -65,7 +90,7 @@ async fn form<T: DeserializeOwned>(
         via: Via::Dashboard,
         remote_addr: crate::http::admin_audit::remote_addr(req, state),
     };
-    Ok((actor, fields))
+    Ok((actor, fields, token.to_string()))
 }
 
 /// Back to the page of `base`/`id`, saying what was done.
@@ -129,9 +154,48 @@ struct EndpointForm {
     /// Recover: the range of creation times.
     since: String,
     until: String,
+    /// Rotate: how long the previous secret keeps signing (s), and the
+    /// new key's scheme (`v1`, `v1a`).
+    overlap_seconds: String,
+    scheme: String,
 }
 
-/// `POST /dashboard/endpoints/{id}/{enable|disable|recover}`.
+impl EndpointForm {
+    /// The rotation the form asks for, as the Partner API reads it.
+    fn rotation(&self) -> Result<RotateSecret, Problem> {
+        let overlap = match self.overlap_seconds.trim() {
+            "" => None,
+            text => Some(text.parse().map_err(|_| {
+                Problem::invalid(
+                    "overlap_seconds",
+                    "overlap_seconds must be a whole number of seconds",
+                )
+            })?),
+        };
+        let scheme = match self.scheme.trim() {
+            "" | "v1" => SchemeIn::V1,
+            "v1a" => SchemeIn::V1a,
+            _ => return Err(Problem::invalid("scheme", "scheme must be v1 or v1a")),
+        };
+        Ok(RotateSecret {
+            overlap_seconds: overlap,
+            scheme: Some(scheme),
+        })
+    }
+}
+
+/// What an endpoint's form names.
+const ENDPOINT_ACTIONS: [&str; 6] = [
+    "enable",
+    "disable",
+    "recover",
+    "rotate",
+    "expire-previous",
+    "test",
+];
+
+/// `POST /dashboard/endpoints/{id}/{enable|disable|recover|expire-previous|test}`,
+/// and `rotate`, which answers with the page itself (see [`rotate`]).
 pub async fn on_endpoint(
     req: HttpRequest,
     path: web::Path<(String, String)>,
@@ -139,13 +203,31 @@ pub async fn on_endpoint(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, PageError> {
     let (id, action) = path.into_inner();
-    if !["enable", "disable", "recover"].contains(&action.as_str()) {
+    if !ENDPOINT_ACTIONS.contains(&action.as_str()) {
         return Err(no_such_page());
     }
-    let (actor, f): (_, EndpointForm) = form(&req, payload, &state).await?;
+    let (actor, f, csrf): (_, EndpointForm, _) = form_in_session(&req, payload, &state).await?;
     let e = admin_endpoints::find(&state, &id).await?;
     let target = e.id.clone();
     let done = match action.as_str() {
+        "rotate" => {
+            let input = f.rotation()?;
+            let (key, until) = admin_endpoint_ops::rotate_as(&state, &actor, &e, &input).await?;
+            let rotated = Rotated {
+                shown: key.shown(),
+                previous_until_ms: until,
+            };
+            return rotate(&state, &target, csrf, &rotated).await;
+        }
+        "expire-previous" => {
+            let n = admin_endpoint_ops::expire_previous_as(&state, &actor, &e).await?;
+            format!("done=expired&expired={n}")
+        }
+        "test" => {
+            let (_, delivery) = admin_endpoint_ops::send_test_as(&state, &actor, &e).await?;
+            serde_urlencoded::to_string(&[("done", "tested"), ("test", delivery.as_str())][..])
+                .unwrap_or_default()
+        }
         "enable" => {
             admin_endpoints::set_status_as(&state, &actor, e, EndpointStatus::Active, None).await?;
             "done=enabled".to_string()
@@ -168,4 +250,21 @@ pub async fn on_endpoint(
         }
     };
     Ok(back("/dashboard/endpoints", &target, &done))
+}
+
+/// The answer to a rotation: the endpoint page (200) with the new secret
+/// shown this once; reloading it posts again, as a browser warns.
+async fn rotate(
+    state: &AppState,
+    id: &str,
+    csrf: String,
+    rotated: &Rotated,
+) -> Result<HttpResponse, PageError> {
+    let forms = pages::Forms {
+        csrf,
+        ..pages::Forms::default()
+    };
+    let page = endpoint_page(state, id, &forms, &Cursor::default(), Some(rotated)).await?;
+    // Like every dashboard page, answered `Cache-Control: no-store`.
+    Ok(html(actix_web::http::StatusCode::OK, page))
 }

@@ -6,9 +6,12 @@
 //!
 //! - this module: the routes, signing in and out, the session check and
 //!   the error pages every handler answers with ([`PageError`]);
-//! - [`views`]: the pages (overview, endpoints, endpoint, delivery, search);
-//! - [`actions`]: the form posts (replay, skip, recover, enable, disable);
+//! - [`views`]: the pages (overview, endpoints, endpoint, delivery, event,
+//!   search);
+//! - [`actions`]: the form posts (replay, skip, recover, enable, disable,
+//!   rotate, expire-previous, test);
 //! - [`pages`]: the markup, and [`charts`]: the overview's inline SVG;
+//! - [`health`]: the one status and circuit every page shows of an endpoint;
 //! - [`reads`]: what the pages read beyond the store's shared views (cards
 //!   of one partner, attempt pages and averages), and [`paging`]: how their
 //!   tables page.
@@ -18,6 +21,7 @@
 
 pub mod actions;
 pub mod charts;
+pub mod health;
 pub mod pages;
 pub mod paging;
 pub mod reads;
@@ -63,6 +67,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             "/dashboard/deliveries/{id}/skip",
             web::post().to(actions::skip),
         )
+        .route("/dashboard/events/{id}", web::get().to(views::event))
         .route("/dashboard/search", web::get().to(views::search))
         .route("/dashboard/{tail:.*}", web::get().to(views::unknown));
 }

@@ -5,6 +5,8 @@
 //!
 //! [`reads`]: super::reads
 
+use std::collections::HashMap;
+
 use actix_web::{HttpRequest, HttpResponse, http::StatusCode, web};
 use sea_orm::DatabaseConnection;
 use serde::Deserialize;
@@ -15,11 +17,12 @@ use super::{
     query,
     reads::{
         attempts::{self, Of},
-        deliveries,
+        deliveries, events,
         totals::{Totals, totals},
     },
 };
 use crate::{
+    delivery::report::ActorReport,
     http::{AppState, admin_endpoints, observe, partner::ordering::HeldSubjects, problem::Problem},
     store::{
         self, StoreError,
@@ -158,8 +161,10 @@ pub async fn endpoints(
     let listed = endpoint_views::list(db, &filter, sort, through).await?;
     let (rows, more) = paging::numbered(listed, number, ENDPOINTS_PER_PAGE);
     let totals = cards(&state, filter.partner_id.as_deref()).await?;
+    let actors = actor_reports(&state).await?;
     let view = pages::endpoints::EndpointsView {
         rows: &rows,
+        actors: &actors,
         filter: &filter,
         sort,
         totals: &totals,
@@ -182,7 +187,10 @@ async fn actions_on(db: &DatabaseConnection, target: &str) -> Result<Vec<Recorde
 /// What a page with action forms needs: a signed-in operator, the CSRF
 /// token of that session and the confirmation the query asks for; and
 /// where its table of attempts starts.
-async fn forms(req: &HttpRequest, state: &AppState) -> Result<(pages::Forms, Cursor), PageError> {
+pub(super) async fn forms(
+    req: &HttpRequest,
+    state: &AppState,
+) -> Result<(pages::Forms, Cursor), PageError> {
     let op = operator(req, state).await?;
     let mut forms: pages::Forms = query(req)?;
     forms.csrf = csrf::token(state.shared.secrets.session_key(), &op.session_id);
@@ -202,13 +210,27 @@ pub async fn endpoint(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, PageError> {
     let (forms, cursor) = forms(&req, &state).await?;
+    let page = endpoint_page(&state, &id, &forms, &cursor, None).await?;
+    Ok(html(StatusCode::OK, page))
+}
+
+/// The endpoint page of `id` with `forms`, its attempts from `cursor`, and
+/// the key a rotation just made (`rotated`), which only the page answering
+/// the rotation shows.
+pub async fn endpoint_page(
+    state: &AppState,
+    id: &str,
+    forms: &pages::Forms,
+    cursor: &Cursor,
+    rotated: Option<&pages::secrets::Rotated>,
+) -> Result<maud::Markup, PageError> {
     let db = &state.shared.db;
     let now = state.shared.clock.now_ms();
-    let e = endpoint_views::one(db, &id)
+    let e = endpoint_views::one(db, id)
         .await?
         .ok_or_else(|| Problem::not_found("there is no endpoint with this id"))?;
     let of = Of::Endpoint(&e.id);
-    let attempts = attempts::page(db, of, Order::NewestFirst, &cursor, ATTEMPTS_PER_PAGE).await?;
+    let attempts = attempts::page(db, of, Order::NewestFirst, cursor, ATTEMPTS_PER_PAGE).await?;
     let measured = attempts::measured(db, std::slice::from_ref(&e.id), now - MEASURED_OVER_MS)
         .await?
         .remove(&e.id);
@@ -216,11 +238,16 @@ pub async fn endpoint(
     let audit = actions_on(db, &e.id).await?;
     let credentials = store::receiver_auth::shown(db, &e.id).await?;
     let signing = store::endpoints::signing(db, &e.id, now).await?;
-    let routing = routing(&state, &e.id).await?;
-    let actor = observe::reports(&state)
-        .await?
-        .into_iter()
-        .find(|r| r.endpoint_id == e.id);
+    let routing = routing(state, &e.id).await?;
+    let actor = actor_reports(state).await?.remove(&e.id);
+    // Only a delivery of this endpoint is shown as its test delivery.
+    let test = match forms.test.as_deref() {
+        Some(d) => for_partner(db, &e.partner_id)
+            .delivery(d)
+            .await?
+            .filter(|d| d.endpoint_id == e.id),
+        None => None,
+    };
     let view = pages::endpoint::EndpointView {
         endpoint: &e,
         actor: actor.as_ref(),
@@ -232,9 +259,20 @@ pub async fn endpoint(
         signing: &signing,
         routing: &routing,
         now_ms: now,
-        forms: &forms,
+        forms,
+        test: test.as_ref(),
+        rotated,
     };
-    Ok(html(StatusCode::OK, pages::endpoint::endpoint(&view)))
+    Ok(pages::endpoint::endpoint(&view))
+}
+
+/// The reports of the endpoint actors running in this instance, by endpoint.
+async fn actor_reports(state: &AppState) -> Result<HashMap<String, ActorReport>, Problem> {
+    Ok(observe::reports(state)
+        .await?
+        .into_iter()
+        .map(|r| (r.endpoint_id.clone(), r))
+        .collect())
 }
 
 /// An endpoint's ordering, filter and held subjects.
@@ -277,6 +315,36 @@ pub async fn delivery(
         now_ms: state.shared.clock.now_ms(),
     };
     Ok(html(StatusCode::OK, pages::delivery::delivery(&view)))
+}
+
+pub async fn event(
+    id: web::Path<String>,
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, PageError> {
+    operator(&req, &state).await?;
+    let db = &state.shared.db;
+    let no_such_event = || Problem::not_found("there is no event with this id");
+    // The admin API's read: the event's owner, then the event with its
+    // deliveries as the Partner API gives them.
+    let partner_id = store::admin::event_owner(db, &id)
+        .await?
+        .ok_or_else(no_such_event)?;
+    let (event, deliveries) = for_partner(db, &partner_id)
+        .event(&id)
+        .await?
+        .ok_or_else(no_such_event)?;
+    let record = events::record(db, &id).await?.ok_or_else(no_such_event)?;
+    let versions = events::versions(db, &id).await?;
+    let view = pages::event::EventView {
+        partner_id: &partner_id,
+        event: &event,
+        record: &record,
+        deliveries: &deliveries,
+        versions: &versions,
+        now_ms: state.shared.clock.now_ms(),
+    };
+    Ok(html(StatusCode::OK, pages::event::event(&view)))
 }
 
 fn filled(s: &str) -> Option<String> {

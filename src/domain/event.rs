@@ -285,6 +285,15 @@ pub fn envelope_at(e: &NewEvent, version: u32) -> Option<Vec<u8>> {
     Some(envelope_with_data(e, version, data))
 }
 
+/// The envelope a delivery sent at `version` carries (`None`: the event's
+/// own version); `None` when the event holds no rendition at that version.
+pub fn envelope_for(e: &NewEvent, version: Option<u32>) -> Option<Vec<u8>> {
+    match version {
+        None => Some(envelope(e)),
+        Some(v) => envelope_at(e, v),
+    }
+}
+
 /// The envelope of `e` carrying `data` as its version `schema_version`.
 pub fn envelope_with_data(e: &NewEvent, schema_version: u32, data: &str) -> Vec<u8> {
     let head = EnvelopeHead {

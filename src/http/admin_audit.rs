@@ -91,7 +91,9 @@ pub struct AuditEntry {
     pub key_id: String,
     /// `api` or `dashboard`.
     pub via: String,
-    /// `delivery.replay`, `endpoint.recover`, `endpoint.enable` or `endpoint.disable`.
+    /// What was done: `delivery.replay`, `delivery.skip`, `endpoint.recover`,
+    /// `endpoint.enable`, `endpoint.disable`, `endpoint.secret_rotate`,
+    /// `endpoint.secret_expire_previous`, `endpoint.test`, ….
     pub action: String,
     /// The object acted on.
     pub target: String,

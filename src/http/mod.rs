@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod admin_audit;
 pub mod admin_deliveries;
+pub mod admin_endpoint_ops;
 pub mod admin_endpoints;
 pub mod admin_events;
 pub mod admin_ordering;

@@ -49,6 +49,9 @@ pub struct EndpointHealth {
     pub partner_id: String,
     /// `active`, `paused` or `disabled`.
     pub status: String,
+    /// Since when every attempt to it has failed (an active endpoint with
+    /// one is failing).
+    pub failing_since: Option<String>,
     /// Deliveries pending, failed (waiting to retry) or being delivered.
     pub waiting: i64,
     /// When the earliest of them is due.
@@ -66,6 +69,12 @@ pub struct EndpointHealth {
     /// The endpoint's actor in this instance; null when none runs here (no
     /// work, or another instance owns it).
     pub actor: Option<ActorOut>,
+    /// The row's circuit as saved (Unix ms, also when it has passed).
+    #[serde(skip)]
+    pub saved_open_until_ms: Option<i64>,
+    /// `failing_since` in Unix ms.
+    #[serde(skip)]
+    pub failing_since_ms: Option<i64>,
 }
 
 /// One instance of the cluster.
@@ -162,6 +171,9 @@ fn health(b: EndpointBacklog, actor: Option<ActorReport>, now_ms: i64) -> Endpoi
         circuit,
         consecutive_failures: b.circuit.consecutive_failures,
         open_until: b.circuit.open_until_ms.filter(|t| *t > now_ms).map(time),
+        saved_open_until_ms: b.circuit.open_until_ms,
+        failing_since_ms: b.failing_since,
+        failing_since: b.failing_since.map(time),
         endpoint_id: b.endpoint_id,
         partner_id: b.partner_id,
         status: b.status,

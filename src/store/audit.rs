@@ -39,6 +39,12 @@ pub enum Action {
     EndpointDelete,
     /// An endpoint's receiver credentials set or removed.
     EndpointAuth,
+    /// A new signing secret for an endpoint (never the secret itself).
+    EndpointSecretRotate,
+    /// An endpoint's rotation overlap ended: only its newest secret signs.
+    EndpointSecretExpire,
+    /// A `webhook.test` event sent to one endpoint.
+    EndpointTest,
     KeyRevoke,
     PartnerUpdate,
     PortalLinkCreate,
@@ -55,6 +61,9 @@ impl Action {
             Action::EndpointUpdate => "endpoint.update",
             Action::EndpointDelete => "endpoint.delete",
             Action::EndpointAuth => "endpoint.auth",
+            Action::EndpointSecretRotate => "endpoint.secret_rotate",
+            Action::EndpointSecretExpire => "endpoint.secret_expire_previous",
+            Action::EndpointTest => "endpoint.test",
             Action::KeyRevoke => "key.revoke",
             Action::PartnerUpdate => "partner.update",
             Action::PortalLinkCreate => "portal_link.create",

@@ -22,6 +22,8 @@ pub struct EndpointBacklog {
     pub owner: Option<String>,
     /// The circuit as kept on the endpoint row.
     pub circuit: crate::domain::circuit::Saved,
+    /// Since when every attempt has failed (Unix ms).
+    pub failing_since: Option<i64>,
 }
 
 /// Unfinished deliveries, by state.
@@ -163,7 +165,7 @@ pub async fn by_endpoint(
     let mut text = String::from(
         "SELECT e.id, e.partner_id, e.status, COUNT(d.id) AS waiting, MIN(d.next_attempt_at) AS next_at, \
            SUM(CASE WHEN d.state = 'delivering' AND d.next_attempt_at > ? THEN 1 ELSE 0 END) AS in_flight, \
-           e.lease_owner, e.circuit_failures, e.circuit_open_until, e.circuit_cooldown_ms \
+           e.lease_owner, e.circuit_failures, e.circuit_open_until, e.circuit_cooldown_ms, e.failing_since \
          FROM endpoint e LEFT JOIN delivery d ON d.endpoint_id = e.id \
            AND d.state IN ('pending', 'failed', 'delivering')",
     );
@@ -173,7 +175,7 @@ pub async fn by_endpoint(
     }
     text.push_str(
         " GROUP BY e.id, e.partner_id, e.status, e.lease_owner, e.circuit_failures, e.circuit_open_until, \
-         e.circuit_cooldown_ms ORDER BY COUNT(d.id) DESC, e.id LIMIT ?",
+         e.circuit_cooldown_ms, e.failing_since ORDER BY COUNT(d.id) DESC, e.id LIMIT ?",
     );
     values.push(i64::from(limit).into());
     Ok(
@@ -187,6 +189,7 @@ pub async fn by_endpoint(
                 in_flight: r.try_get::<Option<i64>>("", "in_flight")?.unwrap_or(0),
                 owner: r.try_get("", "lease_owner")?,
                 circuit: super::endpoints::circuit_of(r)?,
+                failing_since: r.try_get("", "failing_since")?,
             })
         })
         .await?,

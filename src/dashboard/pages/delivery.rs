@@ -3,9 +3,7 @@
 
 use maud::{Markup, html};
 
-use super::{
-    Forms, Nav, csrf_field, href, object_page, pager::keyset_links, search_href, when::when,
-};
+use super::{Forms, Nav, csrf_field, href, object_page, pager::keyset_links, when::when};
 use crate::{
     dashboard::paging::Keyset,
     store::{audit::Recorded, entity::attempt, scoped::DeliveryRow},
@@ -71,7 +69,7 @@ pub fn delivery(v: &DeliveryView) -> Markup {
         v.forms,
         html! {
             dl.facts #facts {
-                dt { "Event" } dd { a href=(search_href(&[("event_id", &d.event_id)])) { code { (d.event_id) } } " · " (d.event_type) }
+                dt { "Event" } dd { a href=(href("/dashboard/events", &d.event_id)) { code { (d.event_id) } } " · " (d.event_type) }
                 dt { "Endpoint" } dd { a href=(href("/dashboard/endpoints", &d.endpoint_id)) { code { (d.endpoint_id) } } }
                 dt { "Partner" } dd { code { (v.partner_id) } }
                 dt { "State" } dd #state { (d.state) @if let Some(r) = &d.reason { " (" (r) ")" } }

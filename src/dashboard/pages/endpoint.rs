@@ -1,13 +1,14 @@
 //! One endpoint: what it is, what it presents to its receiver (redacted),
 //! its routing (ordering, filter, held subjects with Replay and Skip), its
 //! health timeline (created, failing since, warned, notices announced,
-//! operator actions), its circuit as stored and as its actor here reports
-//! it, its recent attempts, and the forms to enable, disable and recover it.
+//! operator actions), its one status and circuit (see `dashboard::health`),
+//! its recent attempts, the forms to enable, disable and recover it, and
+//! those of its secret and test send (`secrets`).
 
 use maud::{Markup, html};
 
 use super::{
-    Forms, Nav, at, circuit_badge, csrf_field, href, object_page,
+    Forms, Nav, at, badges, csrf_field, href, object_page,
     overview::avg_attempt,
     pager::keyset_links,
     search_href,
@@ -15,16 +16,21 @@ use super::{
     with_query,
 };
 use crate::{
-    dashboard::{charts::Unit, paging::Keyset, reads::attempts::Measured},
+    dashboard::{
+        charts::Unit,
+        health::{self, Health, Source},
+        paging::Keyset,
+        reads::attempts::Measured,
+    },
     delivery::report::ActorReport,
     domain::event::format_time,
-    http::observe::stored_circuit,
     store::{
         audit::Recorded,
         endpoint_views::{Notice, Standing},
         endpoints::SigningShown,
         entity::attempt,
         receiver_auth::Shown,
+        scoped::DeliveryRow,
     },
 };
 
@@ -49,6 +55,10 @@ pub struct EndpointView<'a> {
     pub routing: &'a super::routing::Routing,
     pub now_ms: i64,
     pub forms: &'a Forms,
+    /// The test delivery the last action sent (when it is this endpoint's).
+    pub test: Option<&'a DeliveryRow>,
+    /// The key a rotation just made: shown on this answer only.
+    pub rotated: Option<&'a super::secrets::Rotated>,
 }
 
 /// The timeline's entries, newest first: (time, what, link).
@@ -70,7 +80,7 @@ fn timeline(v: &EndpointView) -> Vec<(i64, String, Option<String>)> {
             || "not yet published".to_string(),
             |p| format!("published {}", at(p)),
         );
-        let link = search_href(&[("event_id", &n.event_id)]);
+        let link = href("/dashboard/events", &n.event_id);
         out.push((
             n.created_at,
             format!("notice {} ({published})", n.event_type),
@@ -95,17 +105,16 @@ fn timeline(v: &EndpointView) -> Vec<(i64, String, Option<String>)> {
     out
 }
 
-fn facts(e: &Standing, now_ms: i64) -> Markup {
-    let status = super::endpoints::status_of(e);
+fn facts(e: &Standing, h: &Health, now_ms: i64) -> Markup {
     html! {
         dl.facts #facts {
             dt { "Endpoint" } dd { code { (e.id) } }
             dt { "Partner" } dd { code { (e.partner_id) } " · "
                 a href=(with_query("/dashboard/endpoints", &[("partner_id", &e.partner_id)])) { "its endpoints" } }
-            dt { "URL" } dd { (e.url) }
+            dt { "URL" } dd #url { (e.url) }
             @if !e.description.is_empty() { dt { "Description" } dd { (e.description) } }
             dt { "Kind" } dd { (e.kind) }
-            dt { "Status" } dd { span #status class={ "status " (status) } { (status) } }
+            dt { "Status" } dd #status { (badges::status(h.status)) }
             @if let Some(r) = &e.disabled_reason { dt { "Disabled because" } dd #disabled-reason { (r) } }
             dt { "Failing since" } dd #failing-since { (when_or_dash(now_ms, e.failing_since)) }
             dt { "Warned" } dd { (when_or_dash(now_ms, e.warned_at)) }
@@ -115,25 +124,35 @@ fn facts(e: &Standing, now_ms: i64) -> Markup {
     }
 }
 
-fn circuit(v: &EndpointView) -> Markup {
+/// Where the circuit shown is read from, and why the row may say otherwise.
+const FROM_ACTOR: &str = "its actor in this instance, which decides what is sent";
+const FROM_ROW: &str = "the endpoint row, as its owner's actor last wrote it (no actor runs for it \
+     in this instance: no work here, or another instance owns it)";
+const ROW_TRAILS: &str = "the actor writes its circuit to the row with the record of the attempt \
+     that changed it, so the row, which other instances read, trails it by moments";
+
+fn circuit(v: &EndpointView, h: &Health) -> Markup {
     let e = v.endpoint;
-    let stored = stored_circuit(e.circuit.open_until_ms, v.now_ms);
     html! {
         dl.facts #circuit {
-            dt { "As stored" } dd #circuit-stored { (circuit_badge(stored, e.circuit.open_until_ms, v.now_ms))
-                " · " (e.circuit.consecutive_failures) " consecutive failures"
+            dt { "Circuit" } dd #circuit-shown { (badges::circuit_with_failures(h, v.now_ms))
                 @if let Some(c) = e.circuit.cooldown_ms { " · cool-down " (Unit::Millis.format(c as f64)) } }
+            dt { "Read from" } dd #circuit-source {
+                @match h.source { Source::Actor => (FROM_ACTOR), Source::Stored => (FROM_ROW) } }
+            @if let Some((phase, failures)) = h.stored_differs {
+                dt { "The row says" } dd #circuit-stored {
+                    (badges::circuit(phase, v.now_ms)) " · " (failures) " consecutive failures: " (ROW_TRAILS) }
+            }
             dt { "Avg attempt (last hour)" } dd #avg-attempt { (avg_attempt(v.measured))
                 @if let Some(m) = v.measured { small { " · " (m.attempts) " sent, from request to answer or failure" } } }
             dt { "Owner" } dd { code { (e.owner.as_deref().unwrap_or("none")) } }
             dt { "Actor here" } dd #circuit-actor {
                 @match v.actor {
                     Some(a) => {
-                        (circuit_badge(a.circuit, a.open_until_ms, v.now_ms)) " · " (a.consecutive_failures) " consecutive failures · "
                         (a.in_flight) " in flight of " (a.concurrency.map_or_else(|| "?".to_string(), |c| c.to_string()))
                         " · " (a.queued) " queued"
                     }
-                    None => { "no actor runs for it in this instance (no work here, or another instance owns it)" }
+                    None => { "none" }
                 }
             }
         }
@@ -173,13 +192,16 @@ fn actions(v: &EndpointView) -> Markup {
 
 pub fn endpoint(v: &EndpointView) -> Markup {
     let e = v.endpoint;
+    let h = health::of_standing(e, v.actor, v.now_ms);
     object_page(
         "Endpoint",
         &e.id,
         Nav::Endpoints,
         v.forms,
         html! {
-            (facts(e, v.now_ms))
+            @if let Some(r) = v.rotated { (super::secrets::rotated(r, v.now_ms)) }
+            @if let Some(d) = v.test { (super::secrets::test_delivery(d, v.now_ms)) }
+            (facts(e, &h, v.now_ms))
             h2 { "Health timeline" }
             ol #timeline {
                 @for (t, what, link) in timeline(v) {
@@ -192,9 +214,11 @@ pub fn endpoint(v: &EndpointView) -> Markup {
             h2 { "Routing" }
             (super::routing::routing(v.routing, &v.forms.csrf))
             h2 { "Circuit" }
-            (circuit(v))
+            (circuit(v, &h))
             h2 { "Actions" }
             (actions(v))
+            h2 { "Signing secret and test" }
+            (super::secrets::forms(&|what| format!("{}/{what}", href("/dashboard/endpoints", &e.id)), &v.forms.csrf))
             h2 { "Attempts" }
             (super::delivery::attempts_table(&v.attempts.rows, true, v.now_ms))
             (keyset_links("attempts", &href("/dashboard/endpoints", &e.id), &[], v.attempts))

@@ -4,22 +4,14 @@
 
 use maud::{Markup, html};
 
-use super::{Nav, cards, circuit_badge, href, page, pager::numbered_links, when::when};
+use std::collections::HashMap;
+
+use super::{Nav, badges, cards, href, page, pager::numbered_links, when::when};
 use crate::{
-    dashboard::reads::totals::Totals,
-    http::observe::stored_circuit,
+    dashboard::{health, reads::totals::Totals},
+    delivery::report::ActorReport,
     store::endpoint_views::{Choice, Filter, Sort, Standing, StatusFilter},
 };
-
-/// The status as operators speak of it: `failing` is an active endpoint
-/// with a `failing_since`.
-pub fn status_of(e: &Standing) -> &str {
-    if e.status == "active" && e.failing_since.is_some() {
-        "failing"
-    } else {
-        &e.status
-    }
-}
 
 fn sort_label(s: Sort) -> &'static str {
     match s {
@@ -59,19 +51,18 @@ fn filters(f: &Filter, sort: Sort) -> Markup {
     }
 }
 
-fn row(e: &Standing, now_ms: i64) -> Markup {
-    let status = status_of(e);
-    let circuit = stored_circuit(e.circuit.open_until_ms, now_ms);
+fn row(e: &Standing, actor: Option<&ActorReport>, now_ms: i64) -> Markup {
+    let h = health::of_standing(e, actor, now_ms);
     html! {
         tr data-endpoint=(e.id) {
             td { a href=(href("/dashboard/endpoints", &e.id)) { code { (e.id) } } }
             td.partner { code { (e.partner_id) } }
-            td.wrap { (e.url) }
+            td.wrap { span.clip title=(e.url) { (e.url) } }
             td { (e.kind) }
-            td { span class={ "status " (status) } { (status) }
+            td { (badges::status(h.status))
                 @if let Some(since) = e.failing_since { br; small.failing-since { "since " (when(now_ms, since)) } } }
-            td { (circuit_badge(circuit, e.circuit.open_until_ms, now_ms)) }
-            td.num.failures { (e.circuit.consecutive_failures) }
+            td.circuit-cell { (badges::circuit(h.circuit, now_ms)) }
+            td.num.failures { (h.consecutive_failures) }
             td.num.waiting { (e.waiting) }
             td.num.paused { (e.paused) }
             td.owner { code { (e.owner.as_deref().unwrap_or("–")) } }
@@ -83,6 +74,8 @@ fn row(e: &Standing, now_ms: i64) -> Markup {
 pub struct EndpointsView<'a> {
     /// This page's rows.
     pub rows: &'a [Standing],
+    /// The reports of the endpoint actors in this instance, by endpoint.
+    pub actors: &'a HashMap<String, ActorReport>,
     pub filter: &'a Filter,
     pub sort: Sort,
     /// The cards' numbers: of the partner filtered to, else of all.
@@ -134,10 +127,10 @@ pub fn endpoints(v: &EndpointsView) -> Markup {
             table #endpoints {
                 thead { tr {
                     th { "Endpoint" } th { "Partner" } th { "URL" } th { "Kind" } th { "Status" }
-                    th { "Circuit (stored)" } th { "Failures" } th { "Waiting" } th { "Paused" } th { "Owner" }
+                    th { "Circuit" } th { "Failures" } th { "Waiting" } th { "Paused" } th { "Owner" }
                 } }
                 tbody {
-                    @for e in v.rows { (row(e, v.now_ms)) }
+                    @for e in v.rows { (row(e, v.actors.get(&e.id), v.now_ms)) }
                     @if v.rows.is_empty() { tr { td colspan="10" { "No endpoints match." } } }
                 }
             }

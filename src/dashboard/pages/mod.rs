@@ -4,21 +4,25 @@
 //! shares (header, navigation, style) and the sign-in and error pages; each
 //! page has its own module.
 
+pub mod badges;
 pub mod cards;
 pub mod credentials;
 pub mod delivery;
 pub mod endpoint;
 pub mod endpoints;
+pub mod event;
+pub mod json;
 pub mod overview;
 pub mod pager;
 pub mod routing;
 pub mod search;
+pub mod secrets;
 pub mod when;
 
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use crate::{delivery::report::Circuit, domain::clock::from_ms, web::csrf};
+use crate::{domain::clock::from_ms, web::csrf};
 
 const STYLE: &str = "
 body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
@@ -34,14 +38,19 @@ a{color:#1d4ed8}
 .card b{display:block;font-size:22px}
 .card a{color:inherit}
 table{border-collapse:collapse;width:100%;background:#fff;margin-bottom:16px}
-th,td{border-bottom:1px solid #e3e7eb;padding:6px 8px;text-align:left;vertical-align:top;white-space:nowrap}
+th,td{border-bottom:1px solid #e3e7eb;padding:6px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#eef1f4;font-weight:600}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-td.wrap{white-space:pre-wrap;overflow-wrap:anywhere;min-width:16em;max-width:40em}
-main{overflow-x:auto}
+td.wrap{white-space:pre-wrap;overflow-wrap:anywhere;min-width:10em}
+td.num{white-space:nowrap}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;overflow-wrap:anywhere;word-break:break-all}
+.clip{display:block;max-width:32em;max-height:6.2em;overflow:hidden;text-overflow:ellipsis}
+pre.json{background:#fff;border:1px solid #d8dde3;border-radius:6px;padding:10px 14px;margin:0 0 16px;white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px}
+.secret{background:#fff7e0;border:1px solid #e8c66a;border-radius:6px;padding:8px 12px}
+input{max-width:100%}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;background:#fff;border:1px solid #d8dde3;border-radius:6px;padding:10px 14px}
-dl.facts dt{font-weight:600}dl.facts dd{margin:0}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:12px}
+dl.facts dt{font-weight:600}dl.facts dd{margin:0;min-width:0;overflow-wrap:anywhere}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(420px,100%),1fr));gap:12px}
 .charts figure{margin:0;background:#fff;border:1px solid #d8dde3;border-radius:6px;padding:6px}
 .circuit{padding:1px 8px;border-radius:10px;font-size:12px}
 .circuit.closed{background:#dff3e4}.circuit.open{background:#fbd9d9}.circuit.half_open{background:#fff1c7}
@@ -184,7 +193,7 @@ pub fn csrf_field(token: &str) -> Markup {
 
 /// What a page with action forms carries: the session's CSRF token, and
 /// the confirmation the last action's redirect asked for
-/// (`?done=…&replayed=…`).
+/// (`?done=…&replayed=…`, `?done=expired&expired=…`, `?done=tested&test=…`).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Forms {
@@ -192,6 +201,10 @@ pub struct Forms {
     pub csrf: String,
     pub done: Option<String>,
     pub replayed: Option<u64>,
+    /// How many previous secrets stopped signing.
+    pub expired: Option<u64>,
+    /// The test delivery just sent (shown only when it is the endpoint's).
+    pub test: Option<String>,
 }
 
 /// The confirmation `?done=` asks for, from a fixed list: nothing from the
@@ -208,27 +221,16 @@ pub fn done(forms: &Forms) -> Markup {
             "Recovery queued: {} failed or dead deliveries will be sent again.",
             forms.replayed.unwrap_or(0)
         ),
+        Some("expired") => format!(
+            "Previous secrets expired: {} stopped signing; only the newest signs now.",
+            forms.expired.unwrap_or(0)
+        ),
+        Some("tested") => "Test event sent: a webhook.test delivery to this endpoint only \
+             (its result is below)."
+            .to_string(),
         _ => return html! {},
     };
     html! { p.done #done role="status" { (text) } }
-}
-
-pub fn circuit_name(c: Circuit) -> &'static str {
-    match c {
-        Circuit::Closed => "closed",
-        Circuit::Open => "open",
-        Circuit::HalfOpen => "half_open",
-    }
-}
-
-/// A circuit as a badge, with when an open one lets a probe through
-/// (relative to `now_ms`).
-pub fn circuit_badge(c: Circuit, open_until: Option<i64>, now_ms: i64) -> Markup {
-    let name = circuit_name(c);
-    html! {
-        span class={ "circuit " (name) } { (name.replace('_', " ")) }
-        @if let (Circuit::Open, Some(until)) = (c, open_until) { " until " (when::when(now_ms, until)) }
-    }
 }
 
 #[cfg(test)]

@@ -6,10 +6,11 @@ use std::collections::HashMap;
 
 use maud::{Markup, html};
 
-use super::{Nav, cards, circuit_badge, href, page, when::when_text, with_query};
+use super::{Nav, badges, cards, href, page, when::when_text, with_query};
 use crate::{
     dashboard::{
         charts::{self, Chart, Series, Unit},
+        health,
         reads::{attempts::Measured, totals::Totals},
     },
     http::observe::{Actors, EndpointHealth},
@@ -247,18 +248,16 @@ pub fn avg_attempt(m: Option<&Measured>) -> Markup {
 }
 
 fn endpoint_row(e: &EndpointHealth, v: &OverviewView) -> Markup {
+    let h = health::of_overview(e, v.now_ms);
     html! {
         tr data-endpoint=(e.endpoint_id) {
             td { a href=(href("/dashboard/endpoints", &e.endpoint_id)) { code { (e.endpoint_id) } } }
             td { code { (e.partner_id) } }
-            td { span class={ "status " (e.status) } { (e.status) } }
+            td { (badges::status(h.status)) }
             td.num.waiting { (e.waiting) }
             td.next-attempt { @match &e.next_attempt_at { Some(t) => (when_text(v.now_ms, t)), None => "–" } }
-            td {
-                (circuit_badge(e.circuit, None, v.now_ms))
-                @if let Some(until) = &e.open_until { " until " (when_text(v.now_ms, until)) }
-            }
-            td.num.failures { (e.consecutive_failures) }
+            td.circuit-cell { (badges::circuit(h.circuit, v.now_ms)) }
+            td.num.failures { (h.consecutive_failures) }
             td.num.in-flight { (e.in_flight) }
             td.owner { code { (e.owner.as_deref().unwrap_or("–")) } }
             td.num { (e.actor.as_ref().map_or_else(|| "–".to_string(), |a| a.report.queued.to_string())) }
@@ -391,6 +390,9 @@ mod tests {
                 consecutive_failures: 0,
                 open_until: None,
                 actor: None,
+                failing_since: None,
+                saved_open_until_ms: None,
+                failing_since_ms: None,
             }],
         };
         let b = Buckets::ending_at(0, 60_000, 60);

@@ -4,7 +4,7 @@
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::{Nav, href, page, pager::keyset_links, search_href, when::when};
+use super::{Nav, href, page, pager::keyset_links, when::when};
 use crate::{
     dashboard::paging::Keyset, http::partner::deliveries::STATES, store::scoped::DeliveryRow,
 };
@@ -97,7 +97,7 @@ pub fn search(
                     @for (partner, d) in rows {
                         tr data-delivery=(d.id) {
                             td { a href=(href("/dashboard/deliveries", &d.id)) { code { (d.id) } } }
-                            td { a href=(search_href(&[("event_id", &d.event_id)])) { code { (d.event_id) } } }
+                            td { a href=(href("/dashboard/events", &d.event_id)) { code { (d.event_id) } } }
                             td { (d.event_type) }
                             td { a href=(href("/dashboard/endpoints", &d.endpoint_id)) { code { (d.endpoint_id) } } }
                             td { code { (partner) } }

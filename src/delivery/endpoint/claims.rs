@@ -9,7 +9,7 @@ use actix::prelude::*;
 use super::{EndpointActor, MAX_CLAIM};
 use crate::{
     delivery::attempt::Job,
-    domain::event::{NewEvent, envelope, envelope_at},
+    domain::event::{NewEvent, envelope_for},
     store::{self, claims::Claimed, cluster::Fence},
 };
 
@@ -138,11 +138,7 @@ impl EndpointActor {
             let body = match bodies.get(&key) {
                 Some(body) => body.clone(),
                 None => {
-                    let rendered = match c.schema_version {
-                        None => Some(envelope(event)),
-                        Some(v) => envelope_at(event, v),
-                    };
-                    let Some(bytes) = rendered else {
+                    let Some(bytes) = envelope_for(event, c.schema_version) else {
                         tracing::error!(delivery = %c.id, event = %c.event_id, version = ?c.schema_version, "a claimed delivery's rendition is missing");
                         continue;
                     };

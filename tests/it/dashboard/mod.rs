@@ -15,7 +15,13 @@
 //!   held by its dead head, skipped or replayed from the page;
 //! - `samples`: the per-minute backlog sample the charts draw;
 //! - `glance`: cards that follow the partner filter, relative times, the
-//!   measured attempt average, and tables that page both ways.
+//!   measured attempt average, and tables that page both ways;
+//! - `parity`: an endpoint's status and circuit read the same on every page;
+//! - `event`: an event's page (payload as stored and as each version was
+//!   sent, its deliveries) and the links to it;
+//! - `secrets`: secret rotation (shown once) and test send from the
+//!   endpoint page, each audited;
+//! - `fit`: no page scrolls sideways on a 1366×768 screen with long data.
 //!
 //! With `HOOKD_SCREENSHOTS=1` the SQLite runs of the browser tests write
 //! `docs/screenshots/dashboard-<page>.png` for docs/dashboard.md.
@@ -75,12 +81,16 @@ macro_rules! browser_test {
 
 mod actions;
 mod credentials;
+mod event;
+mod fit;
 mod glance;
 mod headers;
 mod pages;
+mod parity;
 mod refusals;
 mod routing;
 mod samples;
+mod secrets;
 mod sign_in;
 
 use hookd::store::audit::{self, AuditFilter, Recorded};

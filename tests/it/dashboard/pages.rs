@@ -200,7 +200,7 @@ browser_test!(
             timeline.iter().any(|t| t.contains("started failing")),
             "{timeline:?}"
         );
-        assert_eq!(texts(&mut page, "#circuit-stored .circuit").await, ["open"]);
+        assert_eq!(texts(&mut page, "#circuit-shown .circuit").await, ["open"]);
 
         let row = "#attempts tr[data-attempt]";
         assert_eq!(
@@ -222,7 +222,7 @@ browser_test!(
         let forms = attributes(&mut page, "form[method=post][id]", "id").await;
         assert_eq!(
             forms,
-            ["disable", "recover"],
+            ["disable", "recover", "rotate", "expire-previous", "test"],
             "no enable form for an active endpoint"
         );
         screenshot(&mut page, backend, "endpoint").await;

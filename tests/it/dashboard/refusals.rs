@@ -161,11 +161,15 @@ async fn a_disable_without_its_sessions_own_token_or_from_another_site_is_refuse
 #[both_backends]
 async fn every_dashboard_action_refuses_a_post_without_the_token(app: TestApp) {
     let b = bed(app).await;
-    for action in ["enable", "recover"] {
+    for action in ["enable", "recover", "rotate", "expire-previous", "test"] {
         let path = format!("/dashboard/endpoints/{}/{action}", b.ep);
         let got = b.post(&path, &b.own, "since=x").await;
         assert_eq!(got.answer.status, 403, "{action} without a token");
     }
+    let sent = "SELECT COUNT(*) AS n FROM outbox_event WHERE type = 'webhook.test'";
+    assert_eq!(b.app.count(sent).await, 0, "no test event was sent");
+    let keys = "SELECT COUNT(*) AS n FROM endpoint_secret";
+    assert_eq!(b.app.count(keys).await, 1, "no secret was made");
     let got = b
         .post("/dashboard/deliveries/dlv_x/replay", &b.own, "")
         .await;
@@ -215,6 +219,7 @@ async fn an_unknown_page_or_id_is_a_404_page(app: TestApp) {
     for path in [
         "/dashboard/endpoints/ep_nope",
         "/dashboard/deliveries/dlv_nope",
+        "/dashboard/events/evt_nope",
         "/dashboard/no-such-page",
     ] {
         let got = send(&b.app, ("GET", path), &b.mine, "", None).await;
@@ -231,6 +236,8 @@ async fn an_action_on_an_unknown_id_is_a_404_and_audits_nothing(app: TestApp) {
     for path in [
         "/dashboard/deliveries/dlv_nope/replay",
         "/dashboard/endpoints/ep_nope/enable",
+        "/dashboard/endpoints/ep_nope/rotate",
+        "/dashboard/endpoints/ep_nope/test",
     ] {
         let got = b.post(path, &b.own, &form).await;
         assert_eq!(got.answer.status, 404, "{path}: {}", got.body);
@@ -239,12 +246,13 @@ async fn an_action_on_an_unknown_id_is_a_404_and_audits_nothing(app: TestApp) {
 }
 
 /// Pages a signed-out browser may ask for.
-fn pages(ep: &str) -> [String; 5] {
+fn pages(ep: &str) -> [String; 6] {
     [
         "/dashboard".to_string(),
         "/dashboard/endpoints".into(),
         format!("/dashboard/endpoints/{ep}"),
         "/dashboard/deliveries/dlv_nope".into(),
+        "/dashboard/events/evt_nope".into(),
         "/dashboard/search?event_id=evt_1".into(),
     ]
 }
@@ -274,3 +282,47 @@ browser_test!(
         );
     }
 );
+
+#[both_backends]
+async fn a_rotation_answers_with_the_secret_in_its_page_and_a_test_send_redirects_without_it(
+    app: TestApp,
+) {
+    let b = bed(app).await;
+    let form = format!("csrf={}&overlap_seconds=60", b.token_of(&b.mine).await);
+    let path = format!("/dashboard/endpoints/{}/rotate", b.ep);
+    let rotated = b.post(&path, &b.own, &form).await;
+    assert_eq!(
+        (rotated.answer.status, rotated.answer.location.as_deref()),
+        (200, None),
+        "the page itself answers, no redirect: {}",
+        rotated.body
+    );
+    let secret = rotated
+        .body
+        .split(r#"<code id="secret">"#)
+        .nth(1)
+        .and_then(|rest| rest.split('<').next())
+        .unwrap_or_else(|| panic!("the secret is shown: {}", rotated.body));
+    assert!(secret.starts_with("whsec_"), "{secret}");
+    let again = send(
+        &b.app,
+        ("GET", &format!("/dashboard/endpoints/{}", b.ep)),
+        &b.mine,
+        "",
+        None,
+    )
+    .await;
+    assert!(!again.body.contains(secret), "shown once only");
+
+    let form = format!("csrf={}", b.token_of(&b.mine).await);
+    let path = format!("/dashboard/endpoints/{}/test", b.ep);
+    let tested = b.post(&path, &b.own, &form).await;
+    assert_eq!(tested.answer.status, 303, "{}", tested.body);
+    let to = tested.answer.location.unwrap_or_default();
+    let want = format!("/dashboard/endpoints/{}?done=tested&test=dlv_", b.ep);
+    assert!(
+        to.starts_with(&want),
+        "back to the endpoint with its test delivery: {to}"
+    );
+    assert_eq!(audit_count(&b.app).await, 2, "one entry each");
+}
