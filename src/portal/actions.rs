@@ -1,16 +1,18 @@
 //! The portal's forms: each checks that it was posted from this site with
 //! the session's CSRF token (otherwise nothing is done), then calls the
-//! same operation as the Partner API, for the signed-in partner only. A
-//! new secret is shown in the page that answers the post, and only there.
+//! same operation as the Partner API, for the signed-in partner only, and
+//! answers as `answer` says: a redirect to the page the form belongs to,
+//! which says once what was done (a new secret included), or that page
+//! with the refused form as it was sent.
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use maud::html;
 
 use super::{
-    Signed, cross_site,
-    form::{self, Draft, Fields},
-    pages,
-    views::{delivery_page, endpoint_page, endpoint_page_with, run},
+    answer::{Done, Owner, answer},
+    cross_site,
+    flash::Flash,
+    form::{self, Fields},
+    views::run,
 };
 use crate::{
     http::{
@@ -47,10 +49,6 @@ fn types(fields: &Fields) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-pub(super) fn done(text: &str) -> maud::Markup {
-    html! { p.done role="status" { (text) } }
 }
 
 /// Reads a genuine form and runs `act` with it, or refuses a forged one.
@@ -100,9 +98,13 @@ async fn create(
             status: None,
             signature_scheme: scheme(&fields),
         };
-        let (e, secret) = ops::create(state, &s.partner_id, input).await?;
-        let shown = html! { (done("Endpoint created.")) (pages::secret_box(&secret.shown())) };
-        endpoint_page(state, &s, &e.id, shown).await
+        let created = ops::create(state, &s.partner_id, input)
+            .await
+            .map(|(e, secret)| Done {
+                flash: Flash::with_secret("Endpoint created.", secret.shown()),
+                to: Some(Owner::Endpoint(&e.id).path()),
+            });
+        answer(state, &s, Owner::Endpoints, "create-form", fields, created).await
     })
 }
 
@@ -125,36 +127,88 @@ async fn edit(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     genuine!(req, payload, state, |s, fields| {
-        ops::changeable(state, &s.partner_id, &id).await?;
-        let said = async {
+        let saved = async {
+            ops::changeable(state, &s.partner_id, &id).await?;
             ops::update(state, &s.partner_id, &id, edited(&fields)?).await?;
-            Ok::<_, Problem>(done("Saved."))
+            Ok(Flash::said("Saved.").into())
         }
         .await;
-        answer_form(state, &s, &id, fields, "edit-form", said).await
+        answer(state, &s, Owner::Endpoint(&id), "edit-form", fields, saved).await
     })
 }
 
-/// The endpoint page after one of its forms: what was done, above it; or,
-/// for a refused form (422), the form shown again as it was sent, with why
-/// at its field (`form`, the form's id, when the refusal names none).
-pub(super) async fn answer_form(
+/// Does the action `action` of endpoint `id` (its form's `fields`).
+async fn act_on_endpoint(
     state: &AppState,
-    s: &Signed,
+    partner: &str,
     id: &str,
-    fields: Fields,
-    form: &str,
-    outcome: Result<maud::Markup, Problem>,
-) -> Result<HttpResponse, Problem> {
-    match outcome {
-        Ok(said) => endpoint_page(state, s, id, said).await,
-        Err(p) if p.status == 422 => {
-            let draft = Draft::refused(fields, &p, form);
-            endpoint_page_with(state, s, id, html! {}, &draft).await
+    action: &str,
+    fields: &Fields,
+) -> Result<Done, Problem> {
+    Ok(match action {
+        "enable" | "disable" => {
+            let (status, reason, said) = if action == "enable" {
+                (EndpointStatus::Active, None, "Enabled.")
+            } else {
+                let reason = Some("disabled by the partner");
+                (EndpointStatus::Disabled, reason, "Disabled.")
+            };
+            ops::change_status(state, partner, id, status, reason).await?;
+            Flash::said(said).into()
         }
-        Err(p) => Err(p),
+        "test" => {
+            let (event, delivery) = ops::send_test(state, partner, id).await?;
+            Done {
+                flash: Flash::said(format!("Test event {event} sent.")),
+                to: Some(format!("{}?test={delivery}", Owner::Endpoint(id).path())),
+            }
+        }
+        "rotate" => {
+            let overlap = form::text(fields, "overlap_seconds").and_then(|o| o.parse().ok());
+            let input = RotateSecret {
+                overlap_seconds: overlap,
+                scheme: scheme(fields),
+            };
+            let (secret, until) = ops::rotate(state, partner, id, &input).await?;
+            let until = crate::web::when::at(until);
+            let said = format!("Secret rotated; the previous one signs until {until}.");
+            Flash::with_secret(said, secret.shown()).into()
+        }
+        "expire-previous" => {
+            let n = ops::expire_previous(state, partner, id).await?;
+            Flash::said(format!("{n} previous secret(s) stopped signing.")).into()
+        }
+        "recover" => {
+            let input = Recover {
+                since: form::text(fields, "since").unwrap_or_default().to_string(),
+                until: form::text(fields, "until").map(str::to_string),
+            };
+            let (_, _, n) = ops::recover_range(state, partner, id, &input).await?;
+            Flash::said(format!("{n} deliveries are being sent again.")).into()
+        }
+        _ => return Err(Problem::not_found("no such action")),
+    })
+}
+
+/// The form of the endpoint page that posts `action`.
+fn form_of(action: &str) -> &'static str {
+    match action {
+        "enable" | "disable" => "status-form",
+        "test" => "test-form",
+        "rotate" => "rotate-form",
+        "expire-previous" => "expire-form",
+        _ => "recover-form",
     }
 }
+
+const ACTIONS: [&str; 6] = [
+    "enable",
+    "disable",
+    "test",
+    "rotate",
+    "expire-previous",
+    "recover",
+];
 
 async fn endpoint_action(
     req: HttpRequest,
@@ -164,53 +218,12 @@ async fn endpoint_action(
 ) -> Result<HttpResponse, Problem> {
     let (id, action) = path.into_inner();
     genuine!(req, payload, state, |s, fields| {
-        let partner = s.partner_id.as_str();
-        let shown = match action.as_str() {
-            "enable" | "disable" => {
-                let (status, reason) = if action == "enable" {
-                    (EndpointStatus::Active, None)
-                } else {
-                    (EndpointStatus::Disabled, Some("disabled by the partner"))
-                };
-                ops::change_status(state, partner, &id, status, reason).await?;
-                done(if action == "enable" {
-                    "Enabled."
-                } else {
-                    "Disabled."
-                })
-            }
-            "test" => {
-                let (event, _) = ops::send_test(state, partner, &id).await?;
-                done(&format!("Test event {event} sent."))
-            }
-            "rotate" => {
-                let overlap = form::text(&fields, "overlap_seconds").and_then(|o| o.parse().ok());
-                let input = RotateSecret {
-                    overlap_seconds: overlap,
-                    scheme: scheme(&fields),
-                };
-                let (secret, until) = ops::rotate(state, partner, &id, &input).await?;
-                let until = crate::domain::event::format_time(until);
-                html! {
-                    (done(&format!("Secret rotated; the previous one signs until {until}.")))
-                    (pages::secret_box(&secret.shown()))
-                }
-            }
-            "expire-previous" => {
-                let n = ops::expire_previous(state, partner, &id).await?;
-                done(&format!("{n} previous secret(s) stopped signing."))
-            }
-            "recover" => {
-                let input = Recover {
-                    since: form::text(&fields, "since").unwrap_or_default().to_string(),
-                    until: form::text(&fields, "until").map(str::to_string),
-                };
-                let (_, _, n) = ops::recover_range(state, partner, &id, &input).await?;
-                done(&format!("{n} deliveries are being sent again."))
-            }
-            _ => return Err(Problem::not_found("no such action")),
-        };
-        endpoint_page(state, &s, &id, shown).await
+        if !ACTIONS.contains(&action.as_str()) {
+            return Err(Problem::not_found("no such action"));
+        }
+        let done = act_on_endpoint(state, &s.partner_id, &id, &action, &fields).await;
+        let owner = Owner::Endpoint(&id);
+        answer(state, &s, owner, form_of(&action), fields, done).await
     })
 }
 
@@ -220,13 +233,23 @@ async fn replay(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
-    genuine!(req, payload, state, |s, _fields| {
-        let queued = queue_replay(state, &s.partner_id, &id).await?;
-        let said = match queued.waiting_for {
-            None => "Sent again now.".to_string(),
-            Some(why) => format!("Queued: {why}."),
-        };
-        delivery_page(state, &s, &id, done(&said)).await
+    genuine!(req, payload, state, |s, fields| {
+        let queued = queue_replay(state, &s.partner_id, &id).await.map(|q| {
+            Flash::said(match q.waiting_for {
+                None => "Sent again now: reload to see the attempt.".to_string(),
+                Some(why) => format!("Queued: {why}."),
+            })
+            .into()
+        });
+        answer(
+            state,
+            &s,
+            Owner::Delivery(&id),
+            "replay-form",
+            fields,
+            queued,
+        )
+        .await
     })
 }
 
@@ -242,11 +265,15 @@ async fn save_settings(
             notification_email: field("notification_email"),
             notification_url: field("notification_url"),
         };
-        let changed = settings::change(state, &s.partner_id, input).await?;
-        let shown = match &changed.notification_secret {
-            Some(secret) => html! { (done("Saved.")) (pages::secret_box(secret)) },
-            None => done("Saved."),
-        };
-        Ok(pages::settings(&changed, &s.csrf, shown))
+        let changed = settings::change(state, &s.partner_id, input)
+            .await
+            .map(|changed| {
+                let flash = match changed.notification_secret {
+                    Some(secret) => Flash::with_secret("Saved.", secret),
+                    None => Flash::said("Saved."),
+                };
+                flash.into()
+            });
+        answer(state, &s, Owner::Settings, "settings-form", fields, changed).await
     })
 }

@@ -2,11 +2,12 @@
 //! receiver (header names, the OAuth2 client, the client certificate's
 //! subject and expiry) and the `v1a` public keys it signs with, never a
 //! secret; and the forms that set and remove each. A value typed into a
-//! form is never put back into a page.
+//! form is never put back into a page: a refused form comes back empty,
+//! with why above it.
 
 use maud::{Markup, html};
 
-use super::form::token_field;
+use super::form::{Draft, token_field};
 use crate::http::partner::auth_shapes::ReceiverAuthOut;
 
 /// How many header rows the headers form offers.
@@ -31,7 +32,7 @@ pub fn scheme_select(id: &str) -> Markup {
 /// The credentials as set, every secret redacted.
 fn shown(a: &ReceiverAuthOut) -> Markup {
     html! {
-        table #credentials {
+        table.facts #credentials {
             tr { th { "Static headers" } td #auth-headers {
                 @if a.headers.is_empty() { "none" }
                 @for (name, value) in &a.headers { code { (name) ": " (value) } " " }
@@ -64,57 +65,81 @@ fn shown(a: &ReceiverAuthOut) -> Markup {
     }
 }
 
-fn remove_form(base: &str, part: &str, label: &str, token: &str) -> Markup {
+/// The set form's button, and the form that removes the credential.
+fn buttons(base: &str, part: &str, form: &str, [set, remove]: [&str; 2], token: &str) -> Markup {
     html! {
-        form.inline method="post" action={ (base) "/auth/" (part) "/remove" } {
-            (token_field(token)) button type="submit" { (label) }
+        div.actions {
+            button type="submit" form=(form) { (set) }
+            form method="post" action={ (base) "/auth/" (part) "/remove" } {
+                (token_field(token)) button.danger type="submit" { (remove) }
+            }
+        }
+    }
+}
+
+/// A labelled input of the OAuth2 form.
+fn input(name: &str, label: &str, kind: &str, required: bool) -> Markup {
+    html! {
+        div.field {
+            label for=(name) { (label) }
+            input id=(name) name=(name) type=(kind) required[required] autocomplete="off";
         }
     }
 }
 
 /// The section of the endpoint page at `base`: the credentials, and (for
-/// an endpoint the partner manages here) the forms.
-pub fn section(base: &str, a: &ReceiverAuthOut, changeable: bool, token: &str) -> Markup {
+/// an endpoint the partner manages here) the forms, with why one of them
+/// was refused (`draft`).
+pub fn section(
+    base: &str,
+    a: &ReceiverAuthOut,
+    changeable: bool,
+    token: &str,
+    draft: &Draft,
+) -> Markup {
     html! {
         section #receiver-auth {
             h3 { "Credentials sent to the receiver" }
-            (shown(a))
+            div.scroll { (shown(a)) }
             @if changeable {
                 h4 { "Static headers (replace the current ones)" }
+                (draft.form_error("headers-form", &[]))
                 form #headers-form method="post" action={ (base) "/auth/headers" } {
                     (token_field(token))
                     @for i in 0..HEADER_ROWS {
                         @let (name, value) = header_fields(i);
-                        p {
-                            input id=(name) name=(name) size="24" placeholder="Authorization" autocomplete="off";
-                            " "
-                            input id=(value) name=(value) type="password" size="50" placeholder="value" autocomplete="off";
+                        div.pair {
+                            input id=(name) name=(name) placeholder="Authorization" autocomplete="off" aria-label="Header name";
+                            input id=(value) name=(value) type="password" placeholder="value" autocomplete="off" aria-label="Header value";
                         }
                     }
-                    p { button type="submit" { "Set the headers" } }
                 }
-                (remove_form(base, "headers", "Remove the headers", token))
+                (buttons(base, "headers", "headers-form", ["Set the headers", "Remove the headers"], token))
                 h4 { "OAuth2 client credentials" }
+                (draft.form_error("oauth2-form", &[]))
                 form #oauth2-form method="post" action={ (base) "/auth/oauth2" } {
                     (token_field(token))
-                    p { label for="token_url" { "Token URL" } input #token_url name="token_url" type="url" size="60" required; }
-                    p { label for="client_id" { "Client id" } input #client_id name="client_id" size="40" required autocomplete="off"; }
-                    p { label for="client_secret" { "Client secret" } input #client_secret name="client_secret" type="password" size="40" required autocomplete="off"; }
-                    p { label for="scope" { "Scope (optional)" } input #scope name="scope" size="40"; }
-                    p { label for="audience" { "Audience (optional)" } input #audience name="audience" size="40"; }
-                    p { button type="submit" { "Set OAuth2" } }
+                    (input("token_url", "Token URL", "url", true))
+                    (input("client_id", "Client id", "text", true))
+                    (input("client_secret", "Client secret", "password", true))
+                    (input("scope", "Scope (optional)", "text", false))
+                    (input("audience", "Audience (optional)", "text", false))
                 }
-                (remove_form(base, "oauth2", "Remove OAuth2", token))
+                (buttons(base, "oauth2", "oauth2-form", ["Set OAuth2", "Remove OAuth2"], token))
                 h4 { "Client certificate (mutual TLS)" }
+                (draft.form_error("certificate-form", &[]))
                 form #certificate-form method="post" action={ (base) "/auth/client-certificate" } {
                     (token_field(token))
-                    p { label for="certificate" { "Certificate (PEM, the endpoint's first)" } }
-                    p { textarea #certificate name="certificate" rows="6" cols="70" required {} }
-                    p { label for="private_key" { "Private key (PEM)" } }
-                    p { textarea #private_key name="private_key" rows="6" cols="70" required autocomplete="off" {} }
-                    p { button type="submit" { "Set the certificate" } }
+                    div.field {
+                        label for="certificate" { "Certificate (PEM, the endpoint's first)" }
+                        textarea #certificate name="certificate" rows="6" required {}
+                    }
+                    div.field {
+                        label for="private_key" { "Private key (PEM)" }
+                        textarea #private_key name="private_key" rows="6" required autocomplete="off" {}
+                    }
                 }
-                (remove_form(base, "client-certificate", "Remove the certificate", token))
+                (buttons(base, "client-certificate", "certificate-form", ["Set the certificate", "Remove the certificate"], token))
             }
         }
     }

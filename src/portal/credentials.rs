@@ -1,17 +1,20 @@
 //! The portal's forms for an endpoint's receiver credentials: static
 //! headers, OAuth2 client credentials and a client certificate, set and
 //! removed through the same checks and store call as the Partner API
-//! (`auth_ops`). The answer is the endpoint page, which shows what is now
-//! set with every secret redacted.
+//! (`auth_ops`). The answer redirects to the endpoint page, which shows
+//! what is now set with every secret redacted; a refused form comes back
+//! empty (a secret typed is never put back into a page), with why above it.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use super::{
-    actions::{done, genuine},
+    actions::genuine,
+    answer::{Owner, answer},
     auth_page::{HEADER_ROWS, header_fields},
     cross_site,
+    flash::Flash,
     form::{self, Fields},
-    views::{endpoint_page, run},
+    views::run,
 };
 use crate::http::{
     AppState,
@@ -30,12 +33,13 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         );
 }
 
-/// The credential a path names: `headers`, `oauth2`, `client-certificate`.
-fn part_of(name: &str) -> Option<AuthPart> {
+/// The credential a path names (`headers`, `oauth2`,
+/// `client-certificate`), and the id of its form on the endpoint page.
+fn part_of(name: &str) -> Option<(AuthPart, &'static str)> {
     match name {
-        "headers" => Some(AuthPart::Headers),
-        "oauth2" => Some(AuthPart::Oauth2),
-        "client-certificate" => Some(AuthPart::ClientCertificate),
+        "headers" => Some((AuthPart::Headers, "headers-form")),
+        "oauth2" => Some((AuthPart::Oauth2, "oauth2-form")),
+        "client-certificate" => Some((AuthPart::ClientCertificate, "certificate-form")),
         _ => None,
     }
 }
@@ -66,22 +70,22 @@ async fn set_part(
     partner: &str,
     id: &str,
     part: AuthPart,
-    fields: Fields,
+    fields: &Fields,
 ) -> Result<&'static str, Problem> {
     match part {
         AuthPart::Headers => {
-            let headers = auth_ops::checked_headers(&header_rows(&fields))?;
+            let headers = auth_ops::checked_headers(&header_rows(fields))?;
             let change = crate::store::receiver_auth::Change::Headers(Some(&headers));
             auth_ops::change(state, partner, id, change).await?;
             Ok("Headers set.")
         }
         AuthPart::Oauth2 => {
             let input = SetOAuth2 {
-                token_url: given(&fields, "token_url"),
-                client_id: given(&fields, "client_id"),
-                client_secret: given(&fields, "client_secret"),
-                scope: form::text(&fields, "scope").map(str::to_string),
-                audience: form::text(&fields, "audience").map(str::to_string),
+                token_url: given(fields, "token_url"),
+                client_id: given(fields, "client_id"),
+                client_secret: given(fields, "client_secret"),
+                scope: form::text(fields, "scope").map(str::to_string),
+                audience: form::text(fields, "audience").map(str::to_string),
             };
             let token_url = auth_ops::checked_token_url(state, input.token_url.trim()).await?;
             let client = auth_ops::oauth2_client(token_url, input)?;
@@ -91,7 +95,7 @@ async fn set_part(
         }
         AuthPart::ClientCertificate => {
             let now = state.shared.clock.now_ms();
-            let (certificate, key) = (given(&fields, "certificate"), given(&fields, "private_key"));
+            let (certificate, key) = (given(fields, "certificate"), given(fields, "private_key"));
             let cert = auth_ops::checked_certificate(&state.shared.trust, certificate, key, now)?;
             auth_ops::change(state, partner, id, cert.change()).await?;
             Ok("Client certificate set.")
@@ -107,15 +111,12 @@ async fn set(
 ) -> Result<HttpResponse, Problem> {
     let (id, part) = path.into_inner();
     genuine!(req, payload, state, form::PEM_LIMIT, |s, fields| {
-        let said = set_part(
-            state,
-            &s.partner_id,
-            &id,
-            part_of(&part).ok_or_else(no_such_part)?,
-            fields,
-        )
-        .await?;
-        endpoint_page(state, &s, &id, done(said)).await
+        let (part, form) = part_of(&part).ok_or_else(no_such_part)?;
+        let said = set_part(state, &s.partner_id, &id, part, &fields).await;
+        let done = said.map(|said| Flash::said(said).into());
+        // What was typed is not shown again: the form comes back empty.
+        let typed = Fields::default();
+        answer(state, &s, Owner::Endpoint(&id), form, typed, done).await
     })
 }
 
@@ -126,9 +127,11 @@ async fn remove(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let (id, part) = path.into_inner();
-    genuine!(req, payload, state, |s, _fields| {
-        let removal = auth_ops::removal(part_of(&part).ok_or_else(no_such_part)?);
-        auth_ops::change(state, &s.partner_id, &id, removal).await?;
-        endpoint_page(state, &s, &id, done("Removed.")).await
+    genuine!(req, payload, state, |s, fields| {
+        let (part, form) = part_of(&part).ok_or_else(no_such_part)?;
+        let removal = auth_ops::removal(part);
+        let removed = auth_ops::change(state, &s.partner_id, &id, removal).await;
+        let done = removed.map(|_| Flash::said("Removed.").into());
+        answer(state, &s, Owner::Endpoint(&id), form, fields, done).await
     })
 }

@@ -101,20 +101,23 @@ pub struct Draft {
     pub tested: Option<crate::http::partner::filters::FilterTested>,
 }
 
-/// A refusal, shown at the field `at` (a form field's name, or a form's id
-/// for one that names no field).
+/// A refusal of the form `form`, shown at `at` (a form field's name, or
+/// the form's id for one that names no field).
 #[derive(Debug)]
 pub struct Refusal {
+    pub form: String,
     pub at: String,
     /// Where inside the value, as the API names it (`filter/and/0/gt`).
     pub field: Option<String>,
     pub detail: String,
+    /// The refusal's HTTP status, which the page answers with.
+    pub status: u16,
 }
 
 impl Draft {
-    /// `fields` refused with `p`: shown at the form field the problem names
-    /// (`filter/and/0` and `event_types[2]` are `filter` and `event_types`),
-    /// else at the form `form`.
+    /// `fields` of the form `form` refused with `p`: shown at the form
+    /// field the problem names (`filter/and/0` and `event_types[2]` are
+    /// `filter` and `event_types`), else at the form.
     pub fn refused(fields: Fields, p: &Problem, form: &str) -> Draft {
         let at = p
             .field
@@ -123,9 +126,11 @@ impl Draft {
         Draft {
             fields,
             refusal: Some(Refusal {
+                form: form.to_string(),
                 at: at.to_string(),
                 field: p.field.clone(),
                 detail: p.detail.clone(),
+                status: p.status,
             }),
             tested: None,
         }
@@ -136,15 +141,49 @@ impl Draft {
         self.fields.get(name).cloned().unwrap_or(saved)
     }
 
+    /// The page's status: the refusal's, or 200.
+    pub fn status(&self) -> actix_web::http::StatusCode {
+        self.refusal
+            .as_ref()
+            .and_then(|r| actix_web::http::StatusCode::from_u16(r.status).ok())
+            .unwrap_or(actix_web::http::StatusCode::OK)
+    }
+
+    /// `aria-invalid` of the field `name`: `true` when it was refused.
+    pub fn invalid(&self, name: &str) -> Option<&'static str> {
+        self.refusal
+            .as_ref()
+            .is_some_and(|r| r.at == name)
+            .then_some("true")
+    }
+
     /// Why the value at `at` was refused, if it was.
     pub fn error_at(&self, at: &str) -> maud::Markup {
-        maud::html! {
-            @if let Some(r) = self.refusal.as_ref().filter(|r| r.at == at) {
-                p.error role="alert" id={ (at) "-error" } {
-                    @if let Some(f) = &r.field { code { (f) } ": " }
-                    (r.detail)
-                }
-            }
+        match self.refusal.as_ref().filter(|r| r.at == at) {
+            Some(r) => refusal(at, r),
+            None => maud::html! {},
+        }
+    }
+
+    /// Why the form `form` was refused, when the refusal is not at one of
+    /// the fields `placed` (which show their own).
+    pub fn form_error(&self, form: &str, placed: &[&str]) -> maud::Markup {
+        match self
+            .refusal
+            .as_ref()
+            .filter(|r| r.form == form && !placed.contains(&r.at.as_str()))
+        {
+            Some(r) => refusal(form, r),
+            None => maud::html! {},
+        }
+    }
+}
+
+fn refusal(at: &str, r: &Refusal) -> maud::Markup {
+    maud::html! {
+        p.error role="alert" id={ (at) "-error" } {
+            @if let Some(f) = &r.field { code { (f) } ": " }
+            (r.detail)
         }
     }
 }

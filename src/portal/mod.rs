@@ -12,12 +12,20 @@
 #![allow(clippy::result_large_err)]
 
 mod actions;
+mod answer;
 mod auth_page;
+mod badge;
 mod credentials;
+mod delivery_page;
+mod endpoint_page;
+mod endpoints_page;
+mod event_page;
+mod flash;
 mod form;
 mod pages;
 mod routing;
 mod routing_page;
+mod style;
 mod views;
 
 use actix_web::{
@@ -62,6 +70,10 @@ pub struct Signed {
     pub partner_id: String,
     /// The token every form of this session carries.
     pub csrf: String,
+    /// What the action that redirected here did, said once.
+    pub flash: Option<flash::Flash>,
+    /// When the request came (times are shown relative to it).
+    pub now_ms: i64,
 }
 
 fn cookie(value: String, age: CookieAge) -> Cookie<'static> {
@@ -97,6 +109,8 @@ async fn signed(req: &HttpRequest, state: &AppState) -> Result<Option<Signed>, P
     }
     Ok(Some(Signed {
         csrf: csrf::token(key, &claim.session_id),
+        flash: flash::read(req, key, &claim.session_id),
+        now_ms: now,
         session_id: claim.session_id,
         key_id: claim.key_id,
         partner_id,
@@ -119,6 +133,7 @@ async fn enter(
             StatusCode::TOO_MANY_REQUESTS,
             "Too many requests",
             &format!("Wait {secs} s and try again."),
+            Some(&s),
         );
         let retry_after = actix_web::http::header::HeaderValue::from(secs);
         page.headers_mut()
@@ -133,6 +148,7 @@ fn cross_site() -> HttpResponse {
         StatusCode::FORBIDDEN,
         "Refused",
         "This form was posted from another site, or without this page's token.",
+        None,
     )
 }
 
@@ -144,7 +160,7 @@ fn too_many_tries(wait: u64) -> HttpResponse {
     let text = format!("Too many tries; wait {wait} s.");
     let mut res = chrome::page(StatusCode::TOO_MANY_REQUESTS);
     res.insert_header((actix_web::http::header::RETRY_AFTER, wait.to_string()));
-    res.body(pages::login(Some(&text)).into_string())
+    res.body(pages::login(Some(pages::Refused::Said(&text))).into_string())
 }
 
 /// Opens a session of `partner_id` for `key_id` and sends the browser home.
@@ -197,15 +213,22 @@ async fn login(
         }
     };
     let Ok(fields) = form::read(&req, payload, &state, form::LIMIT).await else {
-        return Ok(refused("Enter a partner key."));
+        return Ok(refused(pages::Refused::Said("Enter a partner key.")));
     };
     let key = fields.get("key").map(|k| k.trim()).unwrap_or_default();
     let principal = store::keys::authenticate(&state.shared.db, key).await?;
+    // An operator's key is refused here too (and spends the budget), but
+    // the page says where it does sign in.
+    if principal.as_ref().is_some_and(|p| p.role == Role::Operator) {
+        return Ok(refused(pages::Refused::OperatorKey));
+    }
     let Some((principal, partner)) = principal
         .filter(|p| p.role == Role::Partner)
         .and_then(|p| p.partner_id.clone().map(|id| (p, id)))
     else {
-        return Ok(refused("That is not an active partner key."));
+        return Ok(refused(pages::Refused::Said(
+            "That is not an active partner key.",
+        )));
     };
     open_session(&state, &principal.key_id, &partner).await
 }

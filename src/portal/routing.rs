@@ -3,15 +3,18 @@
 //! partner's events without saving it, and replay or skip the head of a
 //! held subject. Each goes through the Partner API's operation
 //! (`endpoint_ops::update`, `filters::try_filter`, `queue_replay`,
-//! `ordering::skip`) and answers with the endpoint page.
+//! `ordering::skip`). A change redirects to the endpoint page (`answer`);
+//! a test changes nothing and answers with the page and its result.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use super::{
-    actions::{answer_form, done, genuine},
+    actions::genuine,
+    answer::{Owner, answer},
     cross_site,
+    flash::Flash,
     form::{self, Draft},
-    views::{endpoint_page, endpoint_page_with, run},
+    views::{run, show_endpoint},
 };
 use crate::http::{
     AppState,
@@ -48,8 +51,8 @@ async fn filter(
         let partner = s.partner_id.as_str();
         match action.as_str() {
             "save" => {
-                ops::changeable(state, partner, &id).await?;
                 let saved = async {
+                    ops::changeable(state, partner, &id).await?;
                     let given = form::json(&fields, "filter")?;
                     let said = match given {
                         Some(_) => "Filter saved.",
@@ -62,10 +65,18 @@ async fn filter(
                         ..UpdateEndpoint::default()
                     };
                     ops::update(state, partner, &id, input).await?;
-                    Ok::<_, Problem>(done(said))
+                    Ok(Flash::said(said).into())
                 }
                 .await;
-                answer_form(state, &s, &id, fields, "filter-form", saved).await
+                answer(
+                    state,
+                    &s,
+                    Owner::Endpoint(&id),
+                    "filter-form",
+                    fields,
+                    saved,
+                )
+                .await
             }
             "test" => {
                 let tried = async {
@@ -88,7 +99,7 @@ async fn filter(
                     }
                     Err(p) => return Err(p),
                 };
-                endpoint_page_with(state, &s, &id, maud::html! {}, &draft).await
+                show_endpoint(state, &s, &id, &draft, None).await
             }
             _ => Err(Problem::not_found("no such action")),
         }
@@ -104,22 +115,24 @@ async fn held(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let (id, delivery, action) = path.into_inner();
-    genuine!(req, payload, state, |s, _fields| {
+    genuine!(req, payload, state, |s, fields| {
         let partner = s.partner_id.as_str();
         let said = match action.as_str() {
-            "replay" => match queue_replay(state, partner, &delivery).await?.waiting_for {
-                None => format!("Delivery {delivery} is being sent again now."),
-                Some(why) => format!("Delivery {delivery} is queued: {why}."),
-            },
-            "skip" => {
-                let skipped = skip(state, partner, &delivery).await?;
+            "replay" => queue_replay(state, partner, &delivery)
+                .await
+                .map(|q| match q.waiting_for {
+                    None => format!("Delivery {delivery} is being sent again now."),
+                    Some(why) => format!("Delivery {delivery} is queued: {why}."),
+                }),
+            "skip" => skip(state, partner, &delivery).await.map(|skipped| {
                 format!(
                     "Delivery {} skipped: the subject's next delivery goes now; the skipped one stays dead.",
                     skipped.id
                 )
-            }
+            }),
             _ => return Err(Problem::not_found("no such action")),
         };
-        endpoint_page(state, &s, &id, done(&said)).await
+        let done = said.map(|said| Flash::said(said).into());
+        answer(state, &s, Owner::Endpoint(&id), "held-form", fields, done).await
     })
 }

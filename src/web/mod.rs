@@ -7,4 +7,6 @@ pub mod chrome;
 pub mod csrf;
 pub mod docs;
 pub mod home;
+pub mod seal;
 pub mod session;
+pub mod when;

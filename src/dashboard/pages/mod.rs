@@ -17,12 +17,15 @@ pub mod pager;
 pub mod routing;
 pub mod search;
 pub mod secrets;
-pub mod when;
+
+/// The relative times every page shows live in `web::when` (the portal
+/// shows them too); dashboard code names them here as before.
+pub use crate::web::when::{self, at};
 
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use crate::{domain::clock::from_ms, web::csrf};
+use crate::web::csrf;
 
 const STYLE: &str = "
 body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
@@ -154,11 +157,6 @@ pub fn failed(title: &str, detail: &str) -> Markup {
             p { a href="/dashboard" { "Back to the overview" } }
         },
     )
-}
-
-/// Unix ms as the pages show time: `2026-12-02 14:03:07 UTC`.
-pub fn at(ms: i64) -> String {
-    from_ms(ms).format("%Y-%m-%d %H:%M:%S UTC").to_string()
 }
 
 /// `base` + `/` + `id` with every byte outside `[A-Za-z0-9_.~-]` of the

@@ -4,14 +4,40 @@
 //! page) and managing endpoints, secrets and the notification channel
 //! (`pages`), an endpoint's receiver credentials and v1a keys
 //! (`credentials`), its ordering, filter and held subjects (`routing`), and
-//! the rules of the dashboard: cookies, CSP, CSRF, the cross-site check
-//! (`rules`).
+//! the rules of the dashboard: cookies, CSP, CSRF, the cross-site check,
+//! the sealed outcome of an action (`rules`); every page with real data at
+//! a phone's width and a desktop's (`tour`, measured with `viewport`) and
+//! Post/Redirect/Get after every action, refusals inside the page (`prg`).
+
+/// A portal test on both backends given hookd, a partner key and a tab
+/// signed in with it (`signed_in_portal`):
+/// `signed_in_test!(name, |app, key, page, backend| { … })`; it passes
+/// without running when browser tests are skipped.
+macro_rules! signed_in_test {
+    ($name:ident, |$app:ident, $key:ident, $page:ident, $backend:ident| $body:block) => {
+        $crate::on_both_backends!($name, |$backend: $crate::harness::Backend| async move {
+            let Some($crate::portal::SignedIn {
+                app: $app,
+                key: $key,
+                browser: _browser,
+                page: mut $page,
+            }) = $crate::portal::signed_in_portal($backend).await
+            else {
+                return;
+            };
+            $body
+        });
+    };
+}
 
 mod credentials;
 mod pages;
+mod prg;
 mod routing;
 mod rules;
 mod sign_in;
+mod tour;
+mod viewport;
 
 use serde_json::json;
 

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::{SignedIn, open, signed_in_page, signed_in_portal, submit, text};
 use crate::harness::{
     Backend, TestApp, WAIT,
-    browser::{Browser, Page, docs_screenshot},
+    browser::{Browser, Page},
     browser_app::app_and_browser,
     receiver::Receiver,
     signatures::check_signature,
@@ -154,7 +154,7 @@ macro_rules! created_test {
 
 created_test!(
     an_endpoint_created_in_the_portal_exists_as_entered_and_its_secret_is_shown,
-    |c, backend| {
+    |c, _backend| {
         let endpoint = c.page.path().await;
         assert!(endpoint.starts_with("/portal/endpoints"), "{endpoint}");
         let (_, listed, _) = c.app.request("GET", "/v1/endpoints", &c.key, None).await;
@@ -163,14 +163,12 @@ created_test!(
             json!(["usage.*", "webhook.test"])
         );
         assert!(c.secret.expose().starts_with("whsec_"));
-        open(&mut c.page, &c.app, "/portal").await;
-        docs_screenshot(&mut c.page, backend, "portal-endpoints").await;
     }
 );
 
 created_test!(
     a_test_sent_from_the_portal_arrives_signed_with_the_secret_the_portal_showed,
-    |c, backend| {
+    |c, _backend| {
         c.open_endpoint_page().await;
         c.submit_endpoint_form("test").await;
         assert!(
@@ -196,14 +194,12 @@ created_test!(
         })
         .await
         .expect("the test delivery is recorded");
-        c.open_endpoint_page().await;
-        docs_screenshot(&mut c.page, backend, "portal-endpoint").await;
     }
 );
 
 created_test!(
     rotating_in_the_portal_shows_a_new_secret_once,
-    |c, backend| {
+    |c, _backend| {
         c.open_endpoint_page().await;
         assert_eq!(text(&mut c.page, "#secret").await, "", "no secret before");
         c.submit_endpoint_form("rotate").await;

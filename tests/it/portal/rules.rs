@@ -1,7 +1,8 @@
 //! The rules of the dashboard, in the portal over plain HTTP: a session
 //! cookie that scripts and other sites cannot use, a strict content
-//! policy, and forms that do nothing without this session's token or from
-//! another site.
+//! policy, forms that do nothing without this session's token or from
+//! another site, and what an action says after its redirect sealed for
+//! the session that did it.
 
 use actix_web::cookie::{Cookie, SameSite};
 use serde_json::Value;
@@ -64,6 +65,46 @@ async fn endpoint_page(app: &TestApp) -> EndpointPage {
     }
 }
 
+/// What a form post was answered: its status, where it redirects, and
+/// the flash cookie it sets.
+struct Posted {
+    status: u16,
+    location: Option<String>,
+    flash: Option<Cookie<'static>>,
+}
+
+/// POSTs the form `body` to `path` with the session `cookie` (and `origin`, if any).
+async fn post_form(
+    app: &TestApp,
+    cookie: &Cookie<'_>,
+    path: &str,
+    body: &str,
+    origin: Option<&str>,
+) -> Posted {
+    let mut req = client()
+        .post(format!("{}{path}", app.base_url))
+        .insert_header(("cookie", format!("{}={}", cookie.name(), cookie.value())))
+        .insert_header(("content-type", "application/x-www-form-urlencoded"));
+    if let Some(o) = origin {
+        req = req.insert_header(("origin", o));
+    }
+    let res = req
+        .send_body(body.to_string())
+        .await
+        .expect("the post completes");
+    let (status, _, headers) = read_text(res).await;
+    Posted {
+        status,
+        location: header(&headers, "location").map(str::to_string),
+        flash: headers
+            .get_all("set-cookie")
+            .filter_map(|v| v.to_str().ok())
+            .filter_map(|v| Cookie::parse(v.to_string()).ok())
+            .find(|c| c.name() == "hookd_portal_flash")
+            .map(Cookie::into_owned),
+    }
+}
+
 /// POSTs the form `body` to `path` with the session `cookie` (and `origin`, if any): the status.
 async fn post(
     app: &TestApp,
@@ -72,18 +113,7 @@ async fn post(
     body: &str,
     origin: Option<&str>,
 ) -> u16 {
-    let mut req = client()
-        .post(format!("{}{path}", app.base_url))
-        .insert_header(("cookie", format!("{}={}", cookie.name(), cookie.value())))
-        .insert_header(("content-type", "application/x-www-form-urlencoded"));
-    if let Some(o) = origin {
-        req = req.insert_header(("origin", o));
-    }
-    req.send_body(body.to_string())
-        .await
-        .expect("the post completes")
-        .status()
-        .as_u16()
+    post_form(app, cookie, path, body, origin).await.status
 }
 
 #[both_backends]
@@ -117,12 +147,7 @@ async fn a_form_without_this_sessions_token_or_from_another_site_changes_nothing
         cookie,
         page: (_, html, _),
     } = endpoint_page(&app).await;
-    let token = html
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("the page's forms carry a token")
-        .to_string();
+    let token = token_of(&html);
     let disable = format!("/portal/endpoints/{id}/disable");
     let status_of = || async {
         app.request("GET", &format!("/v1/endpoints/{id}"), &key, None)
@@ -162,11 +187,82 @@ async fn a_form_without_this_sessions_token_or_from_another_site_changes_nothing
     assert_eq!(status_of().await, Value::from("active"), "nothing was done");
     assert_eq!(
         post(&app, &cookie, &disable, &format!("csrf={token}"), None).await,
-        200
+        303
     );
     assert_eq!(
         status_of().await,
         Value::from("disabled"),
         "with its own token it works"
     );
+}
+
+/// The CSRF token of the forms of `html`.
+fn token_of(html: &str) -> String {
+    html.split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the page's forms carry a token")
+        .to_string()
+}
+
+/// `GET path` with the session `cookie` and the flash cookie `flash`.
+async fn page_with_flash(app: &TestApp, cookie: &Cookie<'_>, path: &str, flash: &str) -> String {
+    let sent = client()
+        .get(format!("{}{path}", app.base_url))
+        .insert_header((
+            "cookie",
+            format!(
+                "{}={}; hookd_portal_flash={flash}",
+                cookie.name(),
+                cookie.value()
+            ),
+        ))
+        .send()
+        .await;
+    read_text(sent.expect("the page loads")).await.1
+}
+
+#[both_backends]
+async fn what_an_action_says_after_its_redirect_is_sealed_for_its_session_and_cannot_be_forged(
+    app: TestApp,
+) {
+    let EndpointPage {
+        key,
+        id,
+        cookie,
+        page: (_, html, _),
+    } = endpoint_page(&app).await;
+    let disable = format!("/portal/endpoints/{id}/disable");
+    let done = post_form(
+        &app,
+        &cookie,
+        &disable,
+        &format!("csrf={}", token_of(&html)),
+        None,
+    )
+    .await;
+    assert_eq!(done.status, 303);
+    assert_eq!(
+        done.location.as_deref(),
+        Some(format!("/portal/endpoints/{id}").as_str())
+    );
+    let flash = done.flash.expect("the outcome travels in a cookie");
+    assert!(!flash.value().contains("Disabled"), "sealed, not readable");
+    assert_eq!(flash.http_only(), Some(true));
+
+    let endpoint = format!("/portal/endpoints/{id}");
+    let shown = page_with_flash(&app, &cookie, &endpoint, flash.value()).await;
+    assert!(
+        shown.contains(r#"<p class="done">Disabled.</p>"#),
+        "said on the page"
+    );
+
+    let other = session(&app, &key).await;
+    let elsewhere = page_with_flash(&app, &other, &endpoint, flash.value()).await;
+    assert!(
+        !elsewhere.contains(r#"id="flash""#),
+        "not in another session"
+    );
+    let forged = page_with_flash(&app, &cookie, &endpoint, "Hacked%20by%20Mallory").await;
+    assert!(!forged.contains("Mallory") && !forged.contains(r#"id="flash""#));
 }

@@ -1,10 +1,11 @@
 //! One-time portal links: an operator makes one, it opens the partner's
 //! portal once and only within ten minutes; a partner key cannot make one.
+//! An operator's key at the portal's sign-in is pointed to the dashboard.
 
 use std::time::Duration;
 
 use super::text;
-use crate::harness::{browser_app::app_and_browser, rows::rows_where};
+use crate::harness::{browser_app::app_and_browser, read_text, rows::rows_where};
 use hookd_test_macros::both_backends;
 
 #[both_backends]
@@ -66,4 +67,29 @@ async fn a_one_time_link_opens_the_portal_once_and_only_within_ten_minutes(backe
         )
         .await;
     assert_eq!(audit["data"].as_array().map(Vec::len), Some(2), "{audit}");
+}
+
+#[both_backends]
+async fn an_operator_key_at_the_portal_is_pointed_to_the_dashboard(app: TestApp) {
+    let operator = app.operator_key().await;
+    let res = awc::Client::builder()
+        .disable_redirects()
+        .finish()
+        .post(format!("{}/portal/login", app.base_url))
+        .insert_header(("content-type", "application/x-www-form-urlencoded"))
+        .send_body(format!("key={operator}"))
+        .await
+        .expect("the sign-in completes");
+    let opened = res.headers().get("set-cookie").is_some();
+    let (status, page, _) = read_text(res).await;
+    assert_eq!(status, 401, "no portal session for an operator key");
+    assert!(!opened, "no cookie is set");
+    assert!(
+        page.contains("That is an operator key"),
+        "says what the key is: {page}"
+    );
+    assert!(
+        page.contains(r#"<a id="to-dashboard" href="/dashboard">Open the dashboard</a>"#),
+        "and links where it signs in: {page}"
+    );
 }

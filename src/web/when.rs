@@ -1,17 +1,21 @@
-//! Times as an operator reads them at a glance: relative to now ("in 12 s",
+//! Times as a person reads them at a glance: relative to now ("in 12 s",
 //! "3 min ago", "yesterday"), each in a `<time>` element that keeps the
 //! exact instant (`datetime`, RFC 3339) and shows it in UTC as a tooltip,
 //! so nothing is lost.
 
 use maud::{Markup, html};
 
-use super::at;
-use crate::domain::event::format_time;
+use crate::domain::{clock::from_ms, event::format_time};
 
 const SECOND: i64 = 1_000;
 const MINUTE: i64 = 60 * SECOND;
 const HOUR: i64 = 60 * MINUTE;
 const DAY: i64 = 24 * HOUR;
+
+/// Unix ms as the pages show an exact time: `2026-12-02 14:03:07 UTC`.
+pub fn at(ms: i64) -> String {
+    from_ms(ms).format("%Y-%m-%d %H:%M:%S UTC").to_string()
+}
 
 /// How far `t_ms` is from `now_ms`, in the largest whole unit that fits
 /// (rounded down): `now`, `in 12 s`, `3 min ago`, `2 h ago`, `yesterday`,
