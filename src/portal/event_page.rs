@@ -1,7 +1,7 @@
 //! The partner's events: the feed, in the order it is read (each event's
 //! id, type, subject, when it occurred and the start of its data), and one
-//! event's page: the envelope exactly as its deliveries carry it, and its
-//! deliveries. Read from the typed event, never from a JSON shape by name.
+//! event's page: the envelope as its deliveries carry it (indented, every
+//! key and number as written), and its deliveries. Read from the typed event, never from a JSON shape by name.
 
 use actix_web::{HttpResponse, http::StatusCode};
 use maud::{Markup, html};
@@ -12,6 +12,7 @@ use super::{
     pages::{Nav, page},
 };
 use crate::{
+    dashboard::pages::json::indented,
     domain::event::{NewEvent, Subject},
     http::partner::{deliveries::DeliveryOut, events::EventOut},
     web::when::when,
@@ -66,7 +67,7 @@ pub fn events(list: &[NewEvent], newer: &str, s: &Signed) -> HttpResponse {
 /// One event, as sent, and its deliveries.
 pub fn event(e: &NewEvent, deliveries: &[DeliveryOut], s: &Signed) -> HttpResponse {
     let envelope = EventOut::from(e);
-    let sent = serde_json::to_string(&envelope).unwrap_or_default();
+    let sent = indented(&serde_json::to_string(&envelope).unwrap_or_default());
     let body = html! {
         div.scroll {
             table.facts #event {

@@ -133,7 +133,8 @@ async fn enter(
             StatusCode::TOO_MANY_REQUESTS,
             "Too many requests",
             &format!("Wait {secs} s and try again."),
-            Some(&s),
+            // What the last action did is said on the next page read.
+            Some(&Signed { flash: None, ..s }),
         );
         let retry_after = actix_web::http::header::HeaderValue::from(secs);
         page.headers_mut()

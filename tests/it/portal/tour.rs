@@ -187,7 +187,7 @@ tour_test!(
         );
         let sent = text(&mut t.page, "#envelope pre").await;
         assert!(
-            sent.contains(r#""balance":"12.50""#),
+            sent.contains(r#""balance": "12.50""#),
             "the event as delivered: {sent}"
         );
         let listed = t
