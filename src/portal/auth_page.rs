@@ -10,6 +10,9 @@ use maud::{Markup, html};
 use super::form::{Draft, token_field};
 use crate::http::partner::auth_shapes::ReceiverAuthOut;
 
+/// The credential forms, by id.
+const FORMS: [&str; 3] = ["headers-form", "oauth2-form", "certificate-form"];
+
 /// How many header rows the headers form offers.
 pub const HEADER_ROWS: usize = 5;
 
@@ -102,6 +105,9 @@ pub fn section(
             h3 { "Credentials sent to the receiver" }
             div.scroll { (shown(a)) }
             @if changeable {
+                // Closed until wanted, or until one of its forms was refused.
+                details #credential-forms open[draft.refused_in(&FORMS)] {
+                summary { "Set or remove credentials" }
                 h4 { "Static headers (replace the current ones)" }
                 (draft.form_error("headers-form", &[]))
                 form #headers-form method="post" action={ (base) "/auth/headers" } {
@@ -140,6 +146,7 @@ pub fn section(
                     }
                 }
                 (buttons(base, "client-certificate", "certificate-form", ["Set the certificate", "Remove the certificate"], token))
+                }
             }
         }
     }

@@ -149,6 +149,13 @@ impl Draft {
             .unwrap_or(actix_web::http::StatusCode::OK)
     }
 
+    /// Whether the refusal is of one of `forms`.
+    pub fn refused_in(&self, forms: &[&str]) -> bool {
+        self.refusal
+            .as_ref()
+            .is_some_and(|r| forms.contains(&r.form.as_str()))
+    }
+
     /// `aria-invalid` of the field `name`: `true` when it was refused.
     pub fn invalid(&self, name: &str) -> Option<&'static str> {
         self.refusal

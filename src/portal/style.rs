@@ -68,5 +68,6 @@ p.error{background:#fef2f2;border:1px solid #fecaca;border-radius:6px;padding:8p
 .secret{font:13px ui-monospace,monospace;background:#fff7d6;padding:8px;border:1px solid #e7c85b;border-radius:6px;word-break:break-all}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,340px),1fr));gap:0 16px}
 .pager{margin:0 0 16px}
+details>summary{cursor:pointer;font-weight:600;color:#0b6b66;margin:12px 0 4px}
 @media (max-width:640px){header{justify-content:space-between}header nav{order:3;flex-basis:100%}main{padding:12px}section{padding:12px}section .scroll{margin:0 -12px 8px}table.facts th{width:auto}th,td{padding:7px 9px}}
 ";

@@ -205,5 +205,27 @@ signed_in_test!(
         page.navigate_by(&submit("#recover-form", &[("since", "last tuesday")]))
             .await;
         refused_in_the_page(&mut page, "#recover-form", "since", "last tuesday").await;
+
+        page.navigate_by(&submit(
+            "#headers-form",
+            &[
+                ("header_name_0", "Host"),
+                ("header_value_0", "typed-secret"),
+            ],
+        ))
+        .await;
+        let why = text(&mut page, "#headers-form-error").await;
+        assert!(why.contains("`Host`"), "why, above the form: {why}");
+        let shown = "document.querySelector('#credential-forms').open";
+        assert_eq!(
+            page.eval(shown).await,
+            json!(true),
+            "the refused form is shown"
+        );
+        let html = page.eval("document.documentElement.outerHTML").await;
+        assert!(
+            !html.to_string().contains("typed-secret"),
+            "nothing typed comes back"
+        );
     }
 );

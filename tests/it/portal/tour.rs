@@ -21,9 +21,9 @@ use crate::harness::{
 };
 use crate::on_both_backends;
 
-/// A partner whose one event went to three endpoints: one that took it,
-/// one that answered 500, one that refused the connection; with a portal
-/// tab signed in as the partner.
+/// A partner whose one event went to three endpoints: one that took it
+/// (and sends a static header), one that answered 500, one that refused the
+/// connection; with a portal tab signed in as the partner.
 pub struct Toured {
     pub app: TestApp,
     pub key: String,
@@ -92,6 +92,10 @@ pub async fn toured(backend: Backend) -> Option<Toured> {
         .expect("an event id")
         .to_string();
     all_attempted(&app, &key, 3).await;
+    let headers = json!({"headers": {"X-Api-Key": "k-123-secret"}});
+    let path = format!("/v1/endpoints/{took}/auth/headers");
+    let (status, set, _) = app.request("PUT", &path, &key, Some(&headers)).await;
+    assert_eq!(status, 200, "{set}");
     Some(Toured {
         app,
         key,
