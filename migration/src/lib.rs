@@ -23,6 +23,7 @@ mod m20261205_000014_due_order;
 mod m20261206_000015_trace_context;
 mod m20261206_000016_receiver_auth;
 mod m20261206_000017_routing;
+mod m20261206_000018_dev_keys;
 
 pub struct Migrator;
 
@@ -47,6 +48,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261206_000015_trace_context::Migration),
             Box::new(m20261206_000016_receiver_auth::Migration),
             Box::new(m20261206_000017_routing::Migration),
+            Box::new(m20261206_000018_dev_keys::Migration),
         ]
     }
 }

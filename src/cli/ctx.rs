@@ -8,7 +8,7 @@ use actix::Actor as _;
 use anyhow::Context as _;
 use sea_orm::DatabaseConnection;
 
-use super::{dev, exit};
+use super::{database, dev, exit};
 use crate::{
     catalog::Catalog,
     config::Config,
@@ -34,12 +34,11 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Opens the database and brings its schema up to date. A database that
-    /// cannot be reached is a start-up error (exit 2).
+    /// Opens the database, which must exist (the CLI makes none: see
+    /// [`database`]), and brings its schema up to date. A database that is
+    /// missing or cannot be reached is a start-up error (exit 2).
     pub async fn open(config: Config, dev: bool) -> anyhow::Result<Ctx> {
-        let db = store::connect(&config.database)
-            .await
-            .map_err(exit::Exit::startup)?;
+        let db = database::connect_existing(&config.database).await?;
         if let Err(e) = store::migrate(&db).await {
             let _ = db.close().await;
             return Err(e).context("preparing the database");

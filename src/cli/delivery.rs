@@ -1,4 +1,4 @@
-//! `hookd delivery list|get|replay|skip`: every partner's deliveries as the
+//! `hookd delivery list|get|replay|skip` (and `attempts`, see `attempts`): every partner's deliveries as the
 //! operator API shows them (its query parsing and filters, its shapes), and
 //! a replay or a skip as the operator API does it, audited `via: cli`.
 
@@ -9,6 +9,7 @@ use super::{
     ctx::Ctx,
     exit::{self, from_problem},
     out::{self, emit},
+    page::query,
 };
 use crate::{
     http::{
@@ -51,6 +52,9 @@ pub enum DeliveryCommand {
         #[arg(long)]
         json: bool,
     },
+    /// List attempts across deliveries, newest first, by partner, endpoint,
+    /// delivery, time and outcome.
+    Attempts(Box<super::attempts::AttemptList>),
     /// Let a dead delivery that holds its subject go: the subject's next
     /// delivery is sent; this one stays dead. Written to the audit log.
     Skip {
@@ -110,16 +114,8 @@ pub async fn run(ctx: &Ctx, command: DeliveryCommand) -> anyhow::Result<()> {
         DeliveryCommand::Get { id, json } => get(ctx, &id, json).await,
         DeliveryCommand::Replay { id, json } => replay(ctx, &id, json).await,
         DeliveryCommand::Skip { id, json } => skip(ctx, &id, json).await,
+        DeliveryCommand::Attempts(l) => super::attempts::list(ctx, *l).await,
     }
-}
-
-/// A query string of the pairs that are given, as the API would be sent it.
-fn query(pairs: &[(&str, Option<String>)]) -> String {
-    let given: Vec<(&str, &str)> = pairs
-        .iter()
-        .filter_map(|(k, v)| v.as_deref().map(|v| (*k, v)))
-        .collect();
-    serde_urlencoded::to_string(given).unwrap_or_default()
 }
 
 async fn list(ctx: &Ctx, l: DeliveryList) -> anyhow::Result<()> {
@@ -168,7 +164,7 @@ async fn list(ctx: &Ctx, l: DeliveryList) -> anyhow::Result<()> {
                     d.id.clone(),
                     d.state.clone(),
                     d.attempt_count.to_string(),
-                    last(d.last_status, d.last_error_category.as_deref()),
+                    out::outcome(d.last_status, d.last_error_category.as_deref()),
                     d.created_at.clone(),
                     d.endpoint_id.clone(),
                     d.event_type.clone(),
@@ -182,15 +178,6 @@ async fn list(ctx: &Ctx, l: DeliveryList) -> anyhow::Result<()> {
             &rows,
         ) + &out::more(shown.next_cursor.as_deref())
     })
-}
-
-/// The last attempt's outcome in a word: its status, else its error category.
-fn last(status: Option<i32>, category: Option<&str>) -> String {
-    match (status, category) {
-        (Some(s), _) => s.to_string(),
-        (None, Some(c)) => c.to_string(),
-        (None, None) => "-".to_string(),
-    }
 }
 
 async fn get(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
@@ -231,7 +218,7 @@ async fn get(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
                     a.attempt_no.to_string(),
                     a.started_at.clone(),
                     a.trigger.clone(),
-                    last(a.status_code, a.error_category.as_deref()),
+                    out::outcome(a.status_code, a.error_category.as_deref()),
                     out::cell(a.latency_ms.map(|l| format!("{l} ms"))),
                     a.error_detail.clone().unwrap_or_default(),
                 ]

@@ -128,8 +128,8 @@ pub fn banner(b: &Banner) -> String {
         "\n{WARNING}\n\n\
          hookd is listening on {base} (database {database}).\n\n  \
          dashboard     {base}/dashboard\n  \
-         operator key  {op}   sign in with it (made for this run)\n  \
-         service key   {svc}   publishes events (made for this run)\n\n\
+         operator key  {op}   sign in with it (revoked when this run stops)\n  \
+         service key   {svc}   publishes events (revoked when this run stops)\n\n\
          A first verified delivery, in another terminal from the checkout:{env_note}\n\n  \
          1. A partner, and an endpoint at a receiver on this machine; the second prints the\n     \
             endpoint's signing secret (shown once) and the receiver command with it:\n       \

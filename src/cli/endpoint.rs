@@ -9,7 +9,7 @@ use super::{
     ctx::Ctx,
     dev,
     endpoint_change::{self, EndpointUpdate},
-    endpoint_view::{self, find, shown, text},
+    endpoint_view,
     exit::{self, from_problem},
     out::{self, emit},
     page::PageArgs,
@@ -37,7 +37,8 @@ pub enum EndpointCommand {
     Create(EndpointCreate),
     /// List every partner's endpoints, oldest first, with what each holds.
     List(EndpointList),
-    /// Show an endpoint: settings, status, failing since, and what it holds.
+    /// Show an endpoint: its partner, settings, status, failing since, what
+    /// it holds, its circuit and its last error.
     Get {
         /// The endpoint's id (`ep_…`).
         id: String,
@@ -86,6 +87,62 @@ pub enum EndpointCommand {
     /// redacted), and its v1a public keys. Changes are audited.
     #[command(subcommand)]
     Auth(super::endpoint_auth::AuthCommand),
+    /// Rotate the signing secret (the new one is printed this once); the
+    /// previous one keeps signing for the overlap. Audited.
+    RotateSecret {
+        /// The endpoint's id.
+        id: String,
+        /// How long the previous secret keeps signing, in seconds (default 86400).
+        #[arg(long, value_name = "SECONDS")]
+        overlap_seconds: Option<u64>,
+        /// The new key's scheme (default v1).
+        #[arg(long, value_enum, value_name = "SCHEME")]
+        scheme: Option<super::secret::NewScheme>,
+        /// Print it as JSON, as POST /v1/endpoints/{id}/secret/rotate answers.
+        #[arg(long)]
+        json: bool,
+    },
+    /// End the rotation overlap now: only the newest secret signs. Audited.
+    ExpirePrevious {
+        /// The endpoint's id.
+        id: String,
+        /// Print it as JSON, as POST /v1/endpoints/{id}/secret/expire-previous answers.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Queue a webhook.test event for this endpoint only (a running serve
+    /// sends it). Audited.
+    Test {
+        /// The endpoint's id.
+        id: String,
+        /// Print it as JSON, as POST /v1/endpoints/{id}/test answers.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Queue a manual attempt of every failed or dead delivery created in a
+    /// time range (within the replay window). Audited.
+    Recover {
+        /// The endpoint's id.
+        id: String,
+        /// Deliveries created at or after this time (RFC 3339).
+        #[arg(long, value_name = "TIME")]
+        since: String,
+        /// Deliveries created before this time (RFC 3339; default now).
+        #[arg(long, value_name = "TIME")]
+        until: Option<String>,
+        /// Print it as JSON, as POST /v1/admin/endpoints/{id}/recover answers.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Send the conformance suite to the endpoint, signed with its stored
+    /// secret, and print the scorecard; exit 1 if a case failed. Audited.
+    Check {
+        /// The endpoint's id.
+        id: String,
+        /// Print it as JSON, as POST /v1/endpoints/{id}/check answers.
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete an endpoint with its deliveries and their attempts (no undo),
     /// as DELETE /v1/endpoints/{id} does; written to the audit log.
     Delete {
@@ -184,10 +241,7 @@ pub async fn run(ctx: &Ctx, command: EndpointCommand) -> anyhow::Result<()> {
     match command {
         EndpointCommand::Create(c) => create(ctx, c).await,
         EndpointCommand::List(l) => list(ctx, l).await,
-        EndpointCommand::Get { id, json } => {
-            let shown = shown(ctx, find(ctx, &id).await?).await?;
-            emit(json, &shown, || text(&shown))
-        }
+        EndpointCommand::Get { id, json } => endpoint_view::get(ctx, &id, json).await,
         EndpointCommand::Update(u) => endpoint_change::update(ctx, u).await,
         EndpointCommand::Held { id, json } => endpoint_view::held(ctx, &id, json).await,
         EndpointCommand::Enable { id, reason, json } => {
@@ -200,6 +254,23 @@ pub async fn run(ctx: &Ctx, command: EndpointCommand) -> anyhow::Result<()> {
         EndpointCommand::Delete { id, yes, json } => {
             endpoint_change::delete(ctx, &id, yes, json).await
         }
+        EndpointCommand::RotateSecret {
+            id,
+            overlap_seconds,
+            scheme,
+            json,
+        } => super::secret::rotate(ctx, &id, overlap_seconds, scheme, json).await,
+        EndpointCommand::ExpirePrevious { id, json } => {
+            super::secret::expire_previous(ctx, &id, json).await
+        }
+        EndpointCommand::Test { id, json } => super::probe::test(ctx, &id, json).await,
+        EndpointCommand::Recover {
+            id,
+            since,
+            until,
+            json,
+        } => super::probe::recover(ctx, &id, since, until, json).await,
+        EndpointCommand::Check { id, json } => super::probe::check(ctx, &id, json).await,
     }
 }
 

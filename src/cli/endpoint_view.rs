@@ -1,10 +1,15 @@
 //! One endpoint as the endpoint commands show it: found among every
-//! partner's, with its backlog read now, as the operator API answers it, and
-//! as text for a person; and the subjects it holds up behind their heads.
+//! partner's, with its backlog read now (and for `get`, its circuit and
+//! last error), as the operator API answers it, and as text for a person;
+//! and the subjects it holds up behind their heads.
 
 use super::{ctx::Ctx, exit, out};
 use crate::{
-    http::{admin_endpoints::AdminEndpointOut, partner::ordering::HeldSubjects},
+    http::{
+        admin_endpoint_detail::{self, AdminEndpointDetail},
+        admin_endpoints::AdminEndpointOut,
+        partner::ordering::HeldSubjects,
+    },
     store::{self, endpoints::Endpoint},
 };
 
@@ -22,15 +27,61 @@ pub async fn shown(ctx: &Ctx, e: Endpoint) -> anyhow::Result<AdminEndpointOut> {
     Ok(AdminEndpointOut::of(e, b))
 }
 
+/// `hookd endpoint get`: the endpoint as GET /v1/admin/endpoints/{id}
+/// answers, with its circuit and last error.
+pub async fn get(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
+    let e = find(ctx, id).await?;
+    let shown = admin_endpoint_detail::of(&ctx.db, e, ctx.now()).await?;
+    out::emit(json, &shown, || detail_text(&shown))
+}
+
+/// The detail for a person: the endpoint, then how its deliveries go.
+pub fn detail_text(d: &AdminEndpointDetail) -> String {
+    let c = &d.circuit;
+    let state = serde_json::to_value(c.state)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let circuit = match (&c.open_until, c.consecutive_failures) {
+        (Some(until), n) => format!("{state} until {until} ({n} failures in a row)"),
+        (None, 0) => state,
+        (None, n) => format!("{state} ({n} failures in a row)"),
+    };
+    let last = d.last_error.as_ref().map(|l| {
+        let status = l.status_code.map(|s| format!(" {s}")).unwrap_or_default();
+        let detail = l
+            .error_detail
+            .as_deref()
+            .map(|t| format!(": {t}"))
+            .unwrap_or_default();
+        format!(
+            "{} {}{status}{detail} (delivery {})",
+            l.at, l.error_category, l.delivery_id
+        )
+    });
+    text_with(
+        &d.endpoint,
+        &[
+            ("circuit", Some(circuit)),
+            ("last error", Some(last.unwrap_or_else(|| "none".into()))),
+        ],
+    )
+}
+
 /// An endpoint for a person.
 pub fn text(a: &AdminEndpointOut) -> String {
+    text_with(a, &[])
+}
+
+/// An endpoint for a person, with `more` after its settings.
+fn text_with(a: &AdminEndpointOut, more: &[(&str, Option<String>)]) -> String {
     let e = &a.endpoint;
     let types = if e.event_types.is_empty() {
         "every type".to_string()
     } else {
         e.event_types.join(", ")
     };
-    let mut text = out::fields(&[
+    let mut pairs = vec![
         ("id", Some(e.id.clone())),
         ("partner", Some(a.partner_id.clone())),
         ("kind", Some(a.kind.clone())),
@@ -59,7 +110,9 @@ pub fn text(a: &AdminEndpointOut) -> String {
         ("paused", Some(a.backlog.paused.to_string())),
         ("created", Some(e.created_at.clone())),
         ("updated", Some(e.updated_at.clone())),
-    ]);
+    ];
+    pairs.extend(more.iter().cloned());
+    let mut text = out::fields(&pairs);
     text.push_str(&format!(
         "\ndeliveries: hookd delivery list --endpoint {}",
         e.id

@@ -1,5 +1,6 @@
 //! `hookd event get`: any partner's event exactly as its deliveries carry
-//! it, with each delivery's state, as GET /v1/admin/events/{id} shows it.
+//! it, with each delivery's state, as GET /v1/admin/events/{id} shows it;
+//! and `hookd event publish` (see `publish`).
 
 use clap::Subcommand;
 
@@ -26,10 +27,28 @@ pub enum EventCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Publish one event (an object) or a batch (an array), checked as
+    /// POST /v1/events checks them; a running serve delivers them. Audited.
+    Publish {
+        /// A JSON file with the event or the batch (`-` or none: stdin).
+        #[arg(value_name = "FILE")]
+        file: Option<std::path::PathBuf>,
+        /// Print the stored event (or `{data, created}`) as POST /v1/events answers.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub async fn run(ctx: &Ctx, command: EventCommand) -> anyhow::Result<()> {
-    let EventCommand::Get { id, json } = command;
+    match command {
+        EventCommand::Get { id, json } => get(ctx, id, json).await,
+        EventCommand::Publish { file, json } => {
+            super::publish::publish(ctx, file.as_deref(), json).await
+        }
+    }
+}
+
+async fn get(ctx: &Ctx, id: String, json: bool) -> anyhow::Result<()> {
     let missing = || exit::not_found(format!("event {id}"));
     let partner_id = store::admin::event_owner(&ctx.db, &id)
         .await?

@@ -59,7 +59,8 @@ pub fn from_problem(p: Problem) -> anyhow::Error {
     };
     match p.status {
         404 => Exit::NotFound(text).into(),
-        409 => anyhow::anyhow!(text),
+        // A conflict, or a check started too lately: failed, not bad input.
+        409 | 429 => anyhow::anyhow!(text),
         400..=499 => Exit::Usage(text).into(),
         _ => anyhow::anyhow!(text),
     }

@@ -5,17 +5,22 @@
 //! API, so the two cannot disagree; what they change is audited `via: cli`.
 //!
 //! - [`ctx`]: the database, URL checks, audit entries, change notices;
+//!   [`database`]: which database, and the refusal to create one;
 //! - [`exit`]: exit statuses (0 done, 1 failed, 2 bad input or start-up,
 //!   3 not found); [`out`]: JSON or text; [`input`]: files and stdin;
 //!   [`page`]: list paging;
 //! - [`serve`]: serve and migrate; [`dev`]: dev mode;
-//! - [`partner`], [`key`], [`endpoint`] with [`endpoint_change`],
-//!   [`endpoint_view`] and [`endpoint_auth`],
-//!   [`delivery`], [`event`], [`catalog`], [`check`]: the command groups.
+//! - [`partner`] with [`portal_link`], [`key`], [`endpoint`] with
+//!   [`endpoint_change`], [`endpoint_view`], [`endpoint_auth`], [`secret`]
+//!   and [`probe`], [`delivery`] with [`attempts`], [`event`] with
+//!   [`publish`], [`audit`], [`catalog`], [`check`]: the command groups.
 
+pub mod attempts;
+pub mod audit;
 pub mod catalog;
 pub mod check;
 pub mod ctx;
+pub mod database;
 pub mod delivery;
 pub mod dev;
 pub mod endpoint;
@@ -29,7 +34,11 @@ pub mod key;
 pub mod out;
 pub mod page;
 pub mod partner;
+pub mod portal_link;
+pub mod probe;
+pub mod publish;
 pub mod routing_args;
+pub mod secret;
 pub mod serve;
 
 use std::path::PathBuf;
@@ -49,7 +58,9 @@ Configuration (every command reads the same as `serve`), later sources winning:
      section and key: HOOKD_HTTP__LISTEN=0.0.0.0:8080,
      HOOKD_DATABASE__URL=postgres://user@host/db,
      HOOKD_EGRESS__ALLOW_CIDRS='[\"10.20.0.0/16\"]' (lists are TOML arrays)
-  Run the operator commands with the same file and variables as `serve`.
+  Run the operator commands with the same file and variables as `serve`:
+  only serve, migrate and demo create a database; the others refuse a
+  missing one, naming where they looked.
   docs/configuration.md describes every key.
 
 Exit status: 0 done; 1 failed; 2 bad input, configuration or start-up
@@ -94,22 +105,28 @@ pub enum Command {
         #[arg(long)]
         exit_when_delivered: bool,
     },
-    /// Partners: create, list, show, and set where their notices go.
+    /// Partners: create, list, show, set where their notices go, and mint
+    /// portal sign-in links.
     #[command(subcommand)]
     Partner(partner::PartnerCommand),
     /// API keys: create, list (never the keys) and revoke.
     #[command(subcommand)]
     Key(key::KeyCommand),
     /// Endpoints of every partner: create, list, show, change, enable,
-    /// disable, delete, their held subjects and receiver credentials.
+    /// disable, delete; rotate secrets, test, recover, check; their held
+    /// subjects and receiver credentials.
     #[command(subcommand)]
     Endpoint(endpoint::EndpointCommand),
-    /// Deliveries of every partner: search, show with attempts, replay, skip.
+    /// Deliveries of every partner: search, show with attempts, replay,
+    /// skip; attempts across deliveries.
     #[command(subcommand)]
     Delivery(delivery::DeliveryCommand),
-    /// Events of every partner: show one with its deliveries.
+    /// Events of every partner: show one with its deliveries; publish.
     #[command(subcommand)]
     Event(event::EventCommand),
+    /// The audit log of operator actions (API, dashboard and CLI).
+    #[command(subcommand)]
+    Audit(audit::AuditCommand),
     /// Check the event catalog (compile every schema, validate every example)
     /// without starting.
     #[command(subcommand)]
@@ -147,6 +164,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
         Command::Endpoint(c) => endpoint::run(&ctx, c).await,
         Command::Delivery(c) => delivery::run(&ctx, c).await,
         Command::Event(c) => event::run(&ctx, c).await,
+        Command::Audit(c) => audit::run(&ctx, c).await,
         _ => unreachable!("the commands above returned"),
     };
     ctx.close().await;

@@ -71,6 +71,15 @@ pub fn more(next_cursor: Option<&str>) -> String {
     next_cursor.map_or(String::new(), |c| format!("\nmore: add --after {c}"))
 }
 
+/// An attempt's outcome in a word: its status, else its error category.
+pub fn outcome(status: Option<i32>, category: Option<&str>) -> String {
+    match (status, category) {
+        (Some(s), _) => s.to_string(),
+        (None, Some(c)) => c.to_string(),
+        (None, None) => "-".to_string(),
+    }
+}
+
 /// An optional value as a table cell.
 pub fn cell<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_string(), |v| v.to_string())

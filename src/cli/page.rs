@@ -1,4 +1,5 @@
-//! Paging for the `list` commands: the API's page size bounds and cursors.
+//! Paging for the `list` commands: the API's page size bounds and cursors,
+//! and the query string a list's flags are read from as the API reads it.
 
 use clap::Args;
 
@@ -28,4 +29,14 @@ impl PageArgs {
             .map_err(from_problem)?;
         Ok((limit, after))
     }
+}
+
+/// A query string of the pairs that are given, as the API would be sent
+/// it: commands read their flags with the API's own query parsing.
+pub fn query(pairs: &[(&str, Option<String>)]) -> String {
+    let given: Vec<(&str, &str)> = pairs
+        .iter()
+        .filter_map(|(k, v)| v.as_deref().map(|v| (*k, v)))
+        .collect();
+    serde_urlencoded::to_string(given).unwrap_or_default()
 }

@@ -1,5 +1,5 @@
-//! `hookd partner create|list|get|update`: the operator API's partner
-//! routes on the command line, with its checks and its answers' shapes.
+//! `hookd partner create|list|get|update|portal-link`: the operator API's
+//! partner routes on the command line, with its checks and its answers' shapes.
 
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -57,6 +57,18 @@ pub enum PartnerCommand {
     /// Change where a partner's endpoint notices go, as
     /// PATCH /v1/admin/partners/{id} does; written to the audit log.
     Update(PartnerUpdate),
+    /// Mint a one-time sign-in link into a partner's portal (10 minutes). Audited.
+    PortalLink {
+        /// The partner's id.
+        id: String,
+        /// The origin the partner reaches hookd at (default: http.public_url,
+        /// else the http.listen address).
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// Print it as JSON, as POST /v1/admin/partners/{id}/portal-links answers.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -93,6 +105,9 @@ pub async fn run(ctx: &Ctx, command: PartnerCommand) -> anyhow::Result<()> {
             emit(json, &shown, || settings_text(&shown))
         }
         PartnerCommand::Update(u) => update(ctx, u).await,
+        PartnerCommand::PortalLink { id, base_url, json } => {
+            super::portal_link::create(ctx, &id, base_url.as_deref(), json).await
+        }
     }
 }
 

@@ -23,6 +23,7 @@ pub async fn serve(
         dev::allow_local(&mut config.egress);
     }
     let database = store::redact_url(&config.database.url);
+    let db_config = config.database.clone();
     let running = app::start(config, Arc::new(SystemClock), false)
         .await
         .map_err(Exit::startup)?;
@@ -34,8 +35,10 @@ pub async fn serve(
         tracing::warn!("{}", dev::WARNING);
     }
     let hookd = dev::invocation(config_file);
+    // The keys of this run; a killed run's are revoked first.
+    let run_id = crate::domain::ids::new_id("run");
     let next = if dev_mode {
-        dev_banner(&running, &database, &hookd).await
+        dev_banner(&running, &database, &hookd, &run_id).await
     } else {
         Ok(banner(&running, &database, &hookd))
     };
@@ -51,9 +54,31 @@ pub async fn serve(
             return Err(e.context("making the dev mode's keys"));
         }
     }
-    running.serve_until_stopped(stop).await?;
+    let served = running.serve_until_stopped(stop).await;
+    if dev_mode {
+        revoke_run_keys(&db_config, &run_id).await;
+    }
+    served?;
     tracing::info!("hookd stopped");
     Ok(())
+}
+
+/// Revokes the keys this dev run made, on a connection of its own (the
+/// run's pools are closed by now). A failure is logged: the next
+/// `serve --dev` revokes them.
+async fn revoke_run_keys(db_config: &crate::config::DatabaseConfig, run_id: &str) {
+    let revoked = async {
+        let db = store::connect(db_config).await?;
+        let n = store::dev_keys::revoke(&db, Some(run_id), SystemClock.now_ms()).await;
+        let _ = db.close().await;
+        n
+    }
+    .await;
+    match revoked {
+        Ok(n) => tracing::info!(revoked = n, "revoked the keys made for this dev run"),
+        Err(e) => tracing::warn!(error = %e,
+            "revoking the keys made for this dev run failed; the next `serve --dev` revokes them"),
+    }
 }
 
 /// The operations listener and the Unix socket, if on, one line each.
@@ -112,12 +137,28 @@ fn banner(running: &Running, database: &str, hookd: &str) -> String {
     )
 }
 
-/// Dev mode's banner, with an operator key and a service key made for this run.
-async fn dev_banner(running: &Running, database: &str, hookd: &str) -> anyhow::Result<String> {
+/// Dev mode's banner, with an operator key and a service key made for this
+/// run (marked so: revoked when it stops), after revoking those a killed
+/// run left.
+async fn dev_banner(
+    running: &Running,
+    database: &str,
+    hookd: &str,
+    run_id: &str,
+) -> anyhow::Result<String> {
     let db = &running.shared.db;
     let now = SystemClock.now_ms();
+    let leftover = store::dev_keys::revoke(db, None, now).await?;
+    if leftover > 0 {
+        tracing::info!(
+            revoked = leftover,
+            "revoked the keys an earlier dev run left (it was killed)"
+        );
+    }
     let operator = store::keys::create(db, Role::Operator, None, now).await?;
+    store::dev_keys::mark(db, &operator.id, run_id, now).await?;
     let service = store::keys::create(db, Role::Service, None, now).await?;
+    store::dev_keys::mark(db, &service.id, run_id, now).await?;
     running.known_keys.changed().await;
     let (event_type, version, data) = sample(running);
     let base = format!("http://{}", running.addr);

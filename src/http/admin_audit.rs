@@ -3,6 +3,7 @@
 //! `GET /v1/admin/audit`, the log newest first. An operator key only.
 
 use actix_web::{HttpRequest, HttpResponse, get, web};
+use sea_orm::DatabaseConnection;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -12,7 +13,10 @@ use super::{
     partner::time,
     problem::{Errors, Problem},
 };
-use crate::store::audit::{self, Action, AuditFilter, Entry, Recorded, Via};
+use crate::{
+    config::ApiConfig,
+    store::audit::{self, Action, AuditFilter, Entry, Recorded, Via},
+};
 
 /// Who acts, through which door, from which address.
 #[derive(Debug, Clone)]
@@ -89,11 +93,12 @@ pub struct AuditEntry {
     pub at: String,
     /// The key that acted, by id.
     pub key_id: String,
-    /// `api` or `dashboard`.
+    /// `api`, `dashboard` or `cli`.
     pub via: String,
     /// What was done: `delivery.replay`, `delivery.skip`, `endpoint.recover`,
     /// `endpoint.enable`, `endpoint.disable`, `endpoint.secret_rotate`,
-    /// `endpoint.secret_expire_previous`, `endpoint.test`, ….
+    /// `endpoint.secret_expire_previous`, `endpoint.test`, `endpoint.check`,
+    /// `event.publish`, ….
     pub action: String,
     /// The object acted on.
     pub target: String,
@@ -131,7 +136,17 @@ pub async fn list_audit(
 ) -> Result<HttpResponse, Problem> {
     auth::operator(&req, &state).await?;
     let q: AuditQuery = body::query(req.query_string())?;
-    let api = &state.shared.config.api;
+    let page = read(&state.shared.db, &state.shared.config.api, q).await?;
+    Ok(HttpResponse::Ok().json(page))
+}
+
+/// A page of the log as `q` asks for it: the API's answer, and the
+/// command line's (`hookd audit list`).
+pub async fn read(
+    db: &DatabaseConnection,
+    api: &ApiConfig,
+    q: AuditQuery,
+) -> Result<Page<AuditEntry>, Problem> {
     let limit = page::limit(q.limit, api.page_size_default, api.page_size_max)?;
     let before = q.after.as_deref().map(page::decode_position).transpose()?;
     let filter = AuditFilter {
@@ -139,11 +154,11 @@ pub async fn list_audit(
         target: q.target,
         partner_id: q.partner_id,
     };
-    let rows = audit::list(&state.shared.db, &filter, before.as_ref(), limit).await?;
-    Ok(HttpResponse::Ok().json(Page::of(
+    let rows = audit::list(db, &filter, before.as_ref(), limit).await?;
+    Ok(Page::of(
         rows,
         limit,
         |r| (r.at, r.id.as_str()),
         AuditEntry::from,
-    )))
+    ))
 }

@@ -145,20 +145,6 @@ pub async fn admin_list_endpoints(
     )))
 }
 
-/// Read any partner's endpoint with what it holds.
-#[utoipa::path(tag = "admin", params(("id" = String, Path)), security(("operator_key" = [])),
-    responses((status = 200, description = "The endpoint with its backlog", body = AdminEndpointOut), Errors))]
-#[get("/v1/admin/endpoints/{id}")]
-pub async fn admin_get_endpoint(
-    req: HttpRequest,
-    id: web::Path<String>,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, Problem> {
-    auth::operator(&req, &state).await?;
-    let e = find(&state, &id).await?;
-    Ok(HttpResponse::Ok().json(shown(&state, e).await?))
-}
-
 /// Replay every failed or dead delivery of any partner's endpoint created
 /// in a time range, with the partner's rules; written to the audit log.
 #[utoipa::path(tag = "admin", params(("id" = String, Path)), request_body = Recover, security(("operator_key" = [])),

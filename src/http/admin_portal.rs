@@ -4,6 +4,7 @@
 //! minutes, and opens a 12-hour portal session.
 
 use actix_web::{HttpRequest, HttpResponse, post, web};
+use sea_orm::DatabaseConnection;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -12,7 +13,7 @@ use super::{
     partner::time,
     problem::{Errors, Problem},
 };
-use crate::store::{self, audit::Action};
+use crate::store::{self, audit::Action, portal_links::Minted};
 
 /// How long a link may wait to be used.
 pub const LINK_TTL_MS: i64 = 10 * 60_000;
@@ -35,13 +36,8 @@ pub async fn create_portal_link(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, Problem> {
     let actor = admin_audit::operator(&req, &state).await?;
-    let db = &state.shared.db;
-    if store::partners::find(db, &id).await?.is_none() {
-        return Err(Problem::not_found("no such partner"));
-    }
     let now = state.shared.clock.now_ms();
-    let expires = now + LINK_TTL_MS;
-    let link = store::portal_links::mint(db, &id, &actor.key_id, now, expires).await?;
+    let (minted, expires) = mint(&state.shared.db, &id, &actor.key_id, now).await?;
     let base = origin::expected(&req, &state.shared.config.http)
         .map(|o| o.as_str().to_string())
         .unwrap_or_default();
@@ -49,14 +45,38 @@ pub async fn create_portal_link(
         .record(
             &state,
             Action::PortalLinkCreate,
-            &link.id,
+            &minted.id,
             &id,
             serde_json::json!({"expires_at": time(expires)}),
         )
         .await?;
-    Ok(HttpResponse::Created().json(PortalLink {
-        url: format!("{base}/portal/link/{}", link.token),
-        id: link.id,
-        expires_at: time(expires),
-    }))
+    Ok(HttpResponse::Created().json(PortalLink::of(&base, minted, expires)))
+}
+
+/// Mints a link into `partner`'s portal for the key `key_id` at `now`
+/// (404 for no such partner); returns it and when it expires. The API's
+/// action and the command line's.
+pub async fn mint(
+    db: &DatabaseConnection,
+    partner: &str,
+    key_id: &str,
+    now: i64,
+) -> Result<(Minted, i64), Problem> {
+    if store::partners::find(db, partner).await?.is_none() {
+        return Err(Problem::not_found("no such partner"));
+    }
+    let expires = now + LINK_TTL_MS;
+    let minted = store::portal_links::mint(db, partner, key_id, now, expires).await?;
+    Ok((minted, expires))
+}
+
+impl PortalLink {
+    /// The answer for a link minted at hookd reached at `base` (its origin).
+    pub fn of(base: &str, minted: Minted, expires: i64) -> PortalLink {
+        PortalLink {
+            url: format!("{base}/portal/link/{}", minted.token),
+            id: minted.id,
+            expires_at: time(expires),
+        }
+    }
 }

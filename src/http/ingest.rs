@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use actix_web::{HttpRequest, HttpResponse, post, web};
+use sea_orm::DatabaseConnection;
 use serde_json::value::RawValue;
 
 use super::{
@@ -201,7 +202,7 @@ enum Stored {
 }
 
 /// Refuses the events whose partner does not exist: every one of them.
-async fn partners_exist(state: &AppState, parsed: &Parsed) -> Result<(), Problem> {
+pub async fn partners_exist(db: &DatabaseConnection, parsed: &Parsed) -> Result<(), Problem> {
     let mut partner_ids: Vec<&str> = parsed
         .events
         .iter()
@@ -209,7 +210,7 @@ async fn partners_exist(state: &AppState, parsed: &Parsed) -> Result<(), Problem
         .collect();
     partner_ids.sort_unstable();
     partner_ids.dedup();
-    let known = store::partners::existing(&state.shared.db, &partner_ids).await?;
+    let known = store::partners::existing(db, &partner_ids).await?;
     let refused = parsed
         .events
         .iter()
@@ -231,12 +232,13 @@ async fn partners_exist(state: &AppState, parsed: &Parsed) -> Result<(), Problem
     }
 }
 
-async fn store_events(
-    state: &AppState,
+/// The events as they stand after this request, in its order, and those
+/// of them that are new: an event already stored with the same content is
+/// a repeat (answered as stored); with other content, a conflict.
+pub async fn sort_out(
+    db: &DatabaseConnection,
     events: &[NewEvent],
-    now_ms: i64,
-) -> Result<Stored, Problem> {
-    let db = &state.shared.db;
+) -> Result<(Vec<NewEvent>, Vec<NewEvent>), Problem> {
     let ids: Vec<&str> = events.iter().map(|e| e.id.as_str()).collect();
     let existing: HashMap<String, NewEvent> = store::outbox::find(db, &ids)
         .await?
@@ -261,6 +263,15 @@ async fn store_events(
             }
         }
     }
+    Ok((result, fresh))
+}
+
+async fn store_events(
+    state: &AppState,
+    events: &[NewEvent],
+    now_ms: i64,
+) -> Result<Stored, Problem> {
+    let (result, fresh) = sort_out(&state.shared.db, events).await?;
     let created = fresh.len();
     // The fast path for a few events: stored with their deliveries in the
     // next group commit (see `delivery::committer`) and handed to the actors
@@ -295,7 +306,8 @@ async fn store_batch(
     Ok(())
 }
 
-fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
+/// Whether `e` says another writer stored the same id first.
+pub fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
     matches!(
         e.sql_err(),
         Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
@@ -304,9 +316,9 @@ fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
 
 /// A batch's answer: every event as delivered, and how many were new.
 #[derive(serde::Serialize)]
-struct BatchOut {
-    data: Vec<Box<RawValue>>,
-    created: usize,
+pub struct BatchOut {
+    pub data: Vec<Box<RawValue>>,
+    pub created: usize,
 }
 
 /// Publish one event (an object) or a batch (an array of up to 500), all or
@@ -377,7 +389,7 @@ async fn ingest_in(
         &state.shared.config.ingest,
         &state.shared.catalog,
     )?;
-    partners_exist(state, &parsed).await?;
+    partners_exist(&state.shared.db, &parsed).await?;
     let Parsed {
         mut events, batch, ..
     } = parsed;

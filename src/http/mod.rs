@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod admin_audit;
 pub mod admin_deliveries;
+pub mod admin_endpoint_detail;
 pub mod admin_endpoint_ops;
 pub mod admin_endpoints;
 pub mod admin_events;
@@ -120,7 +121,7 @@ pub fn routes(cfg: &mut ServiceConfig) {
         .service(admin_ordering::admin_skip_delivery)
         .service(admin_ordering::admin_held_subjects)
         .service(admin_endpoints::admin_list_endpoints)
-        .service(admin_endpoints::admin_get_endpoint)
+        .service(admin_endpoint_detail::admin_get_endpoint)
         .service(admin_endpoints::admin_recover_endpoint)
         .service(admin_endpoints::admin_enable_endpoint)
         .service(admin_endpoints::admin_disable_endpoint)

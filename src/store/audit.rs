@@ -45,6 +45,10 @@ pub enum Action {
     EndpointSecretExpire,
     /// A `webhook.test` event sent to one endpoint.
     EndpointTest,
+    /// The conformance suite sent to an endpoint.
+    EndpointCheck,
+    /// Events published from the command line.
+    EventPublish,
     KeyRevoke,
     PartnerUpdate,
     PortalLinkCreate,
@@ -64,6 +68,8 @@ impl Action {
             Action::EndpointSecretRotate => "endpoint.secret_rotate",
             Action::EndpointSecretExpire => "endpoint.secret_expire_previous",
             Action::EndpointTest => "endpoint.test",
+            Action::EndpointCheck => "endpoint.check",
+            Action::EventPublish => "event.publish",
             Action::KeyRevoke => "key.revoke",
             Action::PartnerUpdate => "partner.update",
             Action::PortalLinkCreate => "portal_link.create",

@@ -1,7 +1,7 @@
 //! What the dashboard shows of endpoints across partners: each endpoint's
 //! standing (status, failing since, warned, circuit as stored, owner and
-//! backlog), filtered and sorted; an endpoint's recent attempts; and the
-//! notices (`endpoint.*` events) announced about it.
+//! backlog), filtered and sorted; an endpoint's recent attempts and its
+//! last failure; and the notices (`endpoint.*` events) announced about it.
 
 use sea_orm::{ConnectionTrait, EntityTrait, FromQueryResult};
 
@@ -197,6 +197,20 @@ pub async fn recent_attempts(
         vec![endpoint_id.into(), i64::from(limit).into()],
     );
     Ok(attempt::Entity::find().from_raw_sql(stmt).all(db).await?)
+}
+
+/// The endpoint's latest failed attempt (one with an error category).
+pub async fn last_failure(
+    db: &impl ConnectionTrait,
+    endpoint_id: &str,
+) -> Result<Option<attempt::Model>, StoreError> {
+    let stmt = sql(
+        db.get_database_backend(),
+        "SELECT a.* FROM attempt a JOIN delivery d ON d.id = a.delivery_id WHERE d.endpoint_id = ? \
+         AND a.error_category IS NOT NULL ORDER BY a.started_at DESC, a.id DESC LIMIT 1",
+        vec![endpoint_id.into()],
+    );
+    Ok(attempt::Entity::find().from_raw_sql(stmt).one(db).await?)
 }
 
 /// A notice announced about an endpoint.

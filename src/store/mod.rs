@@ -3,6 +3,7 @@
 //! through a function that takes the partner id.
 
 pub mod admin;
+pub mod attempt_search;
 pub mod audit;
 pub mod backlog;
 pub mod charts;
@@ -11,6 +12,7 @@ pub mod claimed;
 pub mod claims;
 pub mod cluster;
 pub mod deliveries;
+pub mod dev_keys;
 pub mod endpoint_status;
 pub mod endpoint_urls;
 pub mod endpoint_views;

@@ -35,6 +35,7 @@ pub const PAGES: &[Page] = pages![
     "filters",
     "portal",
     "operating",
+    "cli",
     "configuration",
     "dashboard",
     "metrics",

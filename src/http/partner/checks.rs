@@ -4,21 +4,28 @@
 //! scorecards back.
 
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use sea_orm::DatabaseConnection;
 use serde::Serialize;
 
 use super::{endpoint_ops::not_found, endpoint_shapes::ListQuery};
 use crate::{
     conformance::{
-        CHECK_INTERVAL, Scorecard, host_slots, send,
+        CHECK_INTERVAL, Scorecard,
+        host_slots::{self, HostSlots},
+        send,
         suite::{Script, Target},
     },
     domain::ids::{EventId, new_id},
-    egress::{host::Host, url_check::check_url},
+    egress::{
+        host::Host,
+        url_check::{EgressRules, check_url},
+    },
     http::{
         AppState, auth, body,
         page::Page,
         problem::{Errors, Problem},
     },
+    secret::SecretBox,
     store::{
         checks::{Slot, StoredCheck},
         endpoints::signing_keys,
@@ -64,25 +71,62 @@ pub async fn check_endpoint(
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
     let shared = &state.shared;
-    let scoped = for_partner(&shared.db, &partner);
-    let endpoint = scoped.endpoint(&id).await?.ok_or_else(not_found)?;
+    let wire = send::Wire::new(
+        &state.engine.resolver,
+        shared.tls.clone(),
+        &shared.limits,
+        shared.route.clone(),
+        shared.clock.as_ref(),
+    );
+    let with = CheckWith {
+        db: &shared.db,
+        secrets: &shared.secrets,
+        rules: &shared.rules,
+        hosts: &state.check_hosts,
+        wire: &wire,
+    };
+    let stored = check_now(&with, &partner, &id, shared.clock.now_ms()).await?;
+    Ok(HttpResponse::Ok().json(CheckOut::from(stored)))
+}
+
+/// What a check runs with: the database and the key of the secrets, the
+/// egress rules the URL is judged by, the per-host slots of this process,
+/// and the wire the suite goes out on.
+pub(crate) struct CheckWith<'a> {
+    pub db: &'a DatabaseConnection,
+    pub secrets: &'a SecretBox,
+    pub rules: &'a EgressRules,
+    pub hosts: &'a HostSlots,
+    pub wire: &'a send::Wire<'a>,
+}
+
+/// Checks the partner's endpoint `id` now and stores the scorecard: the
+/// API's check, and the command line's. At most once a minute per
+/// endpoint (a slot in the database) and per target host.
+pub(crate) async fn check_now(
+    with: &CheckWith<'_>,
+    partner: &str,
+    id: &str,
+    now: i64,
+) -> Result<StoredCheck, Problem> {
+    let scoped = for_partner(with.db, partner);
+    let endpoint = scoped.endpoint(id).await?.ok_or_else(not_found)?;
     // The URL is judged by today's rules (they may have changed since it
     // was registered), before the slot is spent.
-    let url = check_url(&endpoint.url, &shared.rules).map_err(|e| {
+    let url = check_url(&endpoint.url, with.rules).map_err(|e| {
         Problem::conflict(format!(
             "the endpoint's URL {e}; deliveries to it are refused too: change the URL"
         ))
     })?;
-    let now = shared.clock.now_ms();
     // The host is looked at before the endpoint's slot is spent (a busy
     // host spends no endpoint's slot) and taken after it (a busy endpoint
     // spends no host's).
-    if let Some(wait) = state.check_hosts.busy_for(&url.host, now) {
+    if let Some(wait) = with.hosts.busy_for(&url.host, now) {
         return Err(host_busy(wait, &url.host));
     }
     let every = CHECK_INTERVAL.as_millis() as i64;
     match scoped
-        .claim_check(&id, now, every)
+        .claim_check(id, now, every)
         .await?
         .ok_or_else(not_found)?
     {
@@ -91,11 +135,10 @@ pub async fn check_endpoint(
             return Err(busy(retry_after_ms, "this endpoint"));
         }
     }
-    state
-        .check_hosts
+    with.hosts
         .claim(&url.host, now)
         .map_err(|wait| host_busy(wait, &url.host))?;
-    let secret = signing_keys(&shared.db, &shared.secrets, &id, now)
+    let secret = signing_keys(with.db, with.secrets, id, now)
         .await?
         .into_iter()
         .next()
@@ -104,22 +147,14 @@ pub async fn check_endpoint(
     let script = Script::new(
         Target {
             check_id: check_id.clone(),
-            partner_id: partner.clone(),
+            partner_id: partner.to_string(),
             endpoint_id: Some(endpoint.id.clone()),
         },
         secret,
         EventId::generate,
     );
-    let wire = send::Wire::new(
-        &state.engine.resolver,
-        shared.tls.clone(),
-        &shared.limits,
-        shared.route.clone(),
-        shared.clock.as_ref(),
-    );
-    let card = send::run(&script, &url, &wire).await;
-    let stored = scoped.record_check(&check_id, &id, &card, now).await?;
-    Ok(HttpResponse::Ok().json(CheckOut::from(stored)))
+    let card = send::run(&script, &url, with.wire).await;
+    Ok(scoped.record_check(&check_id, id, &card, now).await?)
 }
 
 /// 429: a check of `what` started less than the interval ago.

@@ -4,19 +4,16 @@
 //! read requests and shape answers.
 
 use super::{
+    endpoint_acts as acts,
     endpoint_shapes::{CreateEndpoint, InitialStatus, Recover, RotateSecret, UpdateEndpoint},
     filters::{check_filter, filter_after},
     pins,
 };
 use crate::{
     delivery::messages::EndpointChanged,
-    domain::{
-        event::{NewEvent, Subject, valid_event_type},
-        filter::Filter,
-        ids::EventId,
-    },
+    domain::{event::valid_event_type, filter::Filter},
     egress::url_check::{RegistrationError, check_registration},
-    http::{AppState, body, problem::Problem},
+    http::{AppState, problem::Problem},
     signing::SigningKey,
     store::{
         endpoint_status::StatusEffects,
@@ -25,9 +22,7 @@ use crate::{
     },
 };
 
-pub(crate) fn not_found() -> Problem {
-    Problem::not_found("no such endpoint")
-}
+pub(crate) use super::endpoint_acts::not_found;
 
 pub(crate) fn check_types(types: &[String]) -> Result<(), Problem> {
     if types.len() > 100 {
@@ -225,84 +220,53 @@ async fn filter_change(
     )
 }
 
-/// A new secret for the partner's endpoint `id`; the others keep signing
-/// for the overlap. Returns the secret (shown once) and when they stop.
+/// A new secret for the partner's endpoint `id` ([`acts::rotate`]), and
+/// the fanout told.
 pub(crate) async fn rotate(
     state: &AppState,
     partner: &str,
     id: &str,
     input: &RotateSecret,
 ) -> Result<(SigningKey, i64), Problem> {
-    let scoped = for_partner(&state.shared.db, partner);
-    let max = state.shared.config.api.max_secret_overlap.as_secs();
-    let overlap = input.overlap_seconds.unwrap_or(86_400);
-    if overlap > max {
-        return Err(Problem::out_of_range(
-            "overlap_seconds",
-            format!("overlap_seconds must be between 0 and {max}"),
-        ));
-    }
-    let now = state.shared.clock.now_ms();
-    let rotated = scoped
-        .rotate_secret(
-            &state.shared.secrets,
-            id,
-            input.scheme.unwrap_or_default().into(),
-            overlap as i64 * 1000,
-            now,
-        )
-        .await?
-        .ok_or_else(not_found)?;
+    let shared = &state.shared;
+    let now = shared.clock.now_ms();
+    let rotated = acts::rotate(
+        &shared.db,
+        &shared.secrets,
+        &shared.config.api,
+        (partner, id),
+        input,
+        now,
+    )
+    .await?;
     state.engine.fanout.do_send(EndpointChanged(id.to_string()));
     Ok(rotated)
 }
 
-/// Ends the rotation overlap now; how many secrets stopped signing.
+/// Ends the rotation overlap now ([`acts::expire_previous`]), and the
+/// fanout told.
 pub(crate) async fn expire_previous(
     state: &AppState,
     partner: &str,
     id: &str,
 ) -> Result<u64, Problem> {
-    let expired = for_partner(&state.shared.db, partner)
-        .expire_previous_secrets(id, state.shared.clock.now_ms())
-        .await?
-        .ok_or_else(not_found)?;
+    let now = state.shared.clock.now_ms();
+    let expired = acts::expire_previous(&state.shared.db, (partner, id), now).await?;
     state.engine.fanout.do_send(EndpointChanged(id.to_string()));
     Ok(expired)
 }
 
-/// Sends a `webhook.test` event to the partner's endpoint `id` only;
-/// returns (event id, delivery id).
+/// Sends a `webhook.test` event to the partner's endpoint `id` only
+/// ([`acts::send_test`]); returns (event id, delivery id).
 pub(crate) async fn send_test(
     state: &AppState,
     partner: &str,
     id: &str,
 ) -> Result<(String, String), Problem> {
     let now = state.shared.clock.now_ms();
-    let event = NewEvent {
-        id: EventId::generate(),
-        event_type: "webhook.test".into(),
-        partner_id: partner.to_string(),
-        subject: Some(Subject {
-            subject_type: "endpoint".into(),
-            id: id.to_string(),
-            version: None,
-        }),
-        occurred_at_ms: now,
-        occurred_at_given: true,
-        schema_version: 1,
-        payload: serde_json::json!({"endpoint_id": id, "message": "a test event from hookd"})
-            .to_string(),
-        correlation_id: None,
-        renditions: Default::default(),
-        trace: None,
-    };
-    let delivery_id = for_partner(&state.shared.db, partner)
-        .send_test(id, &event, now)
-        .await?
-        .ok_or_else(not_found)?;
+    let sent = acts::send_test(&state.shared.db, (partner, id), now).await?;
     state.engine.fanout.do_send(EndpointChanged(id.to_string()));
-    Ok((event.id.to_string(), delivery_id))
+    Ok(sent)
 }
 
 /// Sets the status of one of `partner`'s endpoints and tells the fanout:
@@ -329,40 +293,19 @@ pub(crate) async fn change_status(
 }
 
 /// Queues a manual attempt of every failed or dead delivery of one of
-/// `partner`'s endpoints in the range `input` asks for, which must lie
-/// within the replay window, and tells the fanout: what the partner's
-/// recover does, and the operator's. Returns (since, until, how many).
+/// `partner`'s endpoints in the range `input` asks for ([`acts::recover`])
+/// and tells the fanout: what the partner's recover does, and the
+/// operator's. Returns (since, until, how many).
 pub(crate) async fn recover_range(
     state: &AppState,
     partner: &str,
     id: &str,
     input: &Recover,
 ) -> Result<(i64, i64, u64), Problem> {
-    let now = state.shared.clock.now_ms();
-    let since = body::time("since", &input.since)?;
-    let until = input
-        .until
-        .as_deref()
-        .map(|u| body::time("until", u))
-        .transpose()?
-        .unwrap_or(now);
-    let window = state.shared.config.api.replay_window_ms();
-    if since < now - window {
-        return Err(Problem::out_of_range(
-            "since",
-            format!(
-                "since must be within the replay window ({} days)",
-                window / 86_400_000
-            ),
-        ));
-    }
-    if until <= since {
-        return Err(Problem::out_of_range("until", "until must be after since"));
-    }
-    let replayed = for_partner(&state.shared.db, partner)
-        .recover(id, since, until, now)
-        .await?
-        .ok_or_else(not_found)?;
+    let shared = &state.shared;
+    let now = shared.clock.now_ms();
+    let recovered =
+        acts::recover(&shared.db, &shared.config.api, (partner, id), input, now).await?;
     state.engine.fanout.do_send(EndpointChanged(id.to_string()));
-    Ok((since, until, replayed))
+    Ok(recovered)
 }

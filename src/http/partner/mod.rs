@@ -7,6 +7,7 @@ pub mod auth_shapes;
 pub mod catalog;
 pub mod checks;
 pub mod deliveries;
+pub mod endpoint_acts;
 pub mod endpoint_ops;
 pub mod endpoint_shapes;
 pub mod endpoints;

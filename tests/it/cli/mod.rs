@@ -3,9 +3,11 @@
 //! secret), a refused command exits with its status and changes nothing
 //! (`refused`), filters checked as the API checks them and held subjects
 //! listed and skipped (`routing`), configuration errors name their key, the
-//! key file is made once.
+//! key file is made once; no command but `serve`, `migrate` and `demo`
+//! creates a database (`no_database`).
 
 mod made;
+mod no_database;
 mod refused;
 mod routing;
 
@@ -151,6 +153,8 @@ fn the_sqlite_default_generates_a_private_key_file_once() {
         "HOOKD_DATABASE__URL".to_string(),
         format!("sqlite://{}/hookd.db", dir.path().display()),
     )];
+    let migrated = hookd(&env, &["migrate"]);
+    assert!(migrated.status.success(), "{migrated:?}");
     let out = hookd(&env, &["partner", "create", "--name", "A", "--json"]);
     let partner = json_of(&out)["id"].as_str().expect("an id").to_string();
     // The key file appears when a secret is first needed.

@@ -18,7 +18,7 @@ use crate::harness::{
 };
 
 /// The configuration with egress as shipped (public https only), on `url`.
-fn strict_env(url: &str, listen: &str) -> Vec<(String, String)> {
+pub(super) fn strict_env(url: &str, listen: &str) -> Vec<(String, String)> {
     harness::test_env(
         url,
         &[
@@ -210,7 +210,7 @@ async fn restarted_without_dev_mode_hookd_blocks_what_dev_mode_let_in() {
 }
 
 /// A child whose stdout the test reads; killed when dropped.
-struct Reading(Child);
+pub(super) struct Reading(pub(super) Child);
 
 impl Drop for Reading {
     fn drop(&mut self) {
@@ -224,8 +224,15 @@ impl Drop for Reading {
 async fn serve_dev_banner() -> (Reading, String, String, Option<tempfile::TempDir>) {
     let (url, db) = harness::database(Backend::Sqlite).await;
     let listen = format!("127.0.0.1:{}", free_port());
+    let (child, banner) = serve_dev_on(&url, &listen).await;
+    (child, banner, format!("http://{listen}"), db)
+}
+
+/// `hookd serve --dev` on the database `url`, listening on `listen`, kept
+/// running: the child and its banner, once printed.
+pub(super) async fn serve_dev_on(url: &str, listen: &str) -> (Reading, String) {
     let mut child = Reading(
-        harness::process::command(&["serve", "--dev"], strict_env(&url, &listen))
+        harness::process::command(&["serve", "--dev"], strict_env(url, listen))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -250,11 +257,11 @@ async fn serve_dev_banner() -> (Reading, String, String, Option<tempfile::TempDi
         .await
         .expect("the reader")
         .unwrap_or_else(|_| panic!("the banner within {SLOW:?}"));
-    (child, banner, format!("http://{listen}"), db)
+    (child, banner)
 }
 
 /// The key the banner prints after `label`.
-fn printed_key(banner: &str, label: &str) -> String {
+pub(super) fn printed_key(banner: &str, label: &str) -> String {
     banner
         .lines()
         .find_map(|l| l.trim().strip_prefix(label))

@@ -400,6 +400,8 @@ fn with_acme(dir: &tempfile::TempDir) -> Vec<(String, String)> {
             harness::MASTER_KEY.to_string(),
         ),
     ];
+    let migrated = run(&env, &["migrate"]);
+    assert!(migrated.status.success(), "{migrated:?}");
     let created = run(
         &env,
         &["partner", "create", "--name", "Acme", "--id", "acme"],

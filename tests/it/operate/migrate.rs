@@ -17,6 +17,7 @@ const TABLES: &[&str] = &[
     "backlog_sample",
     "dashboard_session",
     "delivery",
+    "dev_key",
     "endpoint",
     "endpoint_secret",
     "feed_counter",

@@ -4,13 +4,16 @@
 //! `deliveries`, `credentials`); keys are listed without secrets and a revoked one is
 //! refused by the API's next request; not found exits 3, bad input 2, and
 //! neither changes anything (`refusals`); a fresh database says nothing of
-//! its migrations (`quiet`).
+//! its migrations (`quiet`); every leaf command runs as its row of a table
+//! says, and none is missing from it (`parity`, `parity_table`).
 
 mod bed;
 mod credentials;
 mod deliveries;
 mod endpoints;
 mod keys;
+mod parity;
+mod parity_table;
 mod partners;
 mod quiet;
 mod refusals;

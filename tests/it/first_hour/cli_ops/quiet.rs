@@ -1,12 +1,15 @@
-//! An operator command on a fresh database migrates it without a word at
-//! the default log level; `migrate` says in one line what it did.
+//! An operator command on a database not yet migrated (an empty file made
+//! for it) migrates it without a word at the default log level; `migrate`
+//! says in one line what it did.
 
 use crate::harness::process::run;
 
 use super::bed::stderr;
 
-/// The environment of a fresh SQLite database in `dir`.
+/// The environment of a fresh SQLite database in `dir`: an empty file
+/// (the operator commands create no database).
 fn fresh(dir: &tempfile::TempDir) -> Vec<(String, String)> {
+    std::fs::write(dir.path().join("hookd.db"), b"").expect("an empty database file");
     vec![(
         "HOOKD_DATABASE__URL".to_string(),
         format!("sqlite://{}/hookd.db", dir.path().display()),
