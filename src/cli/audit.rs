@@ -62,7 +62,12 @@ pub async fn run(ctx: &Ctx, command: AuditCommand) -> anyhow::Result<()> {
                     e.action.clone(),
                     e.target.clone(),
                     out::cell(e.partner_id.clone()),
-                    format!("{} ({})", e.via, e.key_id),
+                    // The CLI acts as no key: `cli`; others name theirs.
+                    if e.key_id == "cli" {
+                        e.via.clone()
+                    } else {
+                        format!("{} ({})", e.via, e.key_id)
+                    },
                     e.remote_addr.clone(),
                 ]
             })

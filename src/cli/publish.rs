@@ -11,7 +11,10 @@ use serde_json::json;
 use super::{ctx::Ctx, exit::from_problem, input::read_file_or_stdin, out::emit};
 use crate::{
     domain::event::{NewEvent, envelope_json},
-    http::ingest::{self, BatchOut},
+    http::{
+        ingest::{self, BatchOut},
+        problem::Problem,
+    },
     store::{self, audit::Action},
 };
 
@@ -20,13 +23,13 @@ pub async fn publish(ctx: &Ctx, file: Option<&Path>, json: bool) -> anyhow::Resu
     let catalog = ctx.catalog()?;
     let now = ctx.now();
     let parsed = ingest::parse_request(body.as_bytes(), now, &ctx.config.ingest, &catalog)
-        .map_err(from_problem)?;
+        .map_err(refused)?;
     ingest::partners_exist(&ctx.db, &parsed)
         .await
-        .map_err(from_problem)?;
+        .map_err(refused)?;
     let (stored, fresh) = ingest::sort_out(&ctx.db, &parsed.events)
         .await
-        .map_err(from_problem)?;
+        .map_err(refused)?;
     if !fresh.is_empty() {
         insert(ctx, &fresh, now).await?;
     }
@@ -50,6 +53,24 @@ pub async fn publish(ctx: &Ctx, file: Option<&Path>, json: bool) -> anyhow::Resu
     } else {
         emit(json, &envelope_json(&stored[0]), text)
     }
+}
+
+/// The API's refusal of the file's events, with the exit status of its
+/// kind: the fields it names are the file's (`events[1].data`), not
+/// flags, and every refused event is listed, on one line.
+fn refused(mut p: Problem) -> anyhow::Error {
+    p.field = None;
+    let listed: Vec<String> = p
+        .errors
+        .iter()
+        .flatten()
+        .filter(|e| !p.detail.contains(&e.message))
+        .map(|e| format!("{} {}", e.pointer, e.message))
+        .collect();
+    if !listed.is_empty() {
+        p.detail = format!("{}: {}", p.detail, listed.join("; "));
+    }
+    from_problem(p)
 }
 
 /// Writes the new events to the outbox, all or none.

@@ -5,7 +5,9 @@
 //! refused by the API's next request; not found exits 3, bad input 2, and
 //! neither changes anything (`refusals`); a fresh database says nothing of
 //! its migrations (`quiet`); every leaf command runs as its row of a table
-//! says, and none is missing from it (`parity`, `parity_table`).
+//! says, and none is missing from it (`parity`, `parity_table`); an
+//! endpoint's last error and circuit are shown as the API shows them
+//! (`standing`).
 
 mod bed;
 mod credentials;
@@ -17,3 +19,4 @@ mod parity_table;
 mod partners;
 mod quiet;
 mod refusals;
+mod standing;
