@@ -143,6 +143,16 @@ pub enum EndpointCommand {
         #[arg(long)]
         json: bool,
     },
+    /// List the endpoint's conformance checks, newest first, with their scorecards.
+    Checks {
+        /// The endpoint's id.
+        id: String,
+        #[command(flatten)]
+        page: PageArgs,
+        /// Print the page as JSON, as GET /v1/endpoints/{id}/checks answers.
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete an endpoint with its deliveries and their attempts (no undo),
     /// as DELETE /v1/endpoints/{id} does; written to the audit log.
     Delete {
@@ -271,6 +281,9 @@ pub async fn run(ctx: &Ctx, command: EndpointCommand) -> anyhow::Result<()> {
             json,
         } => super::probe::recover(ctx, &id, since, until, json).await,
         EndpointCommand::Check { id, json } => super::probe::check(ctx, &id, json).await,
+        EndpointCommand::Checks { id, page, json } => {
+            super::probe::checks(ctx, &id, &page, json).await
+        }
     }
 }
 

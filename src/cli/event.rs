@@ -1,17 +1,20 @@
 //! `hookd event get`: any partner's event exactly as its deliveries carry
 //! it, with each delivery's state, as GET /v1/admin/events/{id} shows it;
-//! and `hookd event publish` (see `publish`).
+//! `hookd event list`, as GET /v1/admin/events lists them; and `hookd
+//! event publish` (see `publish`).
 
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 
 use super::{
     ctx::Ctx,
-    exit,
+    exit::{self, from_problem},
     out::{self, emit},
+    page::{PageArgs, query},
 };
 use crate::{
     http::{
-        admin_events::AdminEventDetail,
+        admin_events::{self, AdminEventDetail, AdminEventItem, EventsQuery},
+        body,
         partner::events::{EventDetail, EventOut},
     },
     store::{self, scoped::for_partner},
@@ -27,6 +30,9 @@ pub enum EventCommand {
         #[arg(long)]
         json: bool,
     },
+    /// List every partner's events, newest first (or, with --state
+    /// rejected, those the fanout refused and why).
+    List(EventList),
     /// Publish one event (an object) or a batch (an array), checked as
     /// POST /v1/events checks them; a running serve delivers them. Audited.
     Publish {
@@ -39,13 +45,83 @@ pub enum EventCommand {
     },
 }
 
+#[derive(Debug, Args)]
+pub struct EventList {
+    /// `rejected`: the events the fanout refused (only --limit applies then).
+    #[arg(long, value_name = "STATE")]
+    state: Option<String>,
+    /// Only this partner's events.
+    #[arg(long, value_name = "PARTNER_ID")]
+    partner: Option<String>,
+    /// Only events of this type.
+    #[arg(long = "type", value_name = "EVENT_TYPE")]
+    event_type: Option<String>,
+    /// Only events received at or after this time (RFC 3339).
+    #[arg(long, value_name = "TIME")]
+    since: Option<String>,
+    /// Only events received before this time (RFC 3339).
+    #[arg(long, value_name = "TIME")]
+    until: Option<String>,
+    #[command(flatten)]
+    page: PageArgs,
+    /// Print the page as JSON, as GET /v1/admin/events answers.
+    #[arg(long)]
+    json: bool,
+}
+
 pub async fn run(ctx: &Ctx, command: EventCommand) -> anyhow::Result<()> {
     match command {
+        EventCommand::List(l) => list(ctx, l).await,
         EventCommand::Get { id, json } => get(ctx, id, json).await,
         EventCommand::Publish { file, json } => {
             super::publish::publish(ctx, file.as_deref(), json).await
         }
     }
+}
+
+async fn list(ctx: &Ctx, l: EventList) -> anyhow::Result<()> {
+    // Read as the API reads its query: the same refusals.
+    let q: EventsQuery = body::query(&query(&[
+        ("state", l.state),
+        ("partner_id", l.partner),
+        ("type", l.event_type),
+        ("since", l.since),
+        ("until", l.until),
+        ("after", l.page.after),
+        ("limit", l.page.limit.map(|n| n.to_string())),
+    ]))
+    .map_err(from_problem)?;
+    let shown = admin_events::read(&ctx.db, &ctx.config.api, q)
+        .await
+        .map_err(from_problem)?;
+    emit(l.json, &shown, || {
+        let rows: Vec<Vec<String>> = shown
+            .data
+            .iter()
+            .map(|item| match item {
+                AdminEventItem::Published(e) => {
+                    let envelope = serde_json::to_value(&e.event).unwrap_or_default();
+                    let field = |k: &str| envelope[k].as_str().unwrap_or_default().to_string();
+                    vec![
+                        e.received_at.clone(),
+                        field("event_id"),
+                        field("type"),
+                        e.partner_id.clone(),
+                        out::cell(e.published_at.clone().map(|at| format!("published {at}"))),
+                    ]
+                }
+                AdminEventItem::Rejected(r) => vec![
+                    r.created_at.clone(),
+                    r.event_id.clone(),
+                    r.event_type.clone(),
+                    r.partner_id.clone(),
+                    format!("rejected: {}", r.reason),
+                ],
+            })
+            .collect();
+        out::table(&["RECEIVED", "ID", "TYPE", "PARTNER", "STATE"], &rows)
+            + &out::more(shown.next_cursor.as_deref())
+    })
 }
 
 async fn get(ctx: &Ctx, id: String, json: bool) -> anyhow::Result<()> {

@@ -1,7 +1,8 @@
-//! `hookd endpoint test`, `check` and `recover`: a test event queued, the
-//! conformance suite sent, failed deliveries of a time range queued again,
-//! each as the API does it (`endpoint_acts`, `checks::check_now`), on the
-//! partner's behalf; audited `via: cli`.
+//! `hookd endpoint test`, `check`, `checks` and `recover`: a test event
+//! queued, the conformance suite sent and its stored scorecards listed,
+//! failed deliveries of a time range queued again, each as the API does it
+//! (`endpoint_acts`, `checks`), on the partner's behalf; what changes
+//! something is audited `via: cli`.
 
 use serde_json::json;
 
@@ -10,15 +11,16 @@ use super::{
     ctx::Ctx,
     endpoint_view::find,
     exit::from_problem,
-    out::emit,
+    out::{self, emit},
+    page::PageArgs,
 };
 use crate::{
     conformance::{CHECK_INTERVAL, host_slots::HostSlots},
     domain::clock::SystemClock,
     http::partner::{
-        checks::{CheckOut, CheckWith, check_now},
+        checks::{CheckOut, CheckWith, check_now, checks_page},
         endpoint_acts,
-        endpoint_shapes::{Recover, Recovered, TestSent},
+        endpoint_shapes::{ListQuery, Recover, Recovered, TestSent},
         time,
     },
     store::audit::Action,
@@ -118,4 +120,36 @@ pub async fn check(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
         )
     })?;
     verdict(&shown.scorecard)
+}
+
+/// `hookd endpoint checks`: the endpoint's stored checks, newest first, as
+/// GET /v1/endpoints/{id}/checks answers.
+pub async fn checks(ctx: &Ctx, id: &str, page: &PageArgs, json: bool) -> anyhow::Result<()> {
+    let e = find(ctx, id).await?;
+    let q = ListQuery {
+        after: page.after.clone(),
+        limit: page.limit,
+    };
+    let shown = checks_page(&ctx.db, &ctx.config.api, &e.partner_id, &e.id, &q)
+        .await
+        .map_err(from_problem)?;
+    emit(json, &shown, || {
+        let rows: Vec<Vec<String>> = shown
+            .data
+            .iter()
+            .map(|c| {
+                let failed = c.scorecard.cases.iter().filter(|k| !k.passed).count();
+                vec![
+                    c.scorecard.checked_at.clone(),
+                    c.id.clone(),
+                    if c.scorecard.passed {
+                        "passed".into()
+                    } else {
+                        format!("{failed} failed")
+                    },
+                ]
+            })
+            .collect();
+        out::table(&["CHECKED", "ID", "RESULT"], &rows) + &out::more(shown.next_cursor.as_deref())
+    })
 }

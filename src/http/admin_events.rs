@@ -5,6 +5,7 @@
 //! event with its deliveries. An operator key only.
 
 use actix_web::{HttpRequest, HttpResponse, get, web};
+use sea_orm::DatabaseConnection;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -17,6 +18,7 @@ use super::{
     problem::{Errors, Problem},
 };
 use crate::{
+    config::ApiConfig,
     domain::event::format_time,
     store::{
         self,
@@ -119,24 +121,35 @@ pub async fn list_events(
 ) -> Result<HttpResponse, Problem> {
     auth::operator(&req, &state).await?;
     let q: EventsQuery = body::query(req.query_string())?;
-    let api = &state.shared.config.api;
-    let limit = page::limit(q.limit, api.page_size_default, api.page_size_max)?;
-    let answer = match q.state.as_deref() {
-        None => published(&state, q, limit).await?,
-        Some("rejected") => rejected(&state, q, limit).await?,
-        Some(other) => {
-            return Err(Problem::out_of_range(
-                "state",
-                format!(
-                    "state `{other}` is not listed here; use state=rejected, or no state for published events"
-                ),
-            ));
-        }
-    };
+    let answer = read(&state.shared.db, &state.shared.config.api, q).await?;
     Ok(HttpResponse::Ok().json(answer))
 }
 
-async fn published(state: &AppState, q: EventsQuery, limit: u32) -> Result<AdminEvents, Problem> {
+/// The page of events `q` asks for: the API's answer, and the command
+/// line's (`hookd event list`).
+pub async fn read(
+    db: &DatabaseConnection,
+    api: &ApiConfig,
+    q: EventsQuery,
+) -> Result<AdminEvents, Problem> {
+    let limit = page::limit(q.limit, api.page_size_default, api.page_size_max)?;
+    match q.state.as_deref() {
+        None => published(db, q, limit).await,
+        Some("rejected") => rejected(db, q, limit).await,
+        Some(other) => Err(Problem::out_of_range(
+            "state",
+            format!(
+                "state `{other}` is not listed here; use state=rejected, or no state for published events"
+            ),
+        )),
+    }
+}
+
+async fn published(
+    db: &DatabaseConnection,
+    q: EventsQuery,
+    limit: u32,
+) -> Result<AdminEvents, Problem> {
     let before = q.after.as_deref().map(page::decode_position).transpose()?;
     let search = EventSearch {
         since: body::optional_time("since", q.since.as_deref())?,
@@ -144,7 +157,7 @@ async fn published(state: &AppState, q: EventsQuery, limit: u32) -> Result<Admin
         partner_id: q.partner_id,
         event_type: q.event_type,
     };
-    let rows = store::admin::events(&state.shared.db, &search, before.as_ref(), limit).await?;
+    let rows = store::admin::events(db, &search, before.as_ref(), limit).await?;
     let page = page::Page::of(
         rows,
         limit,
@@ -161,7 +174,11 @@ async fn published(state: &AppState, q: EventsQuery, limit: u32) -> Result<Admin
     })
 }
 
-async fn rejected(state: &AppState, q: EventsQuery, limit: u32) -> Result<AdminEvents, Problem> {
+async fn rejected(
+    db: &DatabaseConnection,
+    q: EventsQuery,
+    limit: u32,
+) -> Result<AdminEvents, Problem> {
     let given = [
         ("partner_id", q.partner_id.is_some()),
         ("type", q.event_type.is_some()),
@@ -177,7 +194,7 @@ async fn rejected(state: &AppState, q: EventsQuery, limit: u32) -> Result<AdminE
             ),
         ));
     }
-    let rows = store::outbox::rejected(&state.shared.db, u64::from(limit)).await?;
+    let rows = store::outbox::rejected(db, u64::from(limit)).await?;
     Ok(AdminEvents {
         data: rows
             .into_iter()

@@ -184,17 +184,37 @@ pub async fn list_checks(
 ) -> Result<HttpResponse, Problem> {
     let partner = auth::partner(&req, &state).await?;
     let q: ListQuery = body::query(req.query_string())?;
-    let (limit, before) = q.page(&state.shared.config.api)?;
-    let rows = for_partner(&state.shared.db, &partner)
-        .checks(&id, before.as_ref(), limit)
+    let page = checks_page(
+        &state.shared.db,
+        &state.shared.config.api,
+        &partner,
+        &id,
+        &q,
+    )
+    .await?;
+    Ok(HttpResponse::Ok().json(page))
+}
+
+/// A page of the checks of the partner's endpoint `id`, newest first: the
+/// API's answer and the command line's (`hookd endpoint checks`).
+pub(crate) async fn checks_page(
+    db: &DatabaseConnection,
+    api: &crate::config::ApiConfig,
+    partner: &str,
+    id: &str,
+    q: &ListQuery,
+) -> Result<Page<CheckOut>, Problem> {
+    let (limit, before) = q.page(api)?;
+    let rows = for_partner(db, partner)
+        .checks(id, before.as_ref(), limit)
         .await?
         .ok_or_else(not_found)?;
-    Ok(HttpResponse::Ok().json(Page::of(
+    Ok(Page::of(
         rows,
         limit,
         |c| (c.created_at, c.id.as_str()),
         CheckOut::from,
-    )))
+    ))
 }
 
 #[cfg(test)]

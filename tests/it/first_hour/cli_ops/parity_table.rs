@@ -377,6 +377,12 @@ pub const ROWS: &[Row] = &[
         check: |w, o| at(o, "/endpoint_id", json!(w.ep)) && has(o, "/cases/0/name"),
     },
     Row {
+        path: "endpoint checks",
+        args: |w| j(&["endpoint", "checks", &w.ep]),
+        codes: OK,
+        check: |w, o| at(o, "/data/0/endpoint_id", json!(w.ep)) && has(o, "/data/0/cases"),
+    },
+    Row {
         path: "endpoint delete",
         args: |w| j(&["endpoint", "delete", &w.ep_b, "--yes"]),
         codes: OK,
@@ -433,6 +439,16 @@ pub const ROWS: &[Row] = &[
         args: |w| j(&["event", "get", &w.event]),
         codes: OK,
         check: |w, o| at(o, "/deliveries/0/endpoint_id", json!(w.ep)),
+    },
+    Row {
+        path: "event list",
+        args: |w| j(&["event", "list", "--partner", &w.partner()]),
+        codes: OK,
+        check: |w, o| {
+            json_of(o)["data"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|e| e["event"]["event_id"] == json!(w.event)))
+        },
     },
     Row {
         path: "event publish",
