@@ -143,6 +143,9 @@ pub enum EndpointCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Try the endpoint's filter, or one being written, on a sample event or
+    /// one of the partner's events.
+    FilterTest(Box<super::filter_test::FilterTestArgs>),
     /// List the endpoint's conformance checks, newest first, with their scorecards.
     Checks {
         /// The endpoint's id.
@@ -281,6 +284,7 @@ pub async fn run(ctx: &Ctx, command: EndpointCommand) -> anyhow::Result<()> {
             json,
         } => super::probe::recover(ctx, &id, since, until, json).await,
         EndpointCommand::Check { id, json } => super::probe::check(ctx, &id, json).await,
+        EndpointCommand::FilterTest(a) => super::filter_test::run(ctx, *a).await,
         EndpointCommand::Checks { id, page, json } => {
             super::probe::checks(ctx, &id, &page, json).await
         }

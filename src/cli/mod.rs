@@ -11,8 +11,8 @@
 //!   [`page`]: list paging;
 //! - [`serve`]: serve and migrate; [`dev`]: dev mode;
 //! - [`partner`] with [`portal_link`], [`key`], [`endpoint`] with
-//!   [`endpoint_change`], [`endpoint_view`], [`endpoint_auth`], [`secret`]
-//!   and [`probe`], [`delivery`] with [`attempts`], [`event`] with
+//!   [`endpoint_change`], [`endpoint_view`], [`endpoint_auth`], [`secret`],
+//!   [`probe`] and [`filter_test`], [`delivery`] with [`attempts`], [`event`] with
 //!   [`publish`], [`audit`], [`catalog`], [`check`]: the command groups.
 
 pub mod attempts;
@@ -29,6 +29,7 @@ pub mod endpoint_change;
 pub mod endpoint_view;
 pub mod event;
 pub mod exit;
+pub mod filter_test;
 pub mod input;
 pub mod key;
 pub mod out;

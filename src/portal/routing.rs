@@ -84,7 +84,9 @@ async fn filter(
                     let trying = Trying::Draft(form::json(&fields, "filter")?);
                     let event = form::json(&fields, "event")?;
                     let event_id = form::text(&fields, "event_id").map(str::to_string);
-                    try_filter(state, partner, &id, event, event_id, trying).await
+                    let shared = &state.shared;
+                    let on = (&shared.db, &*shared.catalog);
+                    try_filter(on, (partner, &id), event, event_id, trying).await
                 }
                 .await;
                 let draft = match tried {

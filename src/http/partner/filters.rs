@@ -5,6 +5,7 @@
 //! command line check and try filters with the same functions.
 
 use actix_web::{HttpRequest, HttpResponse, post, web};
+use sea_orm::DatabaseConnection;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -117,22 +118,29 @@ pub async fn filter_test(
     let trying = input
         .filter
         .map_or(Trying::Saved, |f| Trying::Draft(Some(f)));
-    let tested = try_filter(&state, &partner, &id, input.event, input.event_id, trying).await?;
+    let shared = &state.shared;
+    let tested = try_filter(
+        (&shared.db, &*shared.catalog),
+        (&partner, &id),
+        input.event,
+        input.event_id,
+        trying,
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(tested))
 }
 
 /// What `trying` makes of `event` (a sample envelope) or of `partner`'s
-/// event `event_id` at its endpoint `id`: the API's filter test, and the
-/// portal's.
+/// event `event_id` at its endpoint `id`, a draft filter checked against
+/// `catalog`: the API's filter test, the portal's and the command line's.
 pub(crate) async fn try_filter(
-    state: &AppState,
-    partner: &str,
-    id: &str,
+    (db, catalog): (&DatabaseConnection, &Catalog),
+    (partner, id): (&str, &str),
     event: Option<Value>,
     event_id: Option<String>,
     trying: Trying,
 ) -> Result<FilterTested, Problem> {
-    let scoped = for_partner(&state.shared.db, partner);
+    let scoped = for_partner(db, partner);
     let endpoint = scoped
         .endpoint(id)
         .await?
@@ -140,11 +148,7 @@ pub(crate) async fn try_filter(
     let filter = match &trying {
         Trying::Saved => endpoint.filter,
         Trying::Draft(None) => None,
-        Trying::Draft(Some(given)) => Some(check_filter(
-            &state.shared.catalog,
-            &endpoint.event_types,
-            given,
-        )?),
+        Trying::Draft(Some(given)) => Some(check_filter(catalog, &endpoint.event_types, given)?),
     };
     let (event_type, subject, data) = match (event, event_id) {
         (Some(event), None) => sample(event)?,

@@ -377,6 +377,21 @@ pub const ROWS: &[Row] = &[
         check: |w, o| at(o, "/endpoint_id", json!(w.ep)) && has(o, "/cases/0/name"),
     },
     Row {
+        path: "endpoint filter-test",
+        args: |w| {
+            j(&[
+                "endpoint",
+                "filter-test",
+                &w.ep,
+                "--event",
+                &w.event,
+                "--no-filter",
+            ])
+        },
+        codes: OK,
+        check: |_, o| at(o, "/matched", json!(true)) && at(o, "/filter", Value::Null),
+    },
+    Row {
         path: "endpoint checks",
         args: |w| j(&["endpoint", "checks", &w.ep]),
         codes: OK,
