@@ -43,7 +43,7 @@ pub async fn run(ctx: &Ctx, a: FilterTestArgs) -> anyhow::Result<()> {
     let e = find(ctx, &a.id).await?;
     let sample = match &a.event_file {
         Some(path) => {
-            Some(json_field("event", &read_file_or_stdin(Some(path))?).map_err(from_problem)?)
+            Some(json_field("event_file", &read_file_or_stdin(Some(path))?).map_err(from_problem)?)
         }
         None => None,
     };

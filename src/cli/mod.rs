@@ -114,15 +114,15 @@ pub enum Command {
     #[command(subcommand)]
     Key(key::KeyCommand),
     /// Endpoints of every partner: create, list, show, change, enable,
-    /// disable, delete; rotate secrets, test, recover, check; their held
-    /// subjects and receiver credentials.
+    /// disable, delete; rotate secrets, test, recover, check, try filters;
+    /// their held subjects and receiver credentials.
     #[command(subcommand)]
     Endpoint(endpoint::EndpointCommand),
     /// Deliveries of every partner: search, show with attempts, replay,
     /// skip; attempts across deliveries.
     #[command(subcommand)]
     Delivery(delivery::DeliveryCommand),
-    /// Events of every partner: show one with its deliveries; publish.
+    /// Events of every partner: list, show one with its deliveries; publish.
     #[command(subcommand)]
     Event(event::EventCommand),
     /// The audit log of operator actions (API, dashboard and CLI).

@@ -10,7 +10,7 @@ use super::{
     check::{Outbound, verdict},
     ctx::Ctx,
     endpoint_view::find,
-    exit::from_problem,
+    exit::{self, from_problem},
     out::{self, emit},
     page::PageArgs,
 };
@@ -92,6 +92,13 @@ pub async fn recover(
 /// failed.
 pub async fn check(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
     let e = find(ctx, id).await?;
+    if !ctx.dev && ctx.needs_dev(&e.url) {
+        return Err(exit::usage(format!(
+            "endpoint {id}'s URL {} is refused by the egress settings; add --dev for a receiver \
+             on this machine (as `serve --dev` delivers to it)",
+            e.url
+        )));
+    }
     let secrets = ctx.secrets()?;
     let out = Outbound::of(&ctx.config, ctx.dev)?;
     let clock = SystemClock;
