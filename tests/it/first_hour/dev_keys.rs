@@ -8,9 +8,11 @@ use std::{
     time::{Duration, Instant},
 };
 
+use hookd_test_macros::both_backends;
+
 use super::dev_mode::{Reading, printed_key, serve_dev_on, strict_env};
 use crate::harness::{
-    self, Backend, SLOW, call_raw,
+    self, SLOW, call_raw,
     process::{Hookd, free_port},
 };
 
@@ -60,9 +62,9 @@ async fn operator_status(base: &str, key: &str) -> u16 {
         .0
 }
 
-#[actix_rt::test]
-async fn the_keys_serve_dev_printed_are_refused_once_it_stopped_gracefully() {
-    let (url, _db) = harness::database(Backend::Sqlite).await;
+#[both_backends]
+async fn the_keys_serve_dev_printed_are_refused_once_it_stopped_gracefully(backend: Backend) {
+    let (url, _db) = harness::database(backend).await;
     let listen = format!("127.0.0.1:{}", free_port());
     let base = format!("http://{listen}");
     let mut dev = DevRun::start(&url, &listen).await;
@@ -98,9 +100,9 @@ async fn the_keys_serve_dev_printed_are_refused_once_it_stopped_gracefully() {
     assert_eq!(status, 401, "the service key is revoked: {body}");
 }
 
-#[actix_rt::test]
-async fn a_killed_dev_runs_keys_are_revoked_by_the_next_dev_run_whose_keys_work() {
-    let (url, _db) = harness::database(Backend::Sqlite).await;
+#[both_backends]
+async fn a_killed_dev_runs_keys_are_revoked_by_the_next_dev_run_whose_keys_work(backend: Backend) {
+    let (url, _db) = harness::database(backend).await;
     let listen = format!("127.0.0.1:{}", free_port());
     let base = format!("http://{listen}");
     let mut first = DevRun::start(&url, &listen).await;

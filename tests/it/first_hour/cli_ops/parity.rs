@@ -7,6 +7,7 @@
 use std::{collections::BTreeSet, process::Output};
 
 use clap::CommandFactory as _;
+use hookd_test_macros::both_backends;
 use serde_json::Value;
 
 use super::{
@@ -62,9 +63,9 @@ fn judged(world: &World, row: &super::parity_table::Row, out: &Output) -> Result
     Ok(())
 }
 
-#[actix_rt::test]
-async fn every_leaf_command_runs_against_a_live_hookd_as_its_row_expects() {
-    let world = World::new(Bed::start(Backend::Sqlite, &["/a", "/b"]).await).await;
+#[both_backends]
+async fn every_leaf_command_runs_against_a_live_hookd_as_its_row_expects(backend: Backend) {
+    let world = World::new(Bed::start(backend, &["/a", "/b"]).await).await;
     let mut failed = Vec::new();
     for row in ROWS {
         let args = (row.args)(&world);
