@@ -260,6 +260,7 @@ async fn a_receiver_that_answers_410_says_its_endpoint_is_disabled_and_why() {
     assert_eq!(said[0].field("status"), "410");
     assert_eq!(said[1].field("reason"), "the receiver answered 410 Gone");
     assert_eq!(said[1].field("partner"), app.partner_id);
+    crate::harness::quiesce().await;
 }
 
 /// A retry an hour later, and a circuit that never opens: every event is
@@ -323,4 +324,5 @@ async fn a_flood_of_blocked_attempts_is_one_line_then_a_count_a_minute_later() {
     );
     nowhere(&endpoint, "hush-hush");
     nowhere(&endpoint, "BODY-MARKER");
+    crate::harness::quiesce().await;
 }

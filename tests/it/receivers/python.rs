@@ -173,6 +173,7 @@ async fn the_reconciler_applies_what_the_webhooks_missed_and_a_second_run_reads_
             "{usage_id} booked once"
         );
     }
+    crate::harness::quiesce().await;
 }
 
 /// Waits until the partner's feed lists `n` events (positions are assigned
