@@ -14,11 +14,14 @@ pub enum CatalogCommand {
     Check {
         /// A directory of `<type>.json` files.
         dir: Option<PathBuf>,
+        /// Print the types as JSON, as GET /v1/event-types answers.
+        #[arg(long)]
+        json: bool,
     },
 }
 
 pub fn run(config: &Config, command: CatalogCommand) -> anyhow::Result<()> {
-    let CatalogCommand::Check { dir } = command;
+    let CatalogCommand::Check { dir, json } = command;
     let mut catalog = config.catalog.clone();
     if dir.is_some() {
         catalog.path = dir;
@@ -30,18 +33,21 @@ pub fn run(config: &Config, command: CatalogCommand) -> anyhow::Result<()> {
             p.display().to_string()
         });
     let loaded = catalog.load().map_err(|e| anyhow::anyhow!("{e}"))?;
-    for t in loaded.types() {
-        let versions: Vec<String> = t.versions.iter().map(|v| v.version.to_string()).collect();
-        println!(
-            "{}  versions {}{}",
-            t.name,
-            versions.join(", "),
-            if t.deprecated { "  (deprecated)" } else { "" }
-        );
-    }
-    println!(
-        "{shown}: {} event types, every schema compiles and every example is valid",
-        loaded.types().count()
-    );
-    Ok(())
+    let answer = serde_json::json!({ "data": loaded.published() });
+    super::out::emit(json, &answer, || {
+        let mut text = String::new();
+        for t in loaded.types() {
+            let versions: Vec<String> = t.versions.iter().map(|v| v.version.to_string()).collect();
+            text += &format!(
+                "{}  versions {}{}\n",
+                t.name,
+                versions.join(", "),
+                if t.deprecated { "  (deprecated)" } else { "" }
+            );
+        }
+        text + &format!(
+            "{shown}: {} event types, every schema compiles and every example is valid",
+            loaded.types().count()
+        )
+    })
 }

@@ -159,9 +159,13 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         path: "catalog check",
-        args: |_| v(&["catalog", "check"]),
+        args: |_| j(&["catalog", "check"]),
         codes: OK,
-        check: |_, o| o.contains("usage.finalized"),
+        check: |_, o| {
+            json_of(o)["data"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|t| t["type"] == json!("usage.finalized")))
+        },
     },
     Row {
         path: "check-receiver",
