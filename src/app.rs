@@ -282,6 +282,9 @@ pub async fn start(
 ) -> anyhow::Result<Running> {
     config.catalog.load().context("catalog.path")?;
     keyfile::check_configured(&config)?;
+    let role = config.cluster.role;
+    role.fits(config.database.is_sqlite())
+        .map_err(|why| anyhow::anyhow!("cluster.role: {why}"))?;
     let listeners = bind(&config)?;
     start_on(listeners, config, clock, handle_signals).await
 }
@@ -334,6 +337,7 @@ pub async fn start_on(
     };
     let document = web::Data::new(http::openapi::generate());
     let max_uri = shared.config.http.max_uri_bytes;
+    let serves_api = shared.config.cluster.role.serves_api();
     let expect_state = state.clone();
     let opened = http::door::open(
         listeners,
@@ -344,7 +348,7 @@ pub async fn start_on(
             use utoipa_actix_web::AppExt as _;
             let app = App::new().app_data(web::Data::new(state.clone()));
             let app = match surface {
-                http::door::Surface::Whole => {
+                http::door::Surface::Whole if serves_api => {
                     let (app, _) = app
                         .into_utoipa_app()
                         .configure(http::routes)
@@ -354,7 +358,10 @@ pub async fn start_on(
                         .configure(crate::dashboard::routes)
                         .configure(crate::portal::routes)
                 }
-                http::door::Surface::Ops => app.configure(http::ops_routes),
+                // A delivery-only instance answers the probes and metrics alone.
+                http::door::Surface::Whole | http::door::Surface::Ops => {
+                    app.configure(http::ops_routes)
+                }
             };
             app.app_data(http::guard::MaxUri(max_uri))
                 .default_service(web::to(http::not_found))

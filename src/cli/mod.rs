@@ -92,7 +92,14 @@ pub enum Command {
     /// Run the web API and the delivery engine (the default). With --dev,
     /// also print the dashboard with a fresh operator key, and the commands
     /// to a first verified delivery to a receiver on this machine.
-    Serve,
+    Serve {
+        /// What to run (overrides cluster.role): all; api (the API and the
+        /// dashboard, sending nothing to receivers); delivery (fanout and
+        /// delivery, answering only /healthz, /readyz and /metrics). Split
+        /// roles need PostgreSQL.
+        #[arg(long, value_name = "ROLE")]
+        role: Option<crate::domain::role::Role>,
+    },
     /// Bring the database schema up to date and exit (serve does it too).
     Migrate,
     /// Run hookd on a throwaway database with a local receiver, publish sample
@@ -147,8 +154,14 @@ pub enum Command {
 /// Runs the command line on the current actix System.
 pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
     let dev = cli.dev;
-    let group = match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => return serve::serve(config, dev, cli.config.as_deref()).await,
+    let group = match cli.command.unwrap_or(Command::Serve { role: None }) {
+        Command::Serve { role } => {
+            let mut config = config;
+            if let Some(role) = role {
+                config.cluster.role = role;
+            }
+            return serve::serve(config, dev, cli.config.as_deref()).await;
+        }
         Command::Migrate => return serve::migrate(&config).await,
         Command::Demo {
             events,

@@ -29,7 +29,7 @@ pub async fn serve(
         .map_err(Exit::startup)?;
     // From here a stop signal is handled, even while the banner is written.
     let stop = app::StopSignal::watch();
-    tracing::info!(address = %running.addr, %database, dev = dev_mode, "hookd is serving");
+    tracing::info!(address = %running.addr, %database, dev = dev_mode, role = %running.shared.config.cluster.role, "hookd is serving");
     let side = side_listeners(&running);
     if dev_mode {
         tracing::warn!("{}", dev::WARNING);
@@ -37,7 +37,10 @@ pub async fn serve(
     let hookd = dev::invocation(config_file);
     // The keys of this run; a killed run's are revoked first.
     let run_id = crate::domain::ids::new_id("run");
-    let next = if dev_mode {
+    let role = running.shared.config.cluster.role;
+    let next = if !role.serves_api() {
+        Ok(delivery_banner(&running, &database))
+    } else if dev_mode {
         dev_banner(&running, &database, &hookd, &run_id).await
     } else {
         Ok(banner(&running, &database, &hookd))
@@ -118,6 +121,15 @@ fn sample(running: &Running) -> (String, u32, serde_json::Value) {
         })
 }
 
+/// A delivery-only instance: what it does, and where its probes are.
+fn delivery_banner(running: &Running, database: &str) -> String {
+    format!(
+        "\nhookd delivers the events committed to {database} (role delivery): it serves no API;\n\
+         http://{addr} answers /healthz, /readyz and /metrics only.\n",
+        addr = running.addr
+    )
+}
+
 /// What to do next, outside dev mode.
 fn banner(running: &Running, database: &str, hookd: &str) -> String {
     let (event_type, version, data) = sample(running);
@@ -132,8 +144,13 @@ fn banner(running: &Running, database: &str, hookd: &str) -> String {
          -d '{event}' \\\n    \
          http://{addr}/v1/events\n\
          Callback URLs must be public https here. For a receiver on this machine, run `{hookd} serve --dev`\n\
-         instead (a laptop only): it prints the commands to a first verified delivery.\n",
-        addr = running.addr
+         instead (a laptop only): it prints the commands to a first verified delivery.\n{api_only}",
+        addr = running.addr,
+        api_only = if running.shared.config.cluster.role.delivers() {
+            ""
+        } else {
+            "This instance (role api) sends nothing: run `hookd serve --role delivery` on the same database.\n"
+        }
     )
 }
 

@@ -172,7 +172,7 @@ impl ClusterActor {
             candidates: seen
                 .alive
                 .iter()
-                .filter(|a| !(a.draining || (a.id == me && self.node.is_draining())))
+                .filter(|a| a.delivers && !(a.draining || (a.id == me && self.node.is_draining())))
                 .map(|a| a.id.clone())
                 .collect(),
             settled: seen.began.duration_since(healthy_since) >= self.node.config.lease_ttl,

@@ -17,7 +17,11 @@ pub mod plan;
 pub mod rendezvous;
 
 /// This instance's identity: its id, this host's name, the process id.
-pub fn this_instance(id: &str, listen: &str) -> crate::store::cluster::Instance {
+pub fn this_instance(
+    id: &str,
+    listen: &str,
+    role: crate::domain::role::Role,
+) -> crate::store::cluster::Instance {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .or_else(|| std::env::var("HOSTNAME").ok())
@@ -30,5 +34,6 @@ pub fn this_instance(id: &str, listen: &str) -> crate::store::cluster::Instance 
         pid: std::process::id(),
         version: env!("CARGO_PKG_VERSION").into(),
         listen: listen.into(),
+        role,
     }
 }

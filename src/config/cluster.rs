@@ -1,16 +1,19 @@
 //! The `[cluster]` section: how long an instance's endpoint leases last
-//! without a heartbeat. Instances heartbeat every third of it.
+//! without a heartbeat (instances heartbeat every third of it), and what
+//! this instance runs (`role`).
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::{ConfigError, duration, invalid};
+use crate::domain::role::Role;
 
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawCluster {
     lease_ttl: String,
+    role: String,
 }
 
 #[derive(Debug, Clone)]
@@ -18,6 +21,8 @@ pub struct ClusterConfig {
     /// An instance whose heartbeat is older than this is dead to the others,
     /// and its endpoints are taken over.
     pub lease_ttl: Duration,
+    /// What this instance runs: everything, the API only, or delivery only.
+    pub role: Role,
 }
 
 impl ClusterConfig {
@@ -39,6 +44,10 @@ impl RawCluster {
                 ),
             ));
         }
-        Ok(ClusterConfig { lease_ttl })
+        let role = self
+            .role
+            .parse()
+            .map_err(|why| invalid("cluster.role", why))?;
+        Ok(ClusterConfig { lease_ttl, role })
     }
 }

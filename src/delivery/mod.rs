@@ -205,7 +205,8 @@ impl Engine {
     /// Registers this instance in the cluster and starts the actors on the
     /// current arbiter. `listen`: the address the API answers on, for operators.
     pub async fn start(shared: Arc<Shared>, listen: &str) -> anyhow::Result<Engine> {
-        let instance = crate::cluster::this_instance(shared.leases.instance_id(), listen);
+        let role = shared.config.cluster.role;
+        let instance = crate::cluster::this_instance(shared.leases.instance_id(), listen, role);
         crate::store::cluster::register(&shared.db, &instance)
             .await
             .map_err(|e| anyhow::anyhow!("registering this instance in the database: {e}"))?;
@@ -242,7 +243,8 @@ impl Engine {
             fanout.clone().recipient(),
         )
         .start();
-        if let Some(smtp) = shared.config.smtp.clone() {
+        // Mail goes out from the instances that deliver.
+        if let Some(smtp) = shared.config.smtp.clone().filter(|_| role.delivers()) {
             mailer::Mailer::new(shared.clone(), smtp)
                 .map_err(|e| anyhow::anyhow!("smtp.url: {e}"))?
                 .start();

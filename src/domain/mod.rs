@@ -16,6 +16,7 @@ pub mod partner;
 pub mod receiver_auth;
 pub mod renditions;
 pub mod retry;
+pub mod role;
 pub mod scorecard;
 pub mod strict_json;
 pub mod subscription;

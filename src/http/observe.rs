@@ -94,6 +94,8 @@ pub struct InstanceOut {
     pub alive: bool,
     /// Stopping: finishing its attempts in flight.
     pub draining: bool,
+    /// What it runs: `all`, `api` (no deliveries) or `delivery` (no API).
+    pub role: String,
     pub endpoints_owned: i64,
     pub actors: i32,
     pub in_flight: i32,
@@ -118,6 +120,7 @@ fn instance_out(i: store::cluster::InstanceRow, ttl_ms: i64) -> InstanceOut {
         heartbeat_at: time(i.heartbeat_at),
         heartbeat_age_ms: i.heartbeat_age_ms,
         draining: i.draining,
+        role: i.role,
         endpoints_owned: i.endpoints_owned,
         actors: i.actors,
         in_flight: i.in_flight,

@@ -54,6 +54,7 @@ pub struct Instance {
     pub pid: u32,
     pub version: String,
     pub listen: String,
+    pub role: crate::domain::role::Role,
 }
 
 /// What an instance reports with each heartbeat.
@@ -71,8 +72,8 @@ pub async fn register(db: &impl ConnectionTrait, i: &Instance) -> Result<(), Sto
     db.execute_raw(sql(
         backend,
         &format!(
-            "INSERT INTO instance (id, host, pid, version, listen, started_at, heartbeat_at, in_flight, actors, draining) \
-             VALUES (?, ?, ?, ?, ?, {now}, {now}, 0, 0, ?)"
+            "INSERT INTO instance (id, host, pid, version, listen, role, started_at, heartbeat_at, in_flight, actors, draining) \
+             VALUES (?, ?, ?, ?, ?, ?, {now}, {now}, 0, 0, ?)"
         ),
         vec![
             i.id.clone().into(),
@@ -80,6 +81,7 @@ pub async fn register(db: &impl ConnectionTrait, i: &Instance) -> Result<(), Sto
             i64::from(i.pid).into(),
             i.version.clone().into(),
             i.listen.clone().into(),
+            i.role.name().into(),
             false.into(),
         ],
     ))
@@ -118,6 +120,8 @@ pub async fn heartbeat(
 pub struct Alive {
     pub id: String,
     pub draining: bool,
+    /// Whether it takes endpoint leases (its role delivers).
+    pub delivers: bool,
     /// Milliseconds since its last heartbeat, by the database's clock.
     pub age_ms: i64,
 }
@@ -131,7 +135,7 @@ pub async fn alive(db: &impl ConnectionTrait, ttl_ms: i64) -> Result<Vec<Alive>,
         sql(
             backend,
             &format!(
-                "SELECT id, draining, {now} - heartbeat_at AS age_ms FROM instance \
+                "SELECT id, draining, role, {now} - heartbeat_at AS age_ms FROM instance \
                  WHERE heartbeat_at > {now} - ? ORDER BY id"
             ),
             vec![ttl_ms.into()],
@@ -140,6 +144,10 @@ pub async fn alive(db: &impl ConnectionTrait, ttl_ms: i64) -> Result<Vec<Alive>,
             Ok(Alive {
                 id: r.try_get("", "id")?,
                 draining: r.try_get("", "draining")?,
+                delivers: r
+                    .try_get::<String>("", "role")?
+                    .parse::<crate::domain::role::Role>()
+                    .map_or(true, |role| role.delivers()),
                 age_ms: r.try_get("", "age_ms")?,
             })
         },
@@ -273,6 +281,8 @@ pub struct InstanceRow {
     pub in_flight: i32,
     pub actors: i32,
     pub draining: bool,
+    /// `all`, `api` or `delivery`.
+    pub role: String,
     pub endpoints_owned: i64,
 }
 
@@ -285,7 +295,7 @@ pub async fn instances(db: &impl ConnectionTrait) -> Result<Vec<InstanceRow>, St
             backend,
             &format!(
                 "SELECT i.id, i.host, i.pid, i.version, i.listen, i.started_at, i.heartbeat_at, \
-                   {} - i.heartbeat_at AS age, i.in_flight, i.actors, i.draining, \
+                   {} - i.heartbeat_at AS age, i.in_flight, i.actors, i.draining, i.role, \
                    (SELECT COUNT(*) FROM endpoint e WHERE e.lease_owner = i.id) AS owned \
                  FROM instance i ORDER BY i.started_at, i.id",
                 db_now(backend)
@@ -305,6 +315,7 @@ pub async fn instances(db: &impl ConnectionTrait) -> Result<Vec<InstanceRow>, St
                 in_flight: r.try_get("", "in_flight")?,
                 actors: r.try_get("", "actors")?,
                 draining: r.try_get("", "draining")?,
+                role: r.try_get("", "role")?,
                 endpoints_owned: r.try_get("", "owned")?,
             })
         },

@@ -209,7 +209,8 @@ fn instances_table(actors: &Actors, now_ms: i64) -> Markup {
             tbody {
                 @for i in &actors.instances {
                     tr data-instance=(i.id) class=(if i.alive { "alive" } else { "dead" }) {
-                        td { code { (i.id) } @if i.id == actors.instance_id { " (this one)" } }
+                        td { code { (i.id) } @if i.id == actors.instance_id { " (this one)" }
+                            @if i.role != "all" { " · " span.role { (i.role) } } }
                         td { (i.host) " · pid " (i.pid) }
                         td { code { (i.listen) } }
                         td { (when_text(now_ms, &i.started_at)) }

@@ -16,6 +16,7 @@ mod handover;
 mod leases;
 mod outage;
 mod producer;
+mod roles;
 mod rolling;
 mod sessions;
 mod spread;
@@ -168,6 +169,11 @@ impl Fleet {
     /// Starts one more instance, waits until it is healthy and gives it
     /// ingest; returns its index.
     pub async fn add(&mut self) -> usize {
+        self.add_as("all").await
+    }
+
+    /// Like `add`, in this `cluster.role`; a `delivery` node takes no ingest.
+    pub async fn add_as(&mut self, role: &str) -> usize {
         let i = self.nodes.len();
         let listen = format!("127.0.0.1:{}", free_port());
         let ttl = format!("{}ms", self.lease_ttl.as_millis());
@@ -177,13 +183,16 @@ impl Fleet {
                 ("HOOKD_HTTP__LISTEN", &listen),
                 ("HOOKD_CLUSTER__LEASE_TTL", &ttl),
                 ("HOOKD_LOG__FILTER", "warn,hookd::cluster=info"),
+                ("HOOKD_CLUSTER__ROLE", role),
             ],
         );
         let name = format!("node-{i}");
         let mut hookd = Hookd::start(&["serve"], &env, self.work.path(), &name);
         let base_url = format!("http://{listen}");
         hookd.wait_healthy(&self.http, &base_url, SLOW).await;
-        self.targets.borrow_mut().push(base_url.clone());
+        if role != "delivery" {
+            self.targets.borrow_mut().push(base_url.clone());
+        }
         self.nodes.push(Node {
             hookd,
             base_url,
