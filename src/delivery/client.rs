@@ -139,10 +139,15 @@ impl PinnedClient {
         max_connections: usize,
     ) -> PinnedClient {
         let client = match route {
+            // The TCP connect has its own bound (a `connect` failure), so
+            // awc's timeout, a backstop here, ends only a TLS handshake.
             Route::Direct => finish(
                 awc::Connector::new()
-                    .connector(TcpConnector::new(Resolver::custom(RefuseAll)).service())
-                    .timeout(limits.connect_timeout),
+                    .connector(super::tcp_connect::Bounded::new(
+                        TcpConnector::new(Resolver::custom(RefuseAll)).service(),
+                        limits.connect_timeout,
+                    ))
+                    .timeout(limits.connect_timeout + PROXY_BACKSTOP),
                 tls.clone(),
                 limits,
                 max_connections,
@@ -175,7 +180,8 @@ impl PinnedClient {
     }
 }
 
-/// How much longer awc waits for a tunnel than the tunnel waits for the proxy.
+/// How much longer awc waits for a connect than the connect's own bound
+/// (the direct TCP connect's, or the tunnel's for the proxy).
 const PROXY_BACKSTOP: Duration = Duration::from_secs(1);
 
 /// The client over `connector` (direct or tunnelled): TLS, limits, no
@@ -268,7 +274,12 @@ fn connect_category(e: &ConnectError) -> (ErrorCategory, String) {
         return (proxy.category(), proxy.to_string());
     }
     match e {
-        ConnectError::Timeout => (ErrorCategory::Timeout, "connecting timed out".into()),
+        // The TCP connect is bounded apart (`tcp_connect`), so awc's timeout
+        // is the TLS handshake's.
+        ConnectError::Timeout => (
+            ErrorCategory::Tls,
+            "TLS: the handshake did not complete within the connect timeout".into(),
+        ),
         ConnectError::Io(io) if io.kind() == std::io::ErrorKind::InvalidData => {
             (ErrorCategory::Tls, format!("TLS: {io}"))
         }

@@ -28,6 +28,7 @@ pub mod present;
 pub mod proxy;
 pub mod recorder;
 pub mod report;
+mod tcp_connect;
 pub mod threads;
 mod traced;
 

@@ -6,6 +6,7 @@
 //! - `signing`: what a delivery and its retries look like on the wire;
 //! - `responses`: what the receiver's status does to a delivery;
 //! - `network`: failures without an answer, and blocked destinations;
+//! - `handshakes`: TCP and TLS handshakes that never complete;
 //! - `bodies`: the response body's read cap and its stored excerpt;
 //! - `schedule`: when retries go, and when a delivery is dead;
 //! - `retry_after`: the receiver's `Retry-After`, to the second;
@@ -27,6 +28,7 @@ use crate::harness::{
 mod bodies;
 mod circuit;
 mod flow;
+mod handshakes;
 mod held;
 mod network;
 mod oldest_first;
