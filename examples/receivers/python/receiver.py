@@ -144,6 +144,13 @@ class Handler(BaseHTTPRequestHandler):
         log.debug("%s %s", self.address_string(), format % args)
 
 
+class Server(ThreadingHTTPServer):
+    # The standard library listens with a backlog of 5: a burst of
+    # deliveries (or retries after an outage) would have its connections
+    # dropped before they are accepted, and fail as connect errors.
+    request_queue_size = 128
+
+
 def worker(db: str, wake: threading.Event) -> None:
     """Applies pending events in arrival order, after they were acknowledged.
 
@@ -164,7 +171,7 @@ def serve(config: Config) -> None:
     wake = threading.Event()
     threading.Thread(target=worker, args=(config.db, wake), name="apply", daemon=True).start()
     handler = type("BoundHandler", (Handler,), {"config": config, "wake": wake})
-    server = ThreadingHTTPServer((config.host, config.port), handler)
+    server = Server((config.host, config.port), handler)
     server.daemon_threads = True
     # SIGTERM stops accepting; what is stored and not yet applied stays
     # pending in the inbox and is applied at the next start.

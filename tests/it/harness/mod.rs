@@ -22,6 +22,7 @@ pub mod serve;
 pub mod sets;
 pub mod signatures;
 pub mod skip;
+pub mod slow_answer;
 pub mod small_disk;
 pub mod smtp;
 pub mod tcp_proxy;

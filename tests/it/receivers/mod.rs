@@ -23,6 +23,7 @@
 
 mod bed;
 pub mod documented;
+mod durability;
 pub mod go;
 mod mutants;
 pub mod python;

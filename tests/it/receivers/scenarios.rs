@@ -9,6 +9,10 @@ use hookd::secret::Secret;
 use serde_json::{Value, json};
 
 pub use super::documented::every_documented_event_and_catalog_example_is_applied;
+pub use super::durability::{
+    a_receipt_committed_but_answered_after_hookds_timeout_is_retried_and_applied_once,
+    a_receiver_killed_after_acknowledging_and_before_applying_catches_up_from_its_inbox,
+};
 use super::{
     InboxRow, ReceiverUnderTest,
     bed::{Bed, Headers},
@@ -28,6 +32,8 @@ macro_rules! receiver_scenarios {
             unknown_types_and_checks_are_acknowledged_and_given_to_no_handler,
             the_receiver_passes_every_case_of_the_conformance_check,
             every_documented_event_and_catalog_example_is_applied,
+            a_receipt_committed_but_answered_after_hookds_timeout_is_retried_and_applied_once,
+            a_receiver_killed_after_acknowledging_and_before_applying_catches_up_from_its_inbox,
         );
     };
     (@each $spec:expr; $($name:ident),+ $(,)?) => {
