@@ -45,6 +45,18 @@ pub struct StatusLabels {
     pub status: &'static str,
 }
 
+/// One endpoint, named for an alert: bounded by the endpoints failing now
+/// (at most `FAILING_SERIES` of them).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct EndpointLabels {
+    pub endpoint: String,
+    pub partner: String,
+}
+
+/// The most `hookd_endpoint_failing_seconds` series a scrape carries: the
+/// longest-failing endpoints (`hookd_endpoints{status="failing"}` counts all).
+pub const FAILING_SERIES: u64 = 100;
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct StateLabels {
     pub state: &'static str,
@@ -65,6 +77,10 @@ pub struct Metrics {
     pub paused_now: Gauge,
     /// Endpoints by status (set when scraped).
     pub endpoints: Family<StatusLabels, Gauge>,
+    /// Each failing endpoint, how long it has failed (set when scraped).
+    pub endpoint_failing: Family<EndpointLabels, Gauge<f64, AtomicU64>>,
+    /// Endpoints hookd disabled itself (failing too long, or 410 Gone).
+    pub endpoints_disabled: Counter,
     /// From a delivery's creation (its event's fanout) to the 2xx, for
     /// scheduled attempts.
     pub delivery_latency: Histogram,
@@ -115,6 +131,8 @@ impl Metrics {
             dead_now: Gauge::default(),
             paused_now: Gauge::default(),
             endpoints: Family::default(),
+            endpoint_failing: Family::default(),
+            endpoints_disabled: Counter::default(),
             // 1 ms to about 9 minutes; a delivery that needed retries lands above.
             delivery_latency: Histogram::new(exponential_buckets(0.001, 2.0, 20)),
             retry_saturation: Gauge::default(),
@@ -170,6 +188,16 @@ impl Metrics {
             "endpoints",
             "Endpoints by status: active (succeeding), failing (active, failing since the last success), paused, disabled",
             m.endpoints.clone(),
+        );
+        registry.register(
+            "endpoint_failing_seconds",
+            "Seconds since each failing endpoint last succeeded (its failing_since), by endpoint and partner: the 100 longest-failing",
+            m.endpoint_failing.clone(),
+        );
+        registry.register(
+            "endpoints_disabled",
+            "Endpoints hookd disabled itself: failing past delivery's disable threshold, or answering 410 Gone",
+            m.endpoints_disabled.clone(),
         );
         registry.register(
             "delivery_latency_seconds",

@@ -390,6 +390,10 @@ impl Handler<LeasesChanged> for FanoutActor {
 impl Handler<EndpointsDisabled> for FanoutActor {
     type Result = ();
     fn handle(&mut self, msg: EndpointsDisabled, ctx: &mut Context<Self>) {
+        self.shared
+            .metrics
+            .endpoints_disabled
+            .inc_by(msg.0.len() as u64);
         for id in msg.0 {
             // `oncall` has said why, once, where the transition was made.
             tracing::debug!(endpoint = %id, "endpoint disabled; its actor winds down");

@@ -286,13 +286,22 @@ pub async fn metrics(
             .get_or_create(&crate::metrics::StatusLabels { status })
             .set(n);
     }
+    let now = shared.clock.now_ms();
+    let failing =
+        store::backlog::failing_endpoints(&shared.db, crate::metrics::FAILING_SERIES).await?;
+    // Recovered endpoints leave the family: only failing ones are series.
+    m.endpoint_failing.clear();
+    for (endpoint, partner, since) in failing {
+        m.endpoint_failing
+            .get_or_create(&crate::metrics::EndpointLabels { endpoint, partner })
+            .set((now - since).max(0) as f64 / 1000.0);
+    }
     let stuck = store::backlog::stuck(&shared.db, shared.config.delivery.schedule.len()).await?;
     m.dead_now.set(stuck.dead);
     m.paused_now.set(stuck.paused);
     m.retry_saturation.set(stuck.saturated);
     let (unpublished, oldest) = store::backlog::unpublished(&shared.db).await?;
     m.outbox_unpublished.set(unpublished);
-    let now = shared.clock.now_ms();
     m.outbox_oldest_seconds
         .set(oldest.map_or(0.0, |t| (now - t).max(0) as f64 / 1000.0));
     let reports = reports(&state).await?;

@@ -103,6 +103,32 @@ pub async fn endpoints_by_status(
     Ok(out)
 }
 
+/// The failing endpoints, longest-failing first (at most `limit`): id,
+/// partner and `failing_since`.
+pub async fn failing_endpoints(
+    db: &impl ConnectionTrait,
+    limit: u64,
+) -> Result<Vec<(String, String, i64)>, StoreError> {
+    Ok(query_all(
+        db,
+        sql(
+            db.get_database_backend(),
+            "SELECT id, partner_id, failing_since FROM endpoint \
+             WHERE status = 'active' AND failing_since IS NOT NULL \
+             ORDER BY failing_since, id LIMIT ?",
+            vec![(limit as i64).into()],
+        ),
+        |r| {
+            Ok((
+                r.try_get("", "id")?,
+                r.try_get("", "partner_id")?,
+                r.try_get("", "failing_since")?,
+            ))
+        },
+    )
+    .await?)
+}
+
 /// Deliveries that are not moving on their own: dead ones, paused ones
 /// (their endpoint is disabled), and those waiting on one of the last two
 /// scheduled attempts.

@@ -9,6 +9,7 @@
 mod harness;
 
 mod admin_views;
+mod alert_rules;
 mod architecture;
 mod budget;
 mod cli;

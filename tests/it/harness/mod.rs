@@ -295,14 +295,25 @@ impl TestApp {
 
     /// The value of `name` in a `GET /metrics` scrape, with an operator key.
     pub async fn metric(&self, operator: &str, name: &str) -> i64 {
+        let text = self.scrape(operator).await;
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("the scrape has no `{name}`:\n{text}"))
+    }
+
+    /// `GET /metrics` with the operator's key: the text.
+    pub async fn scrape(&self, operator: &str) -> String {
         let url = format!("{}/metrics", self.base_url);
         let sent = self.http.get(url).bearer_auth(operator).send().await;
         let mut res = sent.expect("the scrape completes");
         let body = res.body().await.expect("a scrape body");
-        let text = String::from_utf8_lossy(&body);
-        text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-            .unwrap_or_else(|| panic!("the scrape ({}) has no `{name}`:\n{text}", res.status()))
+        assert_eq!(
+            res.status(),
+            200,
+            "the scrape: {}",
+            String::from_utf8_lossy(&body)
+        );
+        String::from_utf8_lossy(&body).into_owned()
     }
 
     /// Moves the manual clock; the engine's poll notices within 50 ms.
