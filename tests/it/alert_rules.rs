@@ -8,7 +8,7 @@ use std::{fmt::Write as _, path::Path, time::Duration};
 use serde_json::json;
 
 use crate::harness::{
-    Backend, WAIT,
+    WAIT,
     receiver::{Receiver, Reply},
     skip::skipping,
     spawn_app_with,
