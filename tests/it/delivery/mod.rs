@@ -5,6 +5,10 @@
 //!
 //! - `signing`: what a delivery and its retries look like on the wire;
 //! - `responses`: what the receiver's status does to a delivery;
+//! - `client_errors`: a 4xx that is a persistent receiver error, through
+//!   its retries;
+//! - `facts`: what each attempt keeps (its URL, its next retry, a redirect);
+//! - `window`: the delivery window, counted from the event;
 //! - `network`: failures without an answer, and blocked destinations;
 //! - `bodies`: the response body's read cap and its stored excerpt;
 //! - `schedule`: when retries go, and when a delivery is dead;
@@ -26,6 +30,8 @@ use crate::harness::{
 
 mod bodies;
 mod circuit;
+mod client_errors;
+mod facts;
 mod flow;
 mod held;
 mod network;
@@ -35,6 +41,7 @@ mod retention;
 mod retry_after;
 mod schedule;
 mod signing;
+mod window;
 
 /// `usage.finalized` data (its latest version, 2) numbered `n`.
 fn usage(n: u32) -> serde_json::Value {
