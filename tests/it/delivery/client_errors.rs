@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::jitterless_endpoint;
-use crate::harness::{Backend, TestApp, answer::expect_status, receiver::Receiver};
+use crate::harness::{TestApp, answer::expect_status, receiver::Receiver};
 use hookd_test_macros::both_backends;
 
 /// The delays of the default schedule after the first attempt, in seconds.
@@ -24,13 +24,16 @@ async fn refusing(app: &TestApp, status: u16) -> (Receiver, String) {
         headers: vec![("retry-after".into(), "3600".into())],
         body: br#"{"error":"refused"}"#.to_vec(),
     });
-    let (endpoint, _) = app.endpoint(&receiver.url()).await;
+    // `a.b` only: the others' `endpoint.*` notices go elsewhere.
+    let (endpoint, _) = app
+        .endpoint_for(&app.partner_id, &receiver.url(), &["a.b"], 8)
+        .await;
     (receiver, endpoint)
 }
 
 #[both_backends]
 async fn a_400_401_404_and_422_are_client_errors_retried_on_the_whole_schedule_then_dead(
-    backend: Backend,
+    backend: crate::harness::Backend,
 ) {
     let (app, _spare, _) =
         jitterless_endpoint(backend, &[("HOOKD_CIRCUIT__FAILURE_THRESHOLD", "100")]).await;

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{first_attempt_against, jitterless_endpoint};
 use crate::harness::{
-    TestApp, WAIT, expect_status,
+    WAIT, expect_status,
     outcome::assert_state_after,
     receiver::{Receiver, Reply},
 };

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::jitterless_endpoint;
 use crate::harness::{
-    Backend, TestApp, WAIT,
+    Backend, TestApp,
     outcome::assert_state_after,
     receiver::{Receiver, Reply},
 };
@@ -36,7 +36,7 @@ async fn backlogged_event(app: &TestApp, age: Duration) -> String {
         .to_string();
     let created = app.clock.now_ms() - age.as_millis() as i64;
     let backend = txn.get_database_backend();
-    txn.execute(sea_orm::Statement::from_sql_and_values(
+    txn.execute_raw(sea_orm::Statement::from_sql_and_values(
         backend,
         match backend {
             sea_orm::DbBackend::Postgres => {
