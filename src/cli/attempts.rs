@@ -45,7 +45,7 @@ pub struct AttemptList {
     #[arg(long, value_enum)]
     outcome: Option<OutcomeArg>,
     /// Only failures of this category: dns, connect, proxy, tls, timeout,
-    /// http_status, redirect, blocked, body_too_large, auth or internal.
+    /// http_status, client_error, redirect, blocked, body_too_large, auth or internal.
     #[arg(long)]
     category: Option<String>,
     #[command(flatten)]
@@ -116,14 +116,24 @@ pub async fn list(ctx: &Ctx, l: AttemptList) -> anyhow::Result<()> {
                     t.attempt_no.to_string(),
                     result,
                     out::cell(t.latency_ms.map(|l| format!("{l} ms"))),
+                    out::cell(t.next_attempt_at.clone()),
                     a.endpoint_id.clone(),
+                    out::cell(t.url.clone()),
                     t.error_detail.clone().unwrap_or_default(),
                 ]
             })
             .collect();
         out::table(
             &[
-                "STARTED", "DELIVERY", "#", "RESULT", "LATENCY", "ENDPOINT", "DETAIL",
+                "STARTED",
+                "DELIVERY",
+                "#",
+                "RESULT",
+                "LATENCY",
+                "NEXT RETRY",
+                "ENDPOINT",
+                "URL",
+                "DETAIL",
             ],
             &rows,
         ) + &out::more(shown.next_cursor.as_deref())

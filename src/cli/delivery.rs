@@ -94,7 +94,7 @@ pub struct DeliveryList {
     #[arg(long, value_name = "CODE")]
     status_code: Option<i32>,
     /// Only deliveries whose last attempt failed so: dns, connect, proxy, tls,
-    /// timeout, http_status, redirect, blocked, body_too_large, auth or internal.
+    /// timeout, http_status, client_error, redirect, blocked, body_too_large, auth or internal.
     #[arg(long)]
     category: Option<String>,
     /// How many to show, 1 to api.page_size_max (default: api.page_size_default).
@@ -220,6 +220,8 @@ async fn get(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
                     a.trigger.clone(),
                     out::outcome(a.status_code, a.error_category.as_deref()),
                     out::cell(a.latency_ms.map(|l| format!("{l} ms"))),
+                    out::cell(a.next_attempt_at.clone()),
+                    out::cell(a.url.clone()),
                     a.error_detail.clone().unwrap_or_default(),
                 ]
             })
@@ -227,7 +229,16 @@ async fn get(ctx: &Ctx, id: &str, json: bool) -> anyhow::Result<()> {
         format!(
             "{head}\n\n{}",
             out::table(
-                &["#", "STARTED", "TRIGGER", "RESULT", "LATENCY", "DETAIL"],
+                &[
+                    "#",
+                    "STARTED",
+                    "TRIGGER",
+                    "RESULT",
+                    "LATENCY",
+                    "NEXT RETRY",
+                    "URL",
+                    "DETAIL"
+                ],
                 &rows
             )
         )

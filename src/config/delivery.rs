@@ -131,6 +131,8 @@ impl RawDelivery {
                 "must be greater than zero",
             ));
         }
+        let max_age = duration("delivery.max_age", &d.max_age)?;
+        window_fits(&schedule, max_age)?;
         Ok(DeliveryConfig {
             poll_interval,
             fanout_batch: d.fanout_batch,
@@ -140,7 +142,7 @@ impl RawDelivery {
             max_response_bytes: d.max_response_bytes,
             schedule,
             jitter: d.jitter,
-            max_age: duration("delivery.max_age", &d.max_age)?,
+            max_age,
             retry_after_cap: duration("delivery.retry_after_cap", &d.retry_after_cap)?,
             lease,
             record_batch: d.record_batch,
@@ -148,6 +150,25 @@ impl RawDelivery {
             idle_connection_timeout,
         })
     }
+}
+
+/// The delivery window must leave room for at least the first retry, or
+/// every failed first attempt would be the last.
+fn window_fits(schedule: &[Duration], max_age: Duration) -> Result<(), ConfigError> {
+    let first = crate::domain::retry::first_retry(schedule);
+    if max_age < first {
+        return Err(invalid(
+            "delivery.max_age",
+            format!(
+                "the delivery window ({} s) is shorter than the first retry ({} s after the event, \
+                 from delivery.schedule): no delivery could ever be retried; make it at least {} s",
+                max_age.as_secs_f64(),
+                first.as_secs_f64(),
+                first.as_secs_f64()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -163,6 +184,35 @@ mod tests {
         assert_eq!(
             Connections::Auto.resolve(1 << 20, 10, 4096),
             AUTO_MAX_CONNECTIONS
+        );
+    }
+
+    #[test]
+    fn a_window_shorter_than_the_first_retry_is_refused_with_both_times() {
+        let s = Duration::from_secs;
+        let err = window_fits(&[s(0), s(300), s(1800)], s(60)).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("delivery.max_age"), "{text}");
+        assert!(
+            text.contains("shorter than the first retry (300 s"),
+            "{text}"
+        );
+        assert!(window_fits(&[s(0), s(300)], s(300)).is_ok());
+        assert!(
+            window_fits(&[s(0)], s(0)).is_ok(),
+            "no retries, nothing to fit"
+        );
+    }
+
+    #[test]
+    fn the_default_window_is_72_hours_and_the_default_schedule_fits_it_with_jitter() {
+        let c = crate::config::Config::load(None, Vec::new()).expect("the defaults load");
+        let d = &c.delivery;
+        assert_eq!(d.max_age, Duration::from_secs(72 * 3600));
+        let latest = crate::domain::retry::latest_last_attempt(&d.schedule, d.jitter);
+        assert!(
+            latest <= d.max_age,
+            "the last attempt could fall due {latest:?} after the event"
         );
     }
 

@@ -15,6 +15,7 @@ use super::{
 use crate::{
     domain::{
         outcome::{ErrorCategory, Outcome},
+        redact_url::redact_url,
         retry::{Next, RetryPolicy},
         trace::TraceContext,
     },
@@ -33,9 +34,10 @@ use crate::{
 /// How much of a response body an attempt keeps (redacted).
 const EXCERPT_BYTES: usize = 1024;
 
-/// The record of one finished attempt of `claimed`, on its way to `next`.
+/// The record of one finished attempt of `claimed`, sent to `url` (the
+/// endpoint's URL as the actor held it), on its way to `next`.
 pub(super) fn attempt_record(
-    endpoint_id: &str,
+    (endpoint_id, url): (&str, Option<&str>),
     claimed: &Claimed,
     observed: &Observed,
     started_at: i64,
@@ -68,6 +70,8 @@ pub(super) fn attempt_record(
         excerpt: (!observed.body.is_empty())
             .then(|| super::excerpt::redacted_excerpt(&observed.body, EXCERPT_BYTES)),
         remote_addr: observed.remote.map(|a| a.to_string()),
+        url: url.map(redact_url),
+        location: observed.location.clone(),
         next,
         replay_id: claimed.replay_id.clone(),
         claim_seq: claimed.claim_seq,

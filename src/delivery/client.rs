@@ -18,7 +18,10 @@ use futures_util::{StreamExt, future::LocalBoxFuture};
 use rustls::ClientConfig;
 
 use super::proxy::{ProxyError, Route, Tunnel};
-use crate::domain::outcome::{ErrorCategory, Outcome, classify_status};
+use crate::domain::{
+    outcome::{ErrorCategory, Outcome, classify_status},
+    redact_url::redact_url,
+};
 
 /// The connector's resolver: it refuses every name, because every request
 /// carries the address it may dial; nothing can fall back to system DNS.
@@ -240,6 +243,8 @@ pub struct Observed {
     pub body: Vec<u8>,
     pub remote: Option<SocketAddr>,
     pub detail: Option<String>,
+    /// A 3xx answer's `Location`, redacted and capped (`domain::redact_url`).
+    pub location: Option<String>,
 }
 
 impl Observed {
@@ -259,6 +264,7 @@ impl Observed {
             body: Vec::new(),
             remote,
             detail: Some(detail),
+            location: None,
         }
     }
 }
@@ -395,15 +401,16 @@ pub async fn send(
         .get("retry-after")
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
+    // Kept (and shown) only redacted: a redirect may carry a token.
     let location = response
         .headers()
         .get("location")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+        .filter(|_| (300..400).contains(&status))
+        .map(|v| redact_url(&String::from_utf8_lossy(v.as_bytes())));
     let mut outcome = classify_status(status, retry_after.as_deref(), now);
     let mut body = Vec::new();
     let mut detail = location
-        .filter(|_| (300..400).contains(&status))
+        .as_ref()
         .map(|l| format!("redirect to {l} (not followed)"));
     // The body is read under the same deadline, and only up to the cap; the
     // rest is left unread and the connection dropped with the response.
@@ -451,6 +458,7 @@ pub async fn send(
         body,
         remote: Some(remote),
         detail,
+        location,
     }
 }
 

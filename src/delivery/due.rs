@@ -104,6 +104,7 @@ mod tests {
             attempt_count: 0,
             scheduled_attempts: 0,
             created_at: 0,
+            window_from: 0,
             replay_id: replay.map(str::to_string),
             claim_seq: 1,
             lease_until: 0,

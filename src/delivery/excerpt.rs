@@ -19,43 +19,11 @@
 //!   line with `:` is a header (`Cookie: a=b; c=d`): the rest of the line is
 //!   its value. The key and the punctuation around the value stay visible.
 
+use crate::domain::secret_names::is_secret_key;
+
 const REDACTED: &str = "[redacted]";
 const SECRET_PREFIXES: [&str; 8] = [
     "whsec_", "sk_", "rk_", "hks_", "hkp_", "hko_", "ghp_", "xox",
-];
-
-/// Key parts (compared ignoring ASCII case) that make a field's value secret.
-/// Run-together forms (`apikey`, `sessionid`) are listed since nothing splits
-/// them.
-const SECRET_KEY_PARTS: [&str; 28] = [
-    "password",
-    "passwords",
-    "passwd",
-    "passphrase",
-    "pass",
-    "pwd",
-    "secret",
-    "secrets",
-    "token",
-    "tokens",
-    "key",
-    "keys",
-    "apikey",
-    "privatekey",
-    "accesstoken",
-    "refreshtoken",
-    "clientsecret",
-    "authorization",
-    "auth",
-    "cookie",
-    "cookies",
-    "session",
-    "sessionid",
-    "sid",
-    "credential",
-    "credentials",
-    "jwt",
-    "otp",
 ];
 
 fn is_token_byte(b: u8) -> bool {
@@ -71,32 +39,6 @@ fn looks_secret(word: &str, after_bearer: bool) -> bool {
         || SECRET_PREFIXES
             .iter()
             .any(|p| word.starts_with(p) && word.len() > p.len() + 4)
-}
-
-/// Whether a word used as a key names a secret (see the module doc).
-fn is_secret_key(word: &str) -> bool {
-    let b = word.as_bytes();
-    let mut start = 0;
-    for i in 0..=b.len() {
-        let boundary = i == b.len()
-            || !b[i].is_ascii_alphanumeric()
-            || (i > start && b[i].is_ascii_uppercase() && !b[i - 1].is_ascii_uppercase());
-        if boundary {
-            let part = &word[start..i];
-            if SECRET_KEY_PARTS
-                .iter()
-                .any(|k| k.eq_ignore_ascii_case(part))
-            {
-                return true;
-            }
-            start = if i < b.len() && b[i].is_ascii_alphanumeric() {
-                i
-            } else {
-                i + 1
-            };
-        }
-    }
-    false
 }
 
 /// Where an unquoted value stops: whitespace, or punctuation that closes a

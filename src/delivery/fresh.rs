@@ -46,6 +46,8 @@ pub async fn publish_in(
             schema_version: e.schema_version,
             payload: &e.payload,
             renditions: &e.renditions,
+            // Stored in this transaction, at this time.
+            created_at: now_ms,
         })
         .collect();
     let owned = |endpoint: &str| {

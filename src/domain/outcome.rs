@@ -18,6 +18,10 @@ pub enum ErrorCategory {
     Tls,
     Timeout,
     HttpStatus,
+    /// A 4xx that says the receiver refuses this request as it stands (a
+    /// 400, 401, 403, 404, 422…): a persistent receiver error, unlike the
+    /// 408, 425 and 429 that ask to come back later (`http_status`).
+    ClientError,
     Redirect,
     Blocked,
     BodyTooLarge,
@@ -29,13 +33,14 @@ pub enum ErrorCategory {
 
 impl ErrorCategory {
     /// Every category, for whatever lists them all (the metrics' series).
-    pub const ALL: [ErrorCategory; 11] = [
+    pub const ALL: [ErrorCategory; 12] = [
         ErrorCategory::Dns,
         ErrorCategory::Connect,
         ErrorCategory::Proxy,
         ErrorCategory::Tls,
         ErrorCategory::Timeout,
         ErrorCategory::HttpStatus,
+        ErrorCategory::ClientError,
         ErrorCategory::Redirect,
         ErrorCategory::Blocked,
         ErrorCategory::BodyTooLarge,
@@ -51,6 +56,7 @@ impl ErrorCategory {
             ErrorCategory::Tls => "tls",
             ErrorCategory::Timeout => "timeout",
             ErrorCategory::HttpStatus => "http_status",
+            ErrorCategory::ClientError => "client_error",
             ErrorCategory::Redirect => "redirect",
             ErrorCategory::Blocked => "blocked",
             ErrorCategory::BodyTooLarge => "body_too_large",
@@ -74,6 +80,10 @@ pub enum Outcome {
     Gone,
 }
 
+/// The 4xx statuses that ask to be tried again later: `http_status`,
+/// honouring `Retry-After`. Every other 4xx but 410 is a `client_error`.
+pub const RETRYABLE_CLIENT_STATUSES: [u16; 3] = [408, 425, 429];
+
 /// Classifies an HTTP status, with the `Retry-After` header if there was one.
 pub fn classify_status(status: u16, retry_after: Option<&str>, now: DateTime<Utc>) -> Outcome {
     match status {
@@ -83,9 +93,15 @@ pub fn classify_status(status: u16, retry_after: Option<&str>, now: DateTime<Utc
             category: ErrorCategory::Redirect,
             retry_after: None,
         },
-        408 | 425 | 429 | 500..=599 => Outcome::Failed {
-            category: ErrorCategory::HttpStatus,
-            retry_after: retry_after.and_then(|v| parse_retry_after(v, now)),
+        s if (500..=599).contains(&s) || RETRYABLE_CLIENT_STATUSES.contains(&s) => {
+            Outcome::Failed {
+                category: ErrorCategory::HttpStatus,
+                retry_after: retry_after.and_then(|v| parse_retry_after(v, now)),
+            }
+        }
+        400..=499 => Outcome::Failed {
+            category: ErrorCategory::ClientError,
+            retry_after: None,
         },
         _ => Outcome::Failed {
             category: ErrorCategory::HttpStatus,
@@ -169,10 +185,24 @@ mod tests {
     }
 
     #[test]
-    fn other_client_errors_fail_without_honouring_retry_after() {
-        for s in [400, 401, 403, 404, 422] {
+    fn other_client_errors_are_persistent_receiver_errors_without_retry_after() {
+        for s in [400, 401, 403, 404, 409, 413, 422, 499] {
             assert_eq!(
                 classify_status(s, Some("5"), now()),
+                Outcome::Failed {
+                    category: ErrorCategory::ClientError,
+                    retry_after: None
+                },
+                "{s}"
+            );
+        }
+    }
+
+    #[test]
+    fn statuses_outside_the_classes_stay_http_status() {
+        for s in [100, 199, 600, 999] {
+            assert_eq!(
+                classify_status(s, None, now()),
                 Outcome::Failed {
                     category: ErrorCategory::HttpStatus,
                     retry_after: None

@@ -1,5 +1,6 @@
 //! When to try again: the retry schedule with jitter, `Retry-After` within a
-//! cap, and the maximum age. Pure; the clock and randomness are passed in.
+//! cap, and the delivery window (the maximum age, counted from the event's
+//! creation). Pure; the clock and randomness are passed in.
 
 use std::time::Duration;
 
@@ -11,6 +12,8 @@ pub struct RetryPolicy {
     pub schedule: Vec<Duration>,
     /// Each delay is multiplied by a factor in `[1 - jitter, 1 + jitter]`.
     pub jitter: f64,
+    /// The delivery window: no scheduled attempt starts later than this
+    /// after the event was created.
     pub max_age: Duration,
     pub retry_after_cap: Duration,
 }
@@ -32,7 +35,8 @@ impl RetryPolicy {
         u32::try_from(self.schedule.len()).unwrap_or(u32::MAX)
     }
 
-    /// After `attempts_made` attempts (the last one failed), when is the next?
+    /// After `attempts_made` attempts (the last one failed), when is the
+    /// next? `created_at_ms`: where the window starts (the event's creation).
     pub fn next(
         &self,
         attempts_made: u32,
@@ -61,10 +65,25 @@ impl RetryPolicy {
         }
     }
 
-    /// Whether a delivery created at `created_at_ms` is past its maximum age.
+    /// Whether a delivery whose window started at `created_at_ms` is past it.
     pub fn expired(&self, created_at_ms: i64, now_ms: i64) -> bool {
         now_ms > created_at_ms.saturating_add(ms(self.max_age))
     }
+}
+
+/// When the first retry is due, counted from the event: the first
+/// attempt's delay and the first retry's (the first attempt's alone when
+/// the schedule has no retries). A window shorter than this retries nothing.
+pub fn first_retry(schedule: &[Duration]) -> Duration {
+    schedule.iter().take(2).sum()
+}
+
+/// The latest the last attempt of `schedule` can be due, counted from the
+/// event, when every delay lands at the top of its jitter band and each
+/// attempt goes out when due: a window at least this long keeps every
+/// attempt inside it.
+pub fn latest_last_attempt(schedule: &[Duration], jitter: f64) -> Duration {
+    schedule.iter().sum::<Duration>().mul_f64(1.0 + jitter)
 }
 
 #[cfg(test)]
@@ -84,12 +103,12 @@ mod tests {
                 s(7200),
                 s(18000),
                 s(36000),
+                s(43200),
                 s(50400),
-                s(72000),
-                s(86400),
+                s(57600),
             ],
             jitter: 0.2,
-            max_age: s(4 * 86400),
+            max_age: s(72 * 3600),
             retry_after_cap: s(3600),
         }
     }
@@ -106,8 +125,23 @@ mod tests {
     fn a_retry_beyond_the_maximum_age_is_dead() {
         let p = standard();
         let mut rng = StdRng::seed_from_u64(1);
-        let nearly_four_days = ms(Duration::from_secs(4 * 86400 - 60));
-        assert_eq!(p.next(5, 0, nearly_four_days, None, &mut rng), Next::Dead);
+        let nearly_72_hours = ms(Duration::from_secs(72 * 3600 - 60));
+        assert_eq!(p.next(5, 0, nearly_72_hours, None, &mut rng), Next::Dead);
+    }
+
+    #[test]
+    fn the_first_retry_counts_the_first_attempts_delay_and_the_next() {
+        let s = |secs: u64| Duration::from_secs(secs);
+        assert_eq!(first_retry(&standard().schedule), s(5));
+        assert_eq!(first_retry(&[s(10), s(60), s(600)]), s(70));
+        assert_eq!(first_retry(&[s(0)]), s(0));
+    }
+
+    #[test]
+    fn the_standard_schedule_fits_its_window_at_the_top_of_the_jitter() {
+        let p = standard();
+        let latest = latest_last_attempt(&p.schedule, p.jitter);
+        assert!(latest <= p.max_age, "{latest:?} > {:?}", p.max_age);
     }
 
     #[test]
@@ -143,6 +177,20 @@ mod tests {
                 }
                 Next::Dead => prop_assert!(false, "attempt {attempt} of 10 must not be dead"),
             }
+        }
+
+        #[test]
+        fn every_attempt_made_when_due_lands_inside_the_window(seed: u64, created in 0i64..1_000_000_000) {
+            let p = standard();
+            let mut rng = StdRng::seed_from_u64(seed);
+            let mut now = created;
+            for attempt in 1..p.max_attempts() {
+                match p.next(attempt, created, now, None, &mut rng) {
+                    Next::At(at) => now = at,
+                    Next::Dead => prop_assert!(false, "attempt {} fell outside the window", attempt + 1),
+                }
+            }
+            prop_assert!(now - created <= ms(latest_last_attempt(&p.schedule, p.jitter)));
         }
 
         #[test]

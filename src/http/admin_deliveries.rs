@@ -35,7 +35,7 @@ pub struct OperatorFilters {
     /// The HTTP status of the last attempt.
     pub status_code: Option<i32>,
     /// The error category of the last attempt: `dns`, `connect`, `proxy`,
-    /// `tls`, `timeout`, `http_status`, `redirect`, `blocked`,
+    /// `tls`, `timeout`, `http_status`, `client_error`, `redirect`, `blocked`,
     /// `body_too_large`, `auth` or `internal`.
     #[param(value_type = Option<ErrorCategory>, inline)]
     pub category: Option<ErrorCategory>,

@@ -37,7 +37,7 @@ pub struct LastError {
     pub delivery_id: String,
     pub at: String,
     pub status_code: Option<i32>,
-    /// `dns`, `connect`, `proxy`, `tls`, `timeout`, `http_status`, `redirect`, `blocked`, `body_too_large`, `auth` or `internal`.
+    /// `dns`, `connect`, `proxy`, `tls`, `timeout`, `http_status`, `client_error`, `redirect`, `blocked`, `body_too_large`, `auth` or `internal`.
     pub error_category: String,
     pub error_detail: Option<String>,
 }

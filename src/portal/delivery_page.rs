@@ -87,7 +87,7 @@ fn attempts_table(attempts: &[AttemptOut], now_ms: i64) -> Markup {
         } @else {
             div.scroll {
                 table #attempts {
-                    tr { th { "#" } th { "Started" } th { "Answer" } th { "Detail" } th { "Duration" } th { "Remote address" } th { "Trigger" } th { "Response (redacted)" } }
+                    tr { th { "#" } th { "Started" } th { "Answer" } th { "Detail" } th { "Duration" } th { "Remote address" } th { "URL (redacted)" } th { "Next retry" } th { "Trigger" } th { "Response (redacted)" } }
                     @for a in attempts {
                         tr data-attempt=(a.id) {
                             td { (a.attempt_no) }
@@ -96,6 +96,11 @@ fn attempts_table(attempts: &[AttemptOut], now_ms: i64) -> Markup {
                             td.detail.wide { (a.error_detail.as_deref().unwrap_or("–")) }
                             td.duration { (a.latency_ms.map_or("–".to_string(), |l| format!("{l} ms"))) }
                             td.remote { code { (a.remote_addr.as_deref().unwrap_or("–")) } }
+                            td.url.wide {
+                                code { (a.url.as_deref().unwrap_or("–")) }
+                                @if let Some(l) = &a.location { br; "Location: " code.location { (l) } }
+                            }
+                            td.next-retry { (badge::time(now_ms, a.next_attempt_at.as_deref())) }
                             td { (a.trigger) }
                             td.excerpt {
                                 @if let Some(x) = a.response_excerpt.as_deref().filter(|x| !x.is_empty()) { pre { (x) } }

@@ -12,6 +12,10 @@ pub struct Claimed {
     /// Scheduled attempts so far: the position in the retry schedule.
     pub scheduled_attempts: u32,
     pub created_at: i64,
+    /// Where its delivery window starts: its event's creation (Unix ms).
+    /// An event written long before its fanout (a backlog) has less of
+    /// its window left when its deliveries are made.
+    pub window_from: i64,
     /// Set when this is a manual replay rather than a scheduled attempt.
     pub replay_id: Option<String>,
     /// This claim's number on its row (the delivery's, or the replay's):
@@ -29,7 +33,10 @@ pub struct Claimed {
 }
 
 /// The columns `claimed_row` reads.
-pub(super) const CLAIMED_COLUMNS: &str = "id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq, schema_version, ordering_key";
+/// The window starts at the event's creation; at the delivery's own when
+/// the event is gone.
+pub(super) const CLAIMED_COLUMNS: &str = "id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq, schema_version, ordering_key, \
+     COALESCE((SELECT o.created_at FROM outbox_event o WHERE o.event_id = delivery.event_id), delivery.created_at) AS window_from";
 
 pub(super) fn claimed_row(
     r: &sea_orm::QueryResult,
@@ -41,6 +48,7 @@ pub(super) fn claimed_row(
         attempt_count: u32::try_from(r.try_get::<i32>("", "attempt_count")?).unwrap_or(0),
         scheduled_attempts: u32::try_from(r.try_get::<i32>("", "scheduled_attempts")?).unwrap_or(0),
         created_at: r.try_get("", "created_at")?,
+        window_from: r.try_get("", "window_from")?,
         replay_id: None,
         claim_seq: r.try_get("", "claim_seq")?,
         lease_until,

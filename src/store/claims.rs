@@ -32,8 +32,9 @@ pub async fn claim_due(
          WHERE id IN (\
            SELECT id FROM delivery WHERE endpoint_id = ? AND state IN ('pending', 'failed', 'delivering') \
            AND next_attempt_at <= ?{fenced} ORDER BY next_attempt_at, id LIMIT ?{}) \
-         RETURNING id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq, schema_version, ordering_key",
-        skip_locked(backend)
+         RETURNING {}",
+        skip_locked(backend),
+        super::claimed::CLAIMED_COLUMNS
     );
     let mut values = vec![
         lease_until.into(),
@@ -134,8 +135,8 @@ pub async fn claim_replays(
         sql(
             backend,
             &format!(
-                "SELECT id, event_id, attempt_count, scheduled_attempts, created_at, claim_seq, schema_version, ordering_key \
-                 FROM delivery WHERE id IN ({})",
+                "SELECT {} FROM delivery WHERE id IN ({})",
+                super::claimed::CLAIMED_COLUMNS,
                 placeholders(ids.len())
             ),
             ids,

@@ -38,6 +38,16 @@ pub enum NextState {
     Unchanged,
 }
 
+impl NextState {
+    /// The retry this transition schedules, if any.
+    pub fn retry_at(self) -> Option<i64> {
+        match self {
+            NextState::RetryAt(at) => Some(at),
+            _ => None,
+        }
+    }
+}
+
 /// One attempt and the delivery's transition, written together.
 #[derive(Debug, Clone)]
 pub struct AttemptRecord {
@@ -54,6 +64,10 @@ pub struct AttemptRecord {
     pub error: Option<(ErrorCategory, String)>,
     pub excerpt: Option<String>,
     pub remote_addr: Option<String>,
+    /// The endpoint's URL it was sent to, redacted (`domain::redact_url`).
+    pub url: Option<String>,
+    /// A 3xx answer's `Location`, redacted.
+    pub location: Option<String>,
     pub next: NextState,
     /// The replay this attempt carried out, removed with the record.
     pub replay_id: Option<String>,
@@ -173,7 +187,7 @@ pub async fn record<C: ConnectionTrait>(
     // go in successive rounds, so each is counted and applied in order.
     let rounds = rounds_by_delivery(batch, |r| r.delivery_id.as_str());
     for chunk in rounds.iter().flat_map(|round| round.chunks(200)) {
-        let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 11);
+        let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 14);
         for r in chunk {
             values.extend([
                 r.id.clone().into(),
@@ -187,16 +201,19 @@ pub async fn record<C: ConnectionTrait>(
                 Value::from(r.error.as_ref().map(|e| e.1.clone())),
                 Value::from(r.excerpt.clone()),
                 Value::from(r.remote_addr.clone()),
+                Value::from(r.url.clone()),
+                Value::from(r.next.retry_at()),
+                Value::from(r.location.clone()),
             ]);
         }
-        let tuples = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
+        let tuples = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
         // An attempt whose delivery was deleted meanwhile (its endpoint
         // removed) is dropped rather than failing the whole batch.
         txn.execute_raw(sql(
             backend,
             &format!(
                 "INSERT INTO attempt (id, delivery_id, attempt_no, trigger, started_at, latency_ms, status_code, \
-                 error_category, error_detail, response_excerpt, remote_addr) \
+                 error_category, error_detail, response_excerpt, remote_addr, url, next_attempt_at, location) \
                  SELECT * FROM (VALUES {tuples}) AS v WHERE EXISTS (SELECT 1 FROM delivery d WHERE d.id = v.column2)"
             ),
             values,

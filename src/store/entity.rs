@@ -214,6 +214,14 @@ pub mod attempt {
         pub error_detail: Option<String>,
         pub response_excerpt: Option<String>,
         pub remote_addr: Option<String>,
+        /// The endpoint's URL when it was sent, redacted
+        /// (`domain::redact_url`); null for attempts recorded before it was kept.
+        pub url: Option<String>,
+        /// The retry it scheduled (Unix ms); null when it was the last, or
+        /// succeeded, or was a manual replay.
+        pub next_attempt_at: Option<i64>,
+        /// A 3xx answer's `Location`, redacted.
+        pub location: Option<String>,
     }
     no_relations!();
 }

@@ -59,6 +59,8 @@ pub struct Published<'a> {
     pub schema_version: u32,
     pub payload: &'a str,
     pub renditions: &'a Renditions,
+    /// When it was written (Unix ms): where its deliveries' window starts.
+    pub created_at: i64,
 }
 
 /// Which new deliveries to create already claimed, for this instance's own
@@ -269,6 +271,7 @@ pub async fn publish(
                 attempt_count: 0,
                 scheduled_attempts: 0,
                 created_at: now_ms,
+                window_from: events[r.event].created_at,
                 replay_id: None,
                 claim_seq: 1,
                 lease_until: preclaim.lease_until,

@@ -29,6 +29,7 @@ struct Unpublished {
     schema_version: String,
     payload: String,
     renditions: Option<String>,
+    created_at: i64,
     /// Read only when the claim is traced.
     trace: Option<TraceContext>,
 }
@@ -110,7 +111,7 @@ pub async fn claim_batch(
             backend,
             &format!(
                 "SELECT event_id, partner_id, type, subject_type, subject_id, schema_version, payload, renditions, \
-                 traceparent, tracestate FROM outbox_event WHERE published_at IS NULL ORDER BY created_at, event_id LIMIT ?{}",
+                 created_at, traceparent, tracestate FROM outbox_event WHERE published_at IS NULL ORDER BY created_at, event_id LIMIT ?{}",
                 skip_locked(backend)
             ),
             vec![i64::from(limit).into()],
@@ -125,6 +126,7 @@ pub async fn claim_batch(
                 schema_version: r.try_get("", "schema_version")?,
                 payload: r.try_get("", "payload")?,
                 renditions: r.try_get("", "renditions")?,
+                created_at: r.try_get("", "created_at")?,
                 trace: match traced {
                     true => {
                         let parent: Option<String> = r.try_get("", "traceparent")?;
@@ -164,6 +166,7 @@ pub async fn claim_batch(
             schema_version: c.version,
             payload: &e.payload,
             renditions: &c.renditions,
+            created_at: e.created_at,
         })
         .collect();
     let mut fanout = if published.is_empty() {

@@ -73,7 +73,8 @@ pub async fn resume(
     Ok((resumed, dead))
 }
 
-/// Paused deliveries older than `max_age_ms` are dead; returns how many
+/// Paused deliveries whose event is older than `max_age_ms` (the delivery
+/// window) are dead; returns how many
 /// (at most one bounded batch).
 pub async fn expire(
     db: &impl ConnectionTrait,
@@ -86,7 +87,8 @@ pub async fn expire(
             &format!(
                 "UPDATE delivery SET state = 'dead', reason = ?, updated_at = ?, holding = {HOLD_IF_ORDERED} WHERE id IN \
                  (SELECT id FROM delivery WHERE endpoint_id IN (SELECT id FROM endpoint WHERE status <> 'active') \
-                 AND state = 'paused' AND created_at < ? LIMIT 1000)"
+                 AND state = 'paused' AND COALESCE((SELECT o.created_at FROM outbox_event o \
+                 WHERE o.event_id = delivery.event_id), delivery.created_at) < ? LIMIT 1000)"
             ),
             vec![
                 Value::from(PAST_MAX_AGE),

@@ -99,7 +99,7 @@ async fn a_paused_delivery_resumes_at_once_when_its_endpoint_is_enabled(backend:
 #[both_backends]
 async fn a_delivery_paused_past_its_maximum_age_is_dead_with_the_reason(backend: Backend) {
     let (app, _key, _receiver, _id, event) = paused_by_a_disable(backend).await;
-    app.advance(Duration::from_secs(4 * 86_400 - 60));
+    app.advance(Duration::from_secs(72 * 3600 - 60));
     stays_quiet(QUIET, || async {
         let (state, _) = state(&app, &event).await;
         (state != "paused").then(|| format!("within its maximum age it became {state}"))

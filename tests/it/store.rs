@@ -65,6 +65,8 @@ async fn each_attempt_record_is_stored_and_counted_exactly_once(backend: Backend
         error: None,
         excerpt: None,
         remote_addr: None,
+        url: None,
+        location: None,
         next: NextState::Delivered,
         ordered: false,
         replay_id: None,

@@ -3,7 +3,11 @@
 
 use maud::{Markup, html};
 
-use super::{Forms, Nav, csrf_field, href, object_page, pager::keyset_links, when::when};
+use super::{
+    Forms, Nav, csrf_field, href, object_page,
+    pager::keyset_links,
+    when::{when, when_or_dash},
+};
 use crate::{
     dashboard::paging::Keyset,
     store::{audit::Recorded, entity::attempt, scoped::DeliveryRow},
@@ -26,14 +30,17 @@ fn dash<T: ToString>(v: Option<T>) -> String {
 }
 
 /// Attempts as a table: when, (which delivery,) the trigger, the error
-/// category, the HTTP status, the latency, the detail and the response
-/// excerpt (credentials were redacted before it was stored).
+/// category, the HTTP status, the latency, where it went (the URL at the
+/// time, and a redirect's `Location`), the retry it scheduled, the detail
+/// and the response excerpt (credentials were redacted before any of it
+/// was stored).
 pub fn attempts_table(attempts: &[attempt::Model], with_delivery: bool, now_ms: i64) -> Markup {
     html! {
         table #attempts {
             thead { tr {
                 th { "Started" } @if with_delivery { th { "Delivery" } } th { "No." } th { "Trigger" }
-                th { "Category" } th { "Status" } th { "Latency" } th { "Address" } th { "Detail" }
+                th { "Category" } th { "Status" } th { "Latency" } th { "Address" } th { "URL (redacted)" }
+                th { "Next retry" } th { "Detail" }
                 th { "Response excerpt (redacted)" }
             } }
             tbody {
@@ -49,11 +56,16 @@ pub fn attempts_table(attempts: &[attempt::Model], with_delivery: bool, now_ms: 
                         td.num.status-code { (dash(a.status_code)) }
                         td.num.latency { (dash(a.latency_ms.map(|l| format!("{l} ms")))) }
                         td { (a.remote_addr.as_deref().unwrap_or("–")) }
+                        td.wrap.url {
+                            code { (a.url.as_deref().unwrap_or("–")) }
+                            @if let Some(l) = &a.location { br; "Location: " code.location { (l) } }
+                        }
+                        td.next-retry { (when_or_dash(now_ms, a.next_attempt_at)) }
                         td.wrap { (a.error_detail.as_deref().unwrap_or("")) }
                         td.wrap.excerpt { (a.response_excerpt.as_deref().unwrap_or("")) }
                     }
                 }
-                @if attempts.is_empty() { tr { td colspan="10" { "No attempts yet." } } }
+                @if attempts.is_empty() { tr { td colspan="12" { "No attempts yet." } } }
             }
         }
     }

@@ -58,11 +58,12 @@ impl EndpointActor {
                 Vec::new()
             };
             let full = claimed.len() + scheduled.len() == limit as usize;
-            // Deliveries that waited past their maximum age (an endpoint
-            // disabled for too long) are dead without another attempt.
+            // Deliveries past their window (an endpoint disabled for too
+            // long, an event that waited in a backlog) are dead without
+            // another attempt.
             let (expired, scheduled): (Vec<Claimed>, Vec<Claimed>) = scheduled
                 .into_iter()
-                .partition(|c| shared.retry.expired(c.created_at, now));
+                .partition(|c| shared.retry.expired(c.window_from, now));
             if !expired.is_empty() {
                 let ids: Vec<String> = expired.into_iter().map(|c| c.id).collect();
                 store::claims::expire(&shared.db, &ids, now).await?;

@@ -83,13 +83,20 @@ impl Handler<Take> for EndpointActor {
     type Result = ();
     fn handle(&mut self, msg: Take, ctx: &mut Context<Self>) {
         self.seq = msg.seq;
+        let now = self.shared.clock.now_ms();
+        // Deliveries of events already past their window (a backlog fanned
+        // out late) go back as rows: the claim finds them dead, unsent.
+        let (expired, jobs): (Vec<Job>, Vec<Job>) = msg
+            .jobs
+            .into_iter()
+            .partition(|j| self.shared.retry.expired(j.claimed.window_from, now));
+        self.release(ctx, expired, now);
         if self.rows_first.on() {
             // Older deliveries wait as rows: these go behind them, and the
             // claims take them all in the database's order.
-            let now = self.shared.clock.now_ms();
-            self.release(ctx, msg.jobs, now);
+            self.release(ctx, jobs, now);
         } else {
-            for job in msg.jobs {
+            for job in jobs {
                 self.due.hold(&job.claimed);
                 self.queue.push_back(job);
             }

@@ -32,6 +32,9 @@ impl EndpointActor {
         let slot = self.client.clone();
         let started_at = shared.clock.now_ms();
         self.last_sent_at = started_at;
+        // Where this attempt goes, kept with its record: settings reloaded
+        // while it is in flight do not change where it went.
+        let sent_to = loaded.endpoint.url.clone();
         let attempt = async move {
             let observed =
                 crate::delivery::traced::attempt(&shared, &resolver, &slot, &loaded, &job).await;
@@ -44,7 +47,7 @@ impl EndpointActor {
                     act.in_flight -= 1;
                     act.shared.activity.request_ended();
                     match observed {
-                        Some(observed) => act.finish(ctx, observed, job, started_at),
+                        Some(observed) => act.finish(ctx, observed, job, (started_at, &sent_to)),
                         None => {
                             let now = act.shared.clock.now_ms();
                             act.release(ctx, vec![job], now);
@@ -115,7 +118,14 @@ impl EndpointActor {
 
     /// Decides the delivery's next state and sends its record; what the
     /// record makes known (a retry time, a 410) is acted on once it is durable.
-    fn finish(&mut self, ctx: &mut Context<Self>, observed: Observed, job: Job, started_at: i64) {
+    /// `sent`: when the attempt started, and the URL it went to.
+    fn finish(
+        &mut self,
+        ctx: &mut Context<Self>,
+        observed: Observed,
+        job: Job,
+        (started_at, sent_to): (i64, &str),
+    ) {
         let now = self.shared.clock.now_ms();
         let gone = observed.outcome == Outcome::Gone;
         let took_ms = observed.latency.as_secs_f64() * 1000.0;
@@ -137,11 +147,17 @@ impl EndpointActor {
             manual,
             &self.shared.retry,
             job.claimed.scheduled_attempts + 1,
-            job.claimed.created_at,
+            job.claimed.window_from,
             now,
             &mut self.rng,
         );
-        let record = attempt_record(&self.id, &job.claimed, &observed, started_at, next);
+        let record = attempt_record(
+            (&self.id, Some(sent_to)),
+            &job.claimed,
+            &observed,
+            started_at,
+            next,
+        );
         // The circuit goes to the endpoint row with the record, when it changed.
         let saved = self.circuit.save(now);
         let circuit = (self.saved != Some(saved)).then_some((self.epoch, saved));

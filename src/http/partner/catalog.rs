@@ -7,6 +7,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::catalog::PublishedType;
+use crate::domain::outcome;
 use crate::http::{
     AppState, auth,
     problem::{Errors, Problem},
@@ -47,7 +48,32 @@ pub struct Limits {
     pub max_secret_overlap_seconds: u64,
     /// Attempts per delivery, and the delay before each.
     pub retry_schedule_seconds: Vec<u64>,
+    /// The delivery window: no scheduled attempt starts later than this
+    /// after the event was created (`delivery_window_from`).
     pub max_delivery_age_seconds: u64,
+    /// Where the window starts: `event_created`, the event's creation (not
+    /// when its deliveries were made). A manual replay or recover is one
+    /// attempt, requested now, and is not held to it.
+    pub delivery_window_from: String,
+    /// How an attempt the receiver refused with a 4xx is retried.
+    pub client_error: ClientErrorPolicy,
+}
+
+/// The retry policy of the `client_error` category.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ClientErrorPolicy {
+    /// The 4xx statuses that are not `client_error`: 410 stops the
+    /// delivery and disables the endpoint; the rest are `http_status`
+    /// and honour `Retry-After`.
+    pub other_4xx: Vec<u16>,
+    /// `schedule`: every other 4xx is retried on the same schedule, within
+    /// the same window, as any failure (a receiver usually fixes its
+    /// configuration, and the event should then arrive).
+    pub retries: String,
+    /// Attempts at most, the first included (the schedule's length).
+    pub max_attempts: usize,
+    /// Always false: a `Retry-After` on a `client_error` answer is ignored.
+    pub honours_retry_after: bool,
 }
 
 /// Every event type with its description, sensitivity note, and each
@@ -72,6 +98,9 @@ pub async fn limits(req: HttpRequest, state: web::Data<AppState>) -> Result<Http
     auth::partner(&req, &state).await?;
     let c = &state.shared.config;
     let days = |d: std::time::Duration| d.as_secs() / 86_400;
+    let mut other_4xx: Vec<u16> = outcome::RETRYABLE_CLIENT_STATUSES.into();
+    other_4xx.push(410);
+    other_4xx.sort_unstable();
     Ok(HttpResponse::Ok().json(Limits {
         retention: Retention {
             events_days: days(c.retention.events),
@@ -91,5 +120,12 @@ pub async fn limits(req: HttpRequest, state: web::Data<AppState>) -> Result<Http
         max_secret_overlap_seconds: c.api.max_secret_overlap.as_secs(),
         retry_schedule_seconds: c.delivery.schedule.iter().map(|d| d.as_secs()).collect(),
         max_delivery_age_seconds: c.delivery.max_age.as_secs(),
+        delivery_window_from: "event_created".into(),
+        client_error: ClientErrorPolicy {
+            other_4xx,
+            retries: "schedule".into(),
+            max_attempts: c.delivery.schedule.len(),
+            honours_retry_after: false,
+        },
     }))
 }

@@ -99,13 +99,23 @@ pub struct AttemptOut {
     /// Null when no status was read, including an `http_status` failure whose
     /// response head was too large to parse.
     pub status_code: Option<i32>,
-    /// `dns`, `connect`, `proxy`, `tls`, `timeout`, `http_status`, `redirect`, `blocked`, `body_too_large`, `auth` or `internal`.
+    /// `dns`, `connect`, `proxy`, `tls`, `timeout`, `http_status`, `client_error`, `redirect`, `blocked`, `body_too_large`, `auth` or `internal`.
+    /// `client_error`: a 4xx other than 408, 410, 425 and 429, a persistent receiver error.
     #[schema(value_type = Option<crate::domain::outcome::ErrorCategory>, inline)]
     pub error_category: Option<String>,
     pub error_detail: Option<String>,
     /// At most 1 KiB of the response, with credentials redacted.
     pub response_excerpt: Option<String>,
     pub remote_addr: Option<String>,
+    /// The endpoint's URL when the attempt was sent (it may have changed
+    /// since), without userinfo and with secret query values `redacted`, at
+    /// most 1 KiB. Null for attempts recorded before hookd kept it.
+    pub url: Option<String>,
+    /// When the retry this attempt scheduled is due; null when it was the
+    /// last attempt, succeeded, or was a manual replay.
+    pub next_attempt_at: Option<String>,
+    /// A 3xx answer's `Location` (not followed), redacted like `url`.
+    pub location: Option<String>,
 }
 
 impl From<attempt::Model> for AttemptOut {
@@ -121,6 +131,9 @@ impl From<attempt::Model> for AttemptOut {
             error_detail: a.error_detail,
             response_excerpt: a.response_excerpt,
             remote_addr: a.remote_addr,
+            url: a.url,
+            next_attempt_at: a.next_attempt_at.map(time),
+            location: a.location,
         }
     }
 }

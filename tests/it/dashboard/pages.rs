@@ -253,6 +253,16 @@ browser_test!(
             texts(&mut page, "#attempts .category").await,
             ["http_status"]
         );
+        let urls = texts(&mut page, "#attempts .url code").await;
+        assert!(
+            urls.len() == 1 && urls[0].starts_with("http://127.0.0.1:"),
+            "the URL the attempt went to: {urls:?}"
+        );
+        let next = texts(&mut page, "#attempts .next-retry").await;
+        assert!(
+            next.len() == 1 && next[0] != "–",
+            "the failed attempt shows the retry it scheduled: {next:?}"
+        );
         assert_eq!(
             attributes(&mut page, "form#replay", "method").await,
             ["post"]

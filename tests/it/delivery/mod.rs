@@ -5,6 +5,10 @@
 //!
 //! - `signing`: what a delivery and its retries look like on the wire;
 //! - `responses`: what the receiver's status does to a delivery;
+//! - `client_errors`: a 4xx that is a persistent receiver error, through
+//!   its retries;
+//! - `facts`: what each attempt keeps (its URL, its next retry, a redirect);
+//! - `window`: the delivery window, counted from the event;
 //! - `network`: failures without an answer, and blocked destinations;
 //! - `handshakes`: TCP and TLS handshakes that never complete;
 //! - `bodies`: the response body's read cap and its stored excerpt;
@@ -27,6 +31,8 @@ use crate::harness::{
 
 mod bodies;
 mod circuit;
+mod client_errors;
+mod facts;
 mod flow;
 mod handshakes;
 mod held;
@@ -37,6 +43,7 @@ mod retention;
 mod retry_after;
 mod schedule;
 mod signing;
+mod window;
 
 /// `usage.finalized` data (its latest version, 2) numbered `n`.
 fn usage(n: u32) -> serde_json::Value {

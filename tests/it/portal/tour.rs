@@ -266,6 +266,16 @@ tour_test!(
             remote.starts_with("127.0.0.1:"),
             "the address answered from: {remote}"
         );
+        let url = text(&mut t.page, "#attempts td.url").await;
+        assert!(
+            url.starts_with("http://127.0.0.1:"),
+            "the URL the attempt went to: {url}"
+        );
+        let next = text(&mut t.page, "#attempts td.next-retry").await;
+        assert!(
+            next != "–",
+            "the retry the failed attempt scheduled: {next}"
+        );
         assert_eq!(
             text(&mut t.page, "#attempts td.excerpt").await,
             "upstream exploded"

@@ -67,6 +67,15 @@ async fn a_delivery_found_by_the_cli_shows_its_event_and_attempts() {
     let detail = bed.cli_json(&["delivery", "get", &delivery]).await;
     assert_eq!(detail["attempts"][0]["status_code"], 200, "{detail}");
     assert_eq!(detail["event_id"], json!(event), "{detail}");
+    let moved = json!(format!("{}/moved", bed.receiver.url()));
+    assert_eq!(
+        detail["attempts"][0]["url"], moved,
+        "the attempt keeps the URL it went to: {detail}"
+    );
+    let listed = bed
+        .cli_json(&["delivery", "attempts", "--delivery", &delivery])
+        .await;
+    assert_eq!(listed["data"][0]["url"], moved, "{listed}");
 }
 
 #[actix_rt::test]
