@@ -17,6 +17,7 @@ pub mod receiver_auth;
 pub mod renditions;
 pub mod retry;
 pub mod scorecard;
+pub mod secret_screen;
 pub mod strict_json;
 pub mod subscription;
 pub mod token_bucket;
