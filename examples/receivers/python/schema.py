@@ -15,9 +15,6 @@ import json
 import re
 from pathlib import Path
 
-# Beside hookd's source: examples/receivers/python/ -> config/catalog/.
-DEFAULT_CATALOG = Path(__file__).resolve().parents[3] / "config" / "catalog"
-
 TYPES = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
@@ -30,12 +27,17 @@ TYPES = {
 
 
 def load(directory: str | None) -> dict[tuple[str, int], dict]:
-    """Every schema of the catalog in `directory`, by (type, version)."""
+    """Every schema of the catalog in `directory` (default: config/catalog/ in
+    hookd's source, beside this example), by (type, version)."""
+    if not directory:
+        directory = Path(__file__).resolve().parents[3] / "config" / "catalog"
     schemas = {}
-    for path in sorted(Path(directory or DEFAULT_CATALOG).glob("*.json")):
+    for path in sorted(Path(directory).glob("*.json")):
         definition = json.loads(path.read_text())
         for version in definition["versions"]:
             schemas[(definition["type"], version["version"])] = version["schema"]
+    if not schemas:
+        raise SystemExit(f"CATALOG_DIR: no catalog files (*.json) in {directory}")
     return schemas
 
 
