@@ -96,6 +96,24 @@ mod tests {
     }
 
     #[test]
+    fn a_field_added_to_a_closed_schema_comes_in_a_version_that_projects_onto_the_old_one() {
+        let catalog = super::get();
+        let usage = catalog.get("usage.finalized").expect("bundled");
+        let (v1, v2) = (usage.version(1).expect("v1"), usage.version(2).expect("v2"));
+        assert!(
+            catalog.check("usage.finalized", 1, &v2.example).is_err(),
+            "v1 is closed: v2's new fields are not v1 data"
+        );
+        let projected = crate::catalog::project::project(&v1.schema, &v2.example);
+        assert_eq!(
+            catalog.check("usage.finalized", 1, &projected),
+            Ok(()),
+            "projected onto v1 (what an endpoint pinned to v1 gets) it is v1 data"
+        );
+        assert_eq!(v2.compatible_with, [1]);
+    }
+
+    #[test]
     fn a_bundled_reseller_type_refuses_a_field_its_schema_does_not_declare() {
         let catalog = super::get();
         let mut data = catalog

@@ -61,6 +61,15 @@ async fn a_key_in_data_is_refused_by_pointer_and_rule_and_nothing_is_stored_or_s
         !text.contains(&live_key()),
         "the answer repeats the key: {text}"
     );
+    // A producer's rendition for older endpoints is screened the same way.
+    let rendition = json!({"type": "made.up", "partner_id": app.partner_id, "data": {"n": 1},
+                           "renditions": {"1": {"api_key": live_key()}}});
+    let (status, body) = app.post_events(&rendition).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        body["errors"][0]["pointer"], "/renditions/1/api_key",
+        "{body}"
+    );
     assert_eq!(stored(&app).await, 0, "nothing is stored");
     receiver.stays_at(0).await;
 }
