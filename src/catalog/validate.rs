@@ -1,5 +1,7 @@
 //! Checking `data` against a compiled schema: the errors, each with the JSON
-//! pointer of the value that failed, at most `MAX_ERRORS` of them.
+//! pointer of the value that failed, at most `MAX_ERRORS` of them. A field a
+//! closed schema does not declare is pointed to itself (`/api_key`), not to
+//! the object that holds it.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -39,11 +41,34 @@ pub(super) fn errors(validator: &jsonschema::Validator, data: &Value) -> Option<
     }
     let errors: Vec<DataError> = validator
         .iter_errors(data)
-        .take(MAX_ERRORS)
-        .map(|e| DataError {
-            pointer: e.instance_path().as_str().to_string(),
-            message: e.to_string(),
+        .flat_map(|e| {
+            let at = e.instance_path().as_str().to_string();
+            match e.kind() {
+                jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => {
+                    unexpected
+                        .iter()
+                        .map(|name| undeclared(&at, name))
+                        .collect()
+                }
+                _ => vec![DataError {
+                    pointer: at,
+                    message: e.to_string(),
+                }],
+            }
         })
+        .take(MAX_ERRORS)
         .collect();
     Some(errors)
+}
+
+/// The field `name` of the object at `at`, which its schema does not declare.
+fn undeclared(at: &str, name: &str) -> DataError {
+    // RFC 6901: `~` and `/` inside a name are escaped.
+    let escaped = name.replace('~', "~0").replace('/', "~1");
+    DataError {
+        pointer: format!("{at}/{escaped}"),
+        message: format!(
+            "`{name}` is not a field of this schema (it is closed: additionalProperties is false)"
+        ),
+    }
 }

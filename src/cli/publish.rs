@@ -22,7 +22,9 @@ pub async fn publish(ctx: &Ctx, file: Option<&Path>, json: bool) -> anyhow::Resu
     let body = read_file_or_stdin(file)?;
     let catalog = ctx.catalog()?;
     let now = ctx.now();
-    let parsed = ingest::parse_request(body.as_bytes(), now, &ctx.config.ingest, &catalog)
+    let config = &ctx.config;
+    let screen = &config.payload.screen;
+    let parsed = ingest::parse_request(body.as_bytes(), now, &config.ingest, &catalog, screen)
         .map_err(refused)?;
     ingest::partners_exist(&ctx.db, &parsed)
         .await

@@ -21,6 +21,7 @@ mod http;
 mod keys;
 mod load;
 mod notify;
+mod payload;
 mod proxy;
 mod suggest;
 mod telemetry;
@@ -44,6 +45,7 @@ pub use http::{HttpConfig, Origin};
 pub use keys::env_name;
 pub use notify::{NotifyConfig, SmtpConfig};
 use notify::{RawNotify, RawSmtp};
+pub use payload::PayloadConfig;
 pub use proxy::{ProxyCredentials, ProxyHost, ProxyUrl, ProxyUrlError};
 use telemetry::RawTelemetry;
 pub use telemetry::TelemetryConfig;
@@ -73,6 +75,7 @@ struct Raw {
     smtp: RawSmtp,
     notify: RawNotify,
     telemetry: RawTelemetry,
+    payload: payload::RawPayload,
 }
 
 #[derive(Debug, Deserialize, Serialize)]
@@ -162,6 +165,7 @@ pub struct Config {
     pub smtp: Option<SmtpConfig>,
     pub notify: NotifyConfig,
     pub telemetry: TelemetryConfig,
+    pub payload: PayloadConfig,
 }
 
 #[derive(Debug, Clone)]
@@ -403,6 +407,7 @@ impl Raw {
             smtp,
             notify,
             telemetry: self.telemetry.validate(otel)?,
+            payload: self.payload.validate()?,
         })
     }
 }

@@ -321,3 +321,66 @@ fn the_variables_of_other_tools_do_not_stop_the_start() {
     )
     .expect("tolerated variables are not configuration");
 }
+
+#[test]
+fn payload_patterns_and_allowances_are_checked_at_start_and_name_their_entry() {
+    for (key, value, named) in [
+        (
+            "HOOKD_PAYLOAD__PATTERNS",
+            r#"["internal-key:ik_[a-z"]"#,
+            "payload.patterns[0]",
+        ),
+        (
+            "HOOKD_PAYLOAD__PATTERNS",
+            r#"["no colon here"]"#,
+            "payload.patterns[0]",
+        ),
+        (
+            "HOOKD_PAYLOAD__PATTERNS",
+            r#"["Internal Key:ik_"]"#,
+            "payload.patterns[0]",
+        ),
+        (
+            "HOOKD_PAYLOAD__PATTERNS",
+            r#"["json-web-token:x"]"#,
+            "payload.patterns[0]",
+        ),
+        (
+            "HOOKD_PAYLOAD__ALLOW",
+            r#"["balance.updated:/data/x", "balance.updated"]"#,
+            "payload.allow[1]",
+        ),
+        (
+            "HOOKD_PAYLOAD__ALLOW",
+            r#"["balance.updated:/subject/id"]"#,
+            "payload.allow[0]",
+        ),
+    ] {
+        let err = Config::load(None, env(&[(key, value)])).expect_err(value);
+        assert!(err.to_string().contains(named), "{value}: {err}");
+    }
+}
+
+#[test]
+fn payload_patterns_and_allowances_that_parse_reach_the_screen() {
+    let c = Config::load(
+        None,
+        env(&[
+            (
+                "HOOKD_PAYLOAD__PATTERNS",
+                r#"["internal-key:\\bik_[a-z0-9]{12}\\b"]"#,
+            ),
+            ("HOOKD_PAYLOAD__ALLOW", r#"["a.b:/data/fixture"]"#),
+        ]),
+    )
+    .expect("valid payload settings load");
+    let data = serde_json::json!({"note": "ik_0a1b2c3d4e5f", "fixture": "ik_0a1b2c3d4e5f"});
+    let found = c.payload.screen.screen("a.b", &data);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].pointer.as_str(), found[0].rule.as_str()),
+        ("/note", "internal-key")
+    );
+    let off = Config::load(None, env(&[("HOOKD_PAYLOAD__SECRET_SCREEN", "false")])).expect("loads");
+    assert_eq!(off.payload.screen.screen("a.b", &data), []);
+}

@@ -20,6 +20,7 @@ pub mod retry;
 pub mod role;
 pub mod scorecard;
 pub mod secret_names;
+pub mod secret_screen;
 pub mod strict_json;
 pub mod subscription;
 pub mod token_bucket;

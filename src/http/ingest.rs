@@ -17,6 +17,7 @@ use crate::{
     delivery::fresh,
     domain::{
         event::{EventInput, FieldError, FieldErrorKind, NewEvent, envelope_json},
+        secret_screen::SecretScreen,
         trace::TraceContext,
     },
     store::{self, keys::Role},
@@ -36,23 +37,27 @@ pub struct Parsed {
 
 /// Parses and validates the request into events, deduplicating repeats of
 /// the same event within the batch; `true` with them if it was a batch.
-/// Pure: the fuzz example drives it with arbitrary bodies.
+/// Pure: the fuzz example drives it with arbitrary bodies. The secret
+/// screen is the bundled one.
 pub fn parse(
     body: &[u8],
     now_ms: i64,
     limits: &IngestConfig,
     catalog: &Catalog,
 ) -> Result<(Vec<NewEvent>, bool), Problem> {
-    parse_request(body, now_ms, limits, catalog).map(|p| (p.events, p.batch))
+    parse_request(body, now_ms, limits, catalog, SecretScreen::bundled())
+        .map(|p| (p.events, p.batch))
 }
 
-/// [`parse`], keeping each event's place in the request. Every refused
-/// event is reported, not only the first (see [`Problem::of_many`]).
+/// [`parse`], keeping each event's place in the request, with the
+/// configured secret screen. Every refused event is reported, not only the
+/// first (see [`Problem::of_many`]).
 pub fn parse_request(
     body: &[u8],
     now_ms: i64,
     limits: &IngestConfig,
     catalog: &Catalog,
+    screen: &SecretScreen,
 ) -> Result<Parsed, Problem> {
     let batch = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
     body::strict(body).map_err(|mut p| {
@@ -103,6 +108,9 @@ pub fn parse_request(
     for (i, item) in items.into_iter().enumerate() {
         let index = batch.then_some(i);
         let event = read_event(item, index).and_then(|input| {
+            // Screened before its schema is checked: a schema's message may
+            // quote the value, a screen's refusal never does.
+            screen_secrets(&input, screen, index)?;
             input
                 .validate(now_ms, limits.max_payload_bytes, catalog)
                 .map_err(|e| refusal(e, index))
@@ -171,6 +179,40 @@ fn listed(p: Problem, field: &str) -> Refusal {
         message: p.detail.clone(),
     };
     (p, vec![error])
+}
+
+/// Refuses an event whose `data` (or a rendition of it) holds what looks
+/// like a secret, naming each pointer and rule, never the value. Malformed
+/// `data` is left to [`EventInput::validate`] to refuse.
+fn screen_secrets(
+    input: &EventInput,
+    screen: &SecretScreen,
+    index: Option<usize>,
+) -> Result<(), Refusal> {
+    let at = index.map(|i| format!("events[{i}].")).unwrap_or_default();
+    let Some(event_type) = input.event_type.as_deref() else {
+        return Ok(());
+    };
+    let renditions = input.renditions.iter().flatten();
+    let parts = input.data.iter().map(|d| (format!("{at}data"), d));
+    let parts = parts.chain(renditions.map(|(v, d)| (format!("{at}renditions.{v}"), d)));
+    let mut found = Vec::new();
+    for (field, raw) in parts {
+        if let Ok(value) = serde_json::from_str(raw.get()) {
+            let prefix = body::pointer(&field);
+            let hits = screen.screen(event_type, &value);
+            found.extend(
+                hits.into_iter()
+                    .map(|f| (format!("{prefix}{}", f.pointer), f.rule)),
+            );
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    let p = Problem::secret_in_data(format!("{at}data"), found);
+    let errors = p.errors.clone().unwrap_or_default();
+    Err((p, errors))
 }
 
 /// The answer to one event's refusal; `index` is its place in a batch.
@@ -383,11 +425,13 @@ async fn ingest_in(
     let http = &state.shared.config.http;
     let body = body::read(&req, payload, http.max_body_bytes, http.body_timeout).await?;
     let now_ms = state.shared.clock.now_ms();
+    let config = &state.shared.config;
     let parsed = parse_request(
         &body,
         now_ms,
-        &state.shared.config.ingest,
+        &config.ingest,
         &state.shared.catalog,
+        &config.payload.screen,
     )?;
     partners_exist(&state.shared.db, &parsed).await?;
     let Parsed {

@@ -104,7 +104,7 @@ async fn a_fast_path_commit_sends_no_outbox_notice_and_another_writers_event_doe
     let event = hookd::outbox::Event::new(
         "balance.updated",
         &app.partner_id,
-        json!({"n": 2, "customer_id": "cus_204", "currency": "USD", "balance": "1.00"}),
+        json!({"customer_id": "cus_2", "currency": "USD", "balance": "1.00"}),
     );
     hookd::outbox::enqueue(&txn, event)
         .await

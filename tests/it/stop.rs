@@ -129,7 +129,7 @@ async fn a_stop_lets_attempts_in_flight_finish_and_records_each_once(backend: Ba
     let events: Vec<String> = (0..IN_FLIGHT)
             .map(|i| {
                 format!(
-                    r#"{{"type":"balance.updated","partner_id":"{partner}","data":{{"n":{i},"customer_id":"cus_204","currency":"USD","balance":"1.00"}}}}"#
+                    r#"{{"type":"balance.updated","partner_id":"{partner}","data":{{"customer_id":"cus_{i}","currency":"USD","balance":"1.00"}}}}"#
                 )
             })
             .collect();

@@ -25,6 +25,8 @@ type config struct {
 	secrets []string
 	addr    string
 	db      string
+	// The directory of hookd's catalog files `data` is validated against.
+	catalog string
 }
 
 func configFromEnv() (config, error) {
@@ -43,6 +45,7 @@ func configFromEnv() (config, error) {
 		secrets: secrets,
 		addr:    net.JoinHostPort(getenv("HOST", "127.0.0.1"), port),
 		db:      getenv("INBOX_DB", "inbox.db"),
+		catalog: getenv("CATALOG_DIR", "../../../config/catalog"),
 	}, nil
 }
 
@@ -63,14 +66,18 @@ func main() {
 	if err != nil {
 		log.Fatalf("WEBHOOK_SECRETS: %v", err)
 	}
-	if err := run(cfg, verifier); err != nil {
+	schemas, err := LoadSchemas(cfg.catalog)
+	if err != nil {
+		log.Fatalf("CATALOG_DIR: %v", err)
+	}
+	if err := run(cfg, verifier, schemas); err != nil {
 		log.Fatal(err)
 	}
 }
 
 // run serves until SIGINT or SIGTERM. What is stored and not yet applied
 // stays pending in the inbox and is applied at the next start.
-func run(cfg config, verifier *Verifier) error {
+func run(cfg config, verifier *Verifier, schemas *Schemas) error {
 	inbox, err := OpenInbox(cfg.db)
 	if err != nil {
 		return fmt.Errorf("opening the inbox %s: %w", cfg.db, err)
@@ -87,7 +94,7 @@ func run(cfg config, verifier *Verifier) error {
 	}()
 
 	mux := http.NewServeMux()
-	mux.Handle("/webhooks", &webhooks{verifier: verifier, inbox: inbox, wake: wake})
+	mux.Handle("/webhooks", &webhooks{verifier: verifier, schemas: schemas, inbox: inbox, wake: wake})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -18,6 +20,7 @@ const maxBody = 1 << 20
 // verify, store, answer, then wake the worker that applies.
 type webhooks struct {
 	verifier *Verifier
+	schemas  *Schemas
 	inbox    *Inbox
 	wake     chan<- struct{}
 }
@@ -48,7 +51,9 @@ func (h *webhooks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var event struct {
-		Type *string `json:"type"`
+		Type          *string         `json:"type"`
+		SchemaVersion int             `json:"schema_version"`
+		Data          json.RawMessage `json:"data"`
 	}
 	if !utf8.Valid(body) || !json.Valid(body) {
 		http.Error(w, "the body is not JSON", http.StatusBadRequest)
@@ -56,6 +61,16 @@ func (h *webhooks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if json.Unmarshal(body, &event) != nil || event.Type == nil {
 		http.Error(w, "the body is not an event", http.StatusBadRequest)
+		return
+	}
+	// 422 and nothing stored: `data` does not match the published schema
+	// of its type and version, so this code was not built for it. hookd
+	// retries; the attempt's excerpt says where.
+	if problems := h.schemas.Check(*event.Type, event.SchemaVersion, event.Data); len(problems) > 0 {
+		log.Printf("refused %q: %v", webhookID, problems)
+		message := fmt.Sprintf("data does not match the schema of %s v%d: %s",
+			*event.Type, event.SchemaVersion, strings.Join(problems, "; "))
+		http.Error(w, message, http.StatusUnprocessableEntity)
 		return
 	}
 

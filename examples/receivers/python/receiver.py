@@ -2,6 +2,9 @@
 
     WEBHOOK_SECRETS=whsec_… INBOX_DB=inbox.db PORT=8000 python3 receiver.py
 
+CATALOG_DIR is the directory of hookd's catalog files `data` is validated
+against (default: config/catalog/ beside this example in hookd's source).
+
 POST /webhooks takes the events; GET /healthz answers 200. See README.md.
 """
 
@@ -20,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from standardwebhooks import Webhook, WebhookVerificationError
 
 import inbox
+import schema
 
 log = logging.getLogger("receiver")
 
@@ -43,6 +47,8 @@ class Config:
         self.host = env.get("HOST", "127.0.0.1")
         self.port = int(env.get("PORT", "8000"))
         self.db = env.get("INBOX_DB", "inbox.db")
+        # The published schemas, by (type, version), read once at start.
+        self.schemas = schema.load(env.get("CATALOG_DIR"))
 
 
 class Rejected(Exception):
@@ -77,6 +83,22 @@ def verify(verifiers: list[Webhook], body: bytes, headers: dict[str, str]) -> di
     return event
 
 
+def validate(schemas: dict[tuple[str, int], dict], event: dict) -> None:
+    """Checks `data` against the published schema of the event's type at its
+    `schema_version`. A type without a schema passes (stored and `ignored`);
+    a version this receiver does not know, or `data` that does not match, is
+    refused with 422: not stored, so hookd retries. Raises `Rejected`."""
+    event_type, version = event["type"], event.get("schema_version")
+    if not any(t == event_type for t, _ in schemas):
+        return
+    found = schemas.get((event_type, version))
+    if found is None:
+        raise Rejected(422, f"{event_type} v{version} is not a version this receiver knows; pin the endpoint")
+    problems = schema.errors(found, event.get("data"))
+    if problems:
+        raise Rejected(422, f"data does not match the schema of {event_type} v{version}: " + "; ".join(problems))
+
+
 class Handler(BaseHTTPRequestHandler):
     # Set by `serve`.
     config: Config
@@ -106,6 +128,7 @@ class Handler(BaseHTTPRequestHandler):
         headers = {name.lower(): value for name, value in self.headers.items()}
         try:
             event = verify(self.config.verifiers, body, headers)
+            validate(self.config.schemas, event)
         except Rejected as e:
             log.warning("rejected %s: %s", headers.get("webhook-id", "(no id)"), e)
             self.answer(e.status, str(e))

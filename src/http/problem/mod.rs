@@ -201,6 +201,35 @@ impl Problem {
         p.errors = Some(errors);
         p
     }
+    /// `data` holds what looks like a secret: each `(pointer, rule)` in
+    /// `found` says where and which rule; the value is never repeated.
+    pub fn secret_in_data(field: impl Into<String>, found: Vec<(String, String)>) -> Problem {
+        let places: Vec<String> = found
+            .iter()
+            .map(|(at, rule)| format!("{at} ({rule})"))
+            .collect();
+        let detail = format!(
+            "{} looks like a secret; events never carry key material or credentials: send an id or a masked prefix instead, or ask the operator to allow the field (payload.allow)",
+            places.join(", ")
+        );
+        let mut p = Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "secret-in-data",
+            "Data holds a secret",
+            detail,
+        )
+        .with_field(field);
+        let errors = found
+            .into_iter()
+            .map(|(pointer, rule)| ProblemError {
+                kind: p.kind.clone(),
+                pointer,
+                message: format!("looks like a secret (rule `{rule}`)"),
+            })
+            .collect();
+        p.errors = Some(errors);
+        p
+    }
     pub fn unknown_field(field: impl Into<String>, detail: impl Into<String>) -> Problem {
         Problem::new(
             StatusCode::UNPROCESSABLE_ENTITY,

@@ -78,7 +78,8 @@ impl utoipa::IntoResponses for IngestErrors {
                  the value in the request (`/events/3/data/balance`); `type`, `field` and \
                  `detail` describe the first. `unknown-event-type`: the catalog does not name \
                  the type. `invalid-data`: `data` fails its version's JSON Schema (one entry \
-                 per failure). `unknown-field`: a field events do not have. `validation`: \
+                 per failure). `secret-in-data`: `data` holds what looks like a key, a token or \
+                 a credential (one entry per field, naming the rule, never the value). `unknown-field`: a field events do not have. `validation`: \
                  another field is missing or malformed, the partner does not exist, or \
                  `schema_version` names no version of the type.",
             ),

@@ -8,6 +8,7 @@ mod ingest;
 mod migration;
 mod pinning;
 mod rejected;
+mod secrets;
 mod send_time;
 
 /// The strict catalog the harness turns off for delivery tests.

@@ -151,7 +151,7 @@ async fn an_event_committed_by_another_writer_is_delivered_at_once_on_postgres()
             let event = hookd::outbox::Event::new(
                 "usage.finalized",
                 &app.partner_id,
-                json!({"n": n, "customer_id": "cus_204", "currency": "USD", "final_cost": "1.20"}),
+                json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.20", "usage_id": format!("usage_{n}")}),
             )
             .schema_version(1);
             hookd::outbox::enqueue(&txn, event)

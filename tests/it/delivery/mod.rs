@@ -47,7 +47,7 @@ mod window;
 
 /// `usage.finalized` data (its latest version, 2) numbered `n`.
 fn usage(n: u32) -> serde_json::Value {
-    json!({"n": n, "customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
+    json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
         "usage_id": format!("usage_{n}"), "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013})
 }
 

@@ -44,7 +44,8 @@ fn exponents() -> Vec<(&'static str, String)> {
 
 /// Builds an event for the test partner whose `data` holds `numbers` as
 /// text: no JSON library on this side gets to round or respell anything.
-/// Beside them, the fields `usage.finalized` version 1 requires.
+/// Its type is one the catalog does not name: the bundled schemas are closed,
+/// so a catalogued type takes no field its schema does not declare.
 fn event_with(app: &TestApp, numbers: &[(&str, String)]) -> String {
     let data = numbers
         .iter()
@@ -52,7 +53,7 @@ fn event_with(app: &TestApp, numbers: &[(&str, String)]) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     format!(
-        r#"{{"type": "usage.finalized", "schema_version": 1, "partner_id": "{}", "data": {{"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800", {data}}}}}"#,
+        r#"{{"type": "numbers.spelt", "partner_id": "{}", "data": {{"customer_id": "cus_204", {data}}}}}"#,
         app.partner_id
     )
 }

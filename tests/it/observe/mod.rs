@@ -63,7 +63,7 @@ async fn one_failing_one_fine_event(app: &TestApp) -> (String, String, String) {
     let event = app
         .publish(
             "usage.finalized",
-            json!({"n": 1, "customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
+            json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
                 "usage_id": "usage_9182", "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013}),
         )
         .await;

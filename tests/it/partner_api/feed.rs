@@ -37,10 +37,10 @@ fn event_ids(events: &[Value]) -> Vec<String> {
 fn data(i: usize, t: &str) -> Value {
     match t {
         "usage.finalized" => {
-            json!({"i": i, "customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
-            "usage_id": "usage_9182", "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013})
+            json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.274800",
+            "usage_id": format!("usage_{i}"), "model": "gpt-4o-mini", "input_tokens": 41200, "output_tokens": 7013})
         }
-        _ => json!({"i": i, "customer_id": "cus_204", "currency": "USD", "balance": "98.725200"}),
+        _ => json!({"customer_id": format!("cus_{i}"), "currency": "USD", "balance": "98.725200"}),
     }
 }
 
@@ -70,7 +70,11 @@ async fn publish_one_at_a_time(app: &TestApp, key: &str) -> Vec<String> {
         );
         assert_eq!(events[0]["event_id"], id.as_str());
         assert_eq!(events[0]["type"], *t);
-        assert_eq!(events[0]["data"]["i"], i);
+        assert_eq!(
+            events[0]["data"],
+            data(i, t),
+            "event {i} is the one published"
+        );
         cursor = next;
         published.push(id);
     }

@@ -8,7 +8,9 @@
 //! Every example receiver keeps one contract, so one harness drives them all
 //! (`examples/receivers/README.md` says the same for their authors):
 //! - configured by the environment: `HOST`, `PORT`, `WEBHOOK_SECRETS` (one or
-//!   more `whsec_…`, space-separated) and `INBOX_DB`, a SQLite file it creates;
+//!   more `whsec_…`, space-separated), `INBOX_DB`, a SQLite file it creates,
+//!   and `CATALOG_DIR`, the catalog whose schemas `data` is validated against
+//!   (422 and nothing stored when it does not match);
 //! - takes events at `POST /webhooks`, listening once the inbox is ready;
 //! - its SQLite file has `inbox(webhook_id UNIQUE, event_type, status,
 //!   received_count)` with the statuses `pending`, `applied`, `stale`,
@@ -250,6 +252,10 @@ impl Receiver {
             .env("PORT", self.port.to_string())
             .env("WEBHOOK_SECRETS", secrets.join(" "))
             .env("INBOX_DB", self.inbox_path())
+            .env(
+                "CATALOG_DIR",
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("config/catalog"),
+            )
             .current_dir(self.dir.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())

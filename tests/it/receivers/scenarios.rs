@@ -29,6 +29,7 @@ macro_rules! receiver_scenarios {
             a_replayed_event_is_acknowledged_and_not_applied_again,
             an_older_version_of_a_subject_is_not_applied_after_a_newer_one,
             forged_and_old_requests_are_refused_and_not_stored,
+            data_that_does_not_match_the_published_schema_is_refused_with_422,
             unknown_types_and_checks_are_acknowledged_and_given_to_no_handler,
             the_receiver_passes_every_case_of_the_conformance_check,
             every_documented_event_and_catalog_example_is_applied,
@@ -395,4 +396,55 @@ pub async fn the_receiver_passes_every_case_of_the_conformance_check(spec: &Rece
         "{} fails the conformance check: {failed:#?}",
         spec.name
     );
+}
+
+/// An event whose `data` does not match the published schema (a producer
+/// on another catalog, a hand-made request) is refused with 422 and not
+/// stored; the same event with valid `data` is taken.
+pub async fn data_that_does_not_match_the_published_schema_is_refused_with_422(
+    spec: &ReceiverUnderTest,
+) {
+    let Some(bed) = Bed::start(spec).await else {
+        return;
+    };
+    let valid = json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.00", "usage_id": "usage_schema"});
+    let mut undeclared = valid.clone();
+    undeclared["prompt"] = json!("the customer's raw prompt");
+    let mut malformed = valid.clone();
+    malformed["final_cost"] = json!(1.0);
+    let good = std::slice::from_ref(&bed.secret);
+    for (case, data) in [
+        ("an undeclared field", undeclared),
+        ("a number for money", malformed),
+    ] {
+        let id = hookd::domain::ids::new_id("evt");
+        let body = envelope(&id, "usage.finalized", data);
+        let headers = Bed::signed(good, &id, wall_clock(), &body);
+        let (status, text) = bed
+            .receiver
+            .post(&bed.app.http, &headers, body.as_bytes())
+            .await;
+        assert_eq!(
+            status, 422,
+            "{case}: {} answered {status} {text:?}",
+            spec.name
+        );
+    }
+    let snapshot = bed.receiver.snapshot().await;
+    assert!(
+        snapshot.inbox.is_empty(),
+        "nothing refused is stored: {snapshot:#?}"
+    );
+    let id = hookd::domain::ids::new_id("evt");
+    let body = envelope(&id, "usage.finalized", valid);
+    let headers = Bed::signed(good, &id, wall_clock(), &body);
+    let (status, text) = bed
+        .receiver
+        .post(&bed.app.http, &headers, body.as_bytes())
+        .await;
+    assert!(
+        (200..=299).contains(&status),
+        "valid data is taken: {status} {text:?}"
+    );
+    expect_applied(&bed.receiver.processed(&id).await);
 }

@@ -90,6 +90,8 @@ async fn main() -> anyhow::Result<()> {
 
     let receiver = web::Data::new(webhook::Receiver {
         secrets: config.secrets,
+        // The schemas hookd publishes at `GET /v1/event-types`, compiled in.
+        catalog: hookd::catalog::Catalog::bundled(),
         inbox,
         wake,
     });

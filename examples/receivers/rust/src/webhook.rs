@@ -1,11 +1,17 @@
 //! `POST /webhooks`: verify the request, commit the event to the inbox, and
 //! only then answer 2xx. Nothing is applied here: the inbox's task does that
 //! after the answer, so hookd never waits on your business logic.
+//!
+//! Before storing, `data` is validated against the published JSON Schema of
+//! its type and `schema_version` (the bundled catalog, the same schemas
+//! `GET /v1/event-types` publishes): an event this receiver was not built
+//! for is refused with 422, so it is retried, not silently half-applied.
 
 use std::sync::Arc;
 
 use actix_web::{HttpRequest, HttpResponse, ResponseError, http::StatusCode, web};
 use hookd::{
+    catalog::{self, Catalog, Refusal},
     secret::Secret,
     signing::{self, DEFAULT_TOLERANCE_SECS, VerifyError},
 };
@@ -17,6 +23,8 @@ use crate::inbox::{Inbox, Stored};
 /// What the handler shares across requests.
 pub struct Receiver {
     pub secrets: Vec<Secret>,
+    /// The published schemas `data` is validated against.
+    pub catalog: Arc<Catalog>,
     pub inbox: Inbox,
     /// Tells the inbox's task that a new event is pending.
     pub wake: Arc<Notify>,
@@ -31,6 +39,15 @@ pub enum Refused {
     Unverified(#[from] VerifyError),
     #[error("the body is not a JSON event")]
     NotAnEvent,
+    /// `data` does not match the published schema of its type and version:
+    /// a producer and a receiver that disagree. Not stored; hookd retries,
+    /// and the attempt's excerpt says where.
+    #[error("data does not match the schema of {event_type} v{version}: {problem}")]
+    InvalidData {
+        event_type: String,
+        version: u32,
+        problem: String,
+    },
     /// Not stored, so not acknowledged. The text says nothing internal; the
     /// log has the cause.
     #[error("the inbox is unavailable; retry later")]
@@ -42,16 +59,19 @@ impl ResponseError for Refused {
         match self {
             Refused::Unverified(_) => StatusCode::UNAUTHORIZED,
             Refused::NotAnEvent => StatusCode::BAD_REQUEST,
+            Refused::InvalidData { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Refused::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 }
 
-/// The one field read before the event is stored: the rest is the handlers'.
+/// The fields read before the event is stored: the rest is the handlers'.
 #[derive(Deserialize)]
 struct Head {
     #[serde(rename = "type")]
     event_type: String,
+    schema_version: u32,
+    data: serde_json::Value,
 }
 
 /// `body` is the raw bytes as sent: the signature covers exactly these, so
@@ -76,6 +96,7 @@ pub async fn receive(
         header("webhook-signature"),
         &body,
     )
+    .and_then(|(head, text)| validate(&receiver.catalog, head).map(|t| (t, text)))
     .inspect_err(|e| tracing::warn!(webhook_id, "refused: {e}"))?;
 
     let stored = receiver
@@ -99,15 +120,15 @@ pub async fn receive(
 
 /// Checks the signature against every configured secret (each `v1,` entry,
 /// compared in constant time by `hookd::signing::verify`) and the timestamp
-/// (at most 5 minutes off), then reads the event's type. Returns the type and
-/// the body as text, to store.
+/// (at most 5 minutes off), then reads the event's head. Returns it and the
+/// body as text, to store.
 fn verify<'b>(
     secrets: &[Secret],
     webhook_id: &str,
     timestamp: &str,
     signature: &str,
     body: &'b [u8],
-) -> Result<(String, &'b str), Refused> {
+) -> Result<(Head, &'b str), Refused> {
     let now = crate::now().timestamp();
     // The first secret that verifies wins; otherwise the last one's reason
     // (the same for all when the timestamp is off).
@@ -128,5 +149,24 @@ fn verify<'b>(
         .unwrap_or(Err(VerifyError::NoMatchingSignature))?;
     let text = std::str::from_utf8(body).map_err(|_| Refused::NotAnEvent)?;
     let head: Head = serde_json::from_str(text).map_err(|_| Refused::NotAnEvent)?;
-    Ok((head.event_type, text))
+    Ok((head, text))
+}
+
+/// Checks `data` against the schema of its type at its `schema_version`;
+/// returns the type. A type the catalog does not name passes (it is stored
+/// and `ignored`, to apply once this code knows it); so does hookd's own
+/// `webhook.check`, which has no schema.
+fn validate(catalog: &Catalog, head: Head) -> Result<String, Refused> {
+    let refused = |problem: String| Refused::InvalidData {
+        event_type: head.event_type.clone(),
+        version: head.schema_version,
+        problem,
+    };
+    match catalog.check(&head.event_type, head.schema_version, &head.data) {
+        Ok(()) | Err(Refusal::UnknownType) => Ok(head.event_type),
+        Err(Refusal::UnknownVersion { latest }) => Err(refused(format!(
+            "this receiver knows versions up to {latest}; pin the endpoint to one of them"
+        ))),
+        Err(Refusal::InvalidData(errors)) => Err(refused(catalog::describe(&errors))),
+    }
 }

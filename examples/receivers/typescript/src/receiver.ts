@@ -3,6 +3,9 @@
  *
  *     WEBHOOK_SECRETS=whsec_… INBOX_DB=inbox.db PORT=8000 node dist/receiver.js
  *
+ * CATALOG_DIR is the directory of hookd's catalog files `data` is validated
+ * against (default: config/catalog/ beside this example in hookd's source).
+ *
  * POST /webhooks takes the events; GET /healthz answers 200. See README.md.
  */
 
@@ -12,6 +15,7 @@ import Database from "better-sqlite3";
 
 import { Inbox } from "./inbox.js";
 import { log } from "./log.js";
+import { Schemas } from "./schema.js";
 import { Rejected, Secret, verify } from "./verify.js";
 
 // hookd caps `data` at 256 KiB; the envelope adds little. Anything larger is
@@ -23,6 +27,8 @@ interface Config {
   host: string;
   port: number;
   db: string;
+  /** The published schemas `data` is validated against. */
+  schemas: Schemas;
 }
 
 function configure(env: NodeJS.ProcessEnv): Config {
@@ -41,6 +47,7 @@ function configure(env: NodeJS.ProcessEnv): Config {
     host: env.HOST ?? "127.0.0.1",
     port,
     db: env.INBOX_DB ?? "inbox.db",
+    schemas: Schemas.load(env.CATALOG_DIR ?? new URL("../../../../config/catalog/", import.meta.url).pathname),
   };
 }
 
@@ -61,8 +68,12 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** The verified body as text, and its event type; throws `Rejected` (400). */
-function parseEvent(body: Buffer): { text: string; type: string } {
+/**
+ * The verified body as text, and its event type; throws `Rejected`: 400 when
+ * it is not an event, 422 when its `data` does not match the published schema
+ * of its type and `schema_version` (not stored, so hookd retries).
+ */
+function parseEvent(body: Buffer, schemas: Schemas): { text: string; type: string } {
   let event: unknown;
   let text: string;
   try {
@@ -73,6 +84,11 @@ function parseEvent(body: Buffer): { text: string; type: string } {
   }
   if (typeof event !== "object" || event === null || !("type" in event) || typeof event.type !== "string") {
     throw new Rejected(400, "the body is not an event");
+  }
+  const { schema_version: version, data } = event as { schema_version?: unknown; data?: unknown };
+  const problems = schemas.check(event.type, version, data);
+  if (problems.length > 0) {
+    throw new Rejected(422, `data does not match the schema of ${event.type} v${String(version)}: ${problems.join("; ")}`);
   }
   return { text, type: event.type };
 }
@@ -137,7 +153,7 @@ async function receive(config: Config, inbox: Inbox, applier: Applier, req: Inco
   try {
     const body = await readBody(req);
     webhookId = verify(config.secrets, body, req.headers);
-    event = parseEvent(body);
+    event = parseEvent(body, config.schemas);
   } catch (e) {
     if (!(e instanceof Rejected)) throw e;
     log.warn(`rejected ${req.headers["webhook-id"] ?? "(no id)"}: ${e.message}`);
