@@ -22,6 +22,7 @@ mod keys;
 mod load;
 mod notify;
 mod proxy;
+mod retention;
 mod suggest;
 mod telemetry;
 mod values;
@@ -332,6 +333,7 @@ impl Raw {
                 "must be greater than zero",
             ));
         }
+        retention::check(&retention)?;
         if !(1..=10_000).contains(&self.ingest.max_batch) {
             return Err(invalid(
                 "ingest.max_batch",
