@@ -8,6 +8,11 @@
 //! thresholds it crossed, and one `budget.threshold_crossed` event is
 //! enqueued per crossing.
 //!
+//! Last, the state a partner reconciles from: the host's own tables, as the
+//! host's Partner API would serve them (`current_state`). hookd's feed says
+//! which objects changed; this says what they are now, and outlives hookd's
+//! retention (see docs/producing.md, "What the host must serve").
+//!
 //! ```sh
 //! cargo run --example producer -- sqlite://hookd.db ptn_…   # a partner id from `hookd partner create`
 //! ```
@@ -80,7 +85,38 @@ async fn main() -> anyhow::Result<()> {
         let line = spend(&db, &tracker, &partner, &period, Amount::parse(delta)?).await?;
         println!("{what:<6} {delta:>3}: {line}");
     }
+    println!("state API: {}", current_state(&db).await?);
     Ok(())
+}
+
+/// What the host's Partner API answers for reconciliation, read from the
+/// host's own tables (the authoritative state, not hookd's feed): for
+/// example `GET /partner/v1/customers/cus_204/balance` and `GET
+/// /partner/v1/budgets/bud_17`. A real host also serves customers, API keys
+/// and ledger exports by time range, each scoped to the calling partner.
+async fn current_state(db: &DatabaseConnection) -> anyhow::Result<serde_json::Value> {
+    let backend = db.get_database_backend();
+    let one = |sql: &str| Statement::from_string(backend, sql);
+    let balance = db
+        .query_one_raw(one(
+            "SELECT amount FROM example_balance WHERE customer = 'cus_204'",
+        ))
+        .await?
+        .map(|r| r.try_get::<String>("", "amount"))
+        .transpose()?;
+    let spent = db
+        .query_one_raw(one(
+            "SELECT spent_micros FROM example_budget WHERE budget = 'bud_17'",
+        ))
+        .await?
+        .map(|r| r.try_get::<i64>("", "spent_micros"))
+        .transpose()?
+        .map(|m| Amount::from_micros(m.into()).map(|a| a.to_string()))
+        .transpose()?;
+    Ok(json!({
+        "balance": {"customer_id": "cus_204", "currency": "USD", "amount": balance},
+        "budget": {"budget_id": "bud_17", "currency": "USD", "limit": "100", "spent": spent},
+    }))
 }
 
 /// Adds `delta` to the budget's spending and enqueues an event per threshold

@@ -43,6 +43,10 @@ pub enum EventCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write a partner's events created in a time range as NDJSON, as
+    /// GET /v1/events/export streams them: one envelope a line, then an
+    /// `end` line saying whether the range is complete.
+    Export(super::event_export::EventExport),
 }
 
 #[derive(Debug, Args)]
@@ -76,6 +80,7 @@ pub async fn run(ctx: &Ctx, command: EventCommand) -> anyhow::Result<()> {
         EventCommand::Publish { file, json } => {
             super::publish::publish(ctx, file.as_deref(), json).await
         }
+        EventCommand::Export(e) => super::event_export::export(ctx, e).await,
     }
 }
 

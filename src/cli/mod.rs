@@ -28,6 +28,7 @@ pub mod endpoint_auth;
 pub mod endpoint_change;
 pub mod endpoint_view;
 pub mod event;
+pub mod event_export;
 pub mod exit;
 pub mod filter_test;
 pub mod input;

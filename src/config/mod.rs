@@ -23,6 +23,7 @@ mod load;
 mod notify;
 mod payload;
 mod proxy;
+mod retention;
 mod suggest;
 mod telemetry;
 mod values;
@@ -336,6 +337,7 @@ impl Raw {
                 "must be greater than zero",
             ));
         }
+        retention::check(&retention)?;
         if !(1..=10_000).contains(&self.ingest.max_batch) {
             return Err(invalid(
                 "ingest.max_batch",

@@ -53,6 +53,14 @@ const LINKS: &[IdLink] = &[
         pointer: "/event_id",
         to: &["get_event"],
     },
+    // The feed's first event, to its page (the export's lines are the same
+    // envelopes, but NDJSON has no pointer to link from).
+    IdLink {
+        from: ("get", "/v1/events"),
+        status: "200",
+        pointer: "/data/0/event_id",
+        to: &["get_event"],
+    },
     IdLink {
         from: ("post", "/v1/admin/partners"),
         status: "201",

@@ -70,13 +70,16 @@ impl AppState {
 /// the OpenAPI document.
 pub fn routes(cfg: &mut ServiceConfig) {
     use partner::{
-        catalog, checks, deliveries, endpoints, events, filters, ordering, receiver_auth, settings,
+        catalog, checks, deliveries, endpoints, event_export, events, filters, ordering,
+        receiver_auth, settings,
     };
     cfg.service(openapi::document)
         .service(health::healthz)
         .service(health::readyz)
         .service(ingest::ingest)
         .service(events::feed)
+        // Before `/v1/events/{id}`, which would take `export` for an id.
+        .service(event_export::export_events)
         .service(events::get_event)
         .service(endpoints::create_endpoint)
         .service(endpoints::list_endpoints)

@@ -77,6 +77,14 @@ pub fn decode_seq(cursor: &str) -> Result<i64, Problem> {
         .ok_or_else(Problem::invalid_cursor)
 }
 
+/// The feed position an `after` cursor names; the start when absent.
+pub fn feed_after(after: Option<&str>) -> Result<i64, Problem> {
+    after
+        .map(decode_seq)
+        .transpose()
+        .map(|seq| seq.unwrap_or(0))
+}
+
 /// The page size: the default when absent, 1..=max otherwise.
 pub fn limit(asked: Option<i64>, default: u32, max: u32) -> Result<u32, Problem> {
     match asked {

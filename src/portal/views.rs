@@ -261,14 +261,9 @@ async fn events(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpResp
     let (req, state) = (&req, state.get_ref());
     run(req, state, |s| async move {
         let q: FeedQuery = body::query(req.query_string())?;
-        let after = q
-            .after
-            .as_deref()
-            .map(page::decode_seq)
-            .transpose()?
-            .unwrap_or(0);
+        let after = page::feed_after(q.after.as_deref())?;
         let rows = for_partner(&state.shared.db, &s.partner_id)
-            .feed(after, 100, None)
+            .feed(&Default::default(), after, 100)
             .await?;
         let last = rows.last().map_or(after, |(seq, _)| *seq);
         let list: Vec<_> = rows.into_iter().map(|(_, e)| e).collect();

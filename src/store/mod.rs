@@ -35,6 +35,7 @@ pub mod receiver_auth;
 pub mod retention;
 pub mod samples;
 pub mod scoped;
+pub mod scoped_feed;
 pub mod scoped_ordering;
 pub(crate) mod search;
 pub mod sessions;

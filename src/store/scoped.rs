@@ -405,35 +405,7 @@ impl Scoped<'_> {
         Ok(Some(res.rows_affected()))
     }
 
-    // ----- events -----
-
-    /// Published events in feed order after position `after`.
-    pub async fn feed(
-        &self,
-        after: i64,
-        limit: u32,
-        event_type: Option<&str>,
-    ) -> Result<Vec<(i64, NewEvent)>, StoreError> {
-        use super::entity::outbox_event;
-        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
-        let mut q = outbox_event::Entity::find()
-            .filter(outbox_event::Column::PartnerId.eq(self.partner_id))
-            .filter(outbox_event::Column::FeedSeq.gt(after));
-        if let Some(t) = event_type {
-            q = q.filter(outbox_event::Column::Type.eq(t));
-        }
-        let rows = q
-            .order_by_asc(outbox_event::Column::FeedSeq)
-            .limit(u64::from(limit))
-            .all(self.db)
-            .await?;
-        rows.into_iter()
-            .map(|r| {
-                let seq = r.feed_seq.unwrap_or(after);
-                super::outbox::from_row(r).map(|e| (seq, e))
-            })
-            .collect()
-    }
+    // ----- events (the feed is in `scoped_feed`) -----
 
     /// One of this partner's events (published or not), with its deliveries.
     pub async fn event(

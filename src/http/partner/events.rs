@@ -1,11 +1,13 @@
-//! `/v1/events`: the partner's event feed, read by cursor, and one event with
-//! a summary of its deliveries. The feed is the authoritative record.
+//! `/v1/events`: the partner's event feed, read by cursor and bounded by
+//! creation time, and one event with a summary of its deliveries. The feed
+//! is hookd's record of what it delivered; the host's own API holds the
+//! authoritative state.
 
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::deliveries::DeliveryOut;
+use super::{deliveries::DeliveryOut, event_range};
 use crate::{
     catalog::render::{Rendering, choose},
     domain::event::{NewEvent, envelope, envelope_at, envelope_json, envelope_with_data},
@@ -13,7 +15,7 @@ use crate::{
         AppState, auth, body, page,
         problem::{Errors, Problem},
     },
-    store::scoped::for_partner,
+    store::{scoped::for_partner, scoped_feed::FeedFilter},
 };
 
 /// An event, exactly as its deliveries carry it.
@@ -30,7 +32,9 @@ impl From<&NewEvent> for EventOut {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Feed {
     pub data: Vec<EventOut>,
-    /// Pass as `after` to continue; always present, so a reader can poll.
+    /// Pass as `after` to continue (with the same `since`, `until` and
+    /// `type`: the cursor is a position in the feed, not the filter);
+    /// always present, so a reader can poll.
     pub next_cursor: String,
 }
 
@@ -51,10 +55,16 @@ pub struct FeedQuery {
     #[serde(rename = "type")]
     #[param(rename = "type")]
     pub event_type: Option<String>,
+    /// RFC 3339: only events created at or after this time (no earlier than
+    /// `retention.events_days` of `GET /v1/limits` ago).
+    pub since: Option<String>,
+    /// RFC 3339: only events created before this time; after `since`.
+    pub until: Option<String>,
 }
 
-/// The partner's published events in feed order. Following `next_cursor`
-/// never misses or repeats an event.
+/// The partner's published events in feed order, optionally of one type and
+/// created within `since`..`until`. Following `next_cursor` (passing the
+/// same filters again) never misses or repeats an event.
 #[utoipa::path(tag = "events", params(FeedQuery), security(("partner_key" = [])),
     responses((status = 200, description = "A page of the feed; `next_cursor` continues it (also when the page is empty)", body = Feed), Errors))]
 #[get("/v1/events")]
@@ -63,14 +73,20 @@ pub async fn feed(req: HttpRequest, state: web::Data<AppState>) -> Result<HttpRe
     let q: FeedQuery = body::query(req.query_string())?;
     let api = &state.shared.config.api;
     let limit = page::limit(q.limit, api.page_size_default, api.page_size_max)?;
-    let after = q
-        .after
-        .as_deref()
-        .map(page::decode_seq)
-        .transpose()?
-        .unwrap_or(0);
+    let after = page::feed_after(q.after.as_deref())?;
+    let range = event_range::read(
+        q.since.as_deref(),
+        q.until.as_deref(),
+        state.shared.clock.now_ms(),
+        event_range::kept_ms(&state.shared.config.retention),
+    )?;
+    let filter = FeedFilter {
+        event_type: q.event_type,
+        since: range.since,
+        until: range.until,
+    };
     let rows = for_partner(&state.shared.db, &partner)
-        .feed(after, limit, q.event_type.as_deref())
+        .feed(&filter, after, limit)
         .await?;
     let last = rows.last().map_or(after, |(seq, _)| *seq);
     Ok(HttpResponse::Ok().json(Feed {

@@ -11,6 +11,8 @@ pub mod endpoint_acts;
 pub mod endpoint_ops;
 pub mod endpoint_shapes;
 pub mod endpoints;
+pub mod event_export;
+pub mod event_range;
 pub mod events;
 pub mod filters;
 pub mod ordering;

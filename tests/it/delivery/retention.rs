@@ -2,17 +2,26 @@
 //! with their attempts, go once older than `retention.deliveries`; published
 //! events once older than `retention.events` and left without deliveries.
 //! Unfinished deliveries, deliveries with a replay still waiting, and so
-//! their events, are kept. The sweep runs every 100 ms here.
+//! their events, are kept; under the defaults an event outlives its swept
+//! deliveries in the feed and the export. The sweep runs every 100 ms here.
 
 use std::time::Duration;
 
 use serde_json::json;
 
+use hookd::domain::clock::Clock as _;
+
 use super::delivery_id;
-use crate::harness::{
-    Backend, QUIET, TestApp, WAIT,
-    receiver::{Receiver, Reply},
-    spawn_app_with, stays_quiet, wait_until,
+use crate::{
+    harness::{
+        Backend, QUIET, TestApp, WAIT, expect_status,
+        receiver::{Receiver, Reply},
+        spawn_app_with, stays_quiet, wait_until,
+    },
+    partner_api::{
+        export::export,
+        feed_time::{at, ids},
+    },
 };
 use hookd_test_macros::both_backends;
 
@@ -270,22 +279,60 @@ async fn an_event_outlives_its_swept_deliveries_until_its_own_retention(backend:
 
 #[both_backends]
 async fn an_event_is_kept_while_it_has_deliveries(backend: Backend) {
-    let (app, _receiver, endpoint) = sweeping(backend, "3d", "1d", &[]).await;
-    let old = sentinel(&app).await;
-    let (event, delivery) = delivered_event(&app, &endpoint).await;
-
-    swept_after(&app, 2 * DAY, &old).await;
+    let past = past_retention(backend).await;
+    let app = &past.app;
+    // The sweep has run at the new now: it took the other two events.
+    swept(app, "outbox_event", "event_id", &past.delivered.0).await;
+    swept(app, "outbox_event", "event_id", &past.dead.0).await;
     kept(
-        &app,
+        app,
         "outbox_event",
         "event_id",
-        &event,
-        "a 2-day-old event is kept (1 d retention) while its delivery is (3 d)",
+        &past.replayed.0,
+        "a 2-day-old event is kept (1 d retention) while its delivery waits for a replay",
     )
     .await;
+}
 
-    app.advance(DAY + HOUR);
+/// Under the default retentions (events 90 d, deliveries 30 d), 31 days
+/// after it was delivered: the delivery is gone, and the event is still in
+/// the feed and the export, where a partner reconciles from; at 91 days it
+/// goes too.
+#[both_backends]
+async fn an_event_whose_deliveries_were_swept_is_still_in_the_feed_and_the_export(
+    backend: Backend,
+) {
+    let app = spawn_app_with(backend, &[("HOOKD_RETENTION__SWEEP_INTERVAL", "100ms")]).await;
+    let receiver = Receiver::start().await;
+    let (endpoint, _) = app
+        .endpoint_for(&app.partner_id, &receiver.url(), &["a.b"], 8)
+        .await;
+    let created = app.clock.now_ms();
+    let (event, delivery) = delivered_event(&app, &endpoint).await;
+
+    app.advance(31 * DAY);
     swept(&app, "delivery", "id", &delivery).await;
+    let key = app.partner_key().await;
+    let since = at("since", created);
+    let feed = expect_status(
+        &app.request("GET", &format!("/v1/events?{since}"), &key, None)
+            .await,
+        200,
+    );
+    assert_eq!(
+        ids(feed["data"].as_array().expect("data")),
+        vec![event.clone()],
+        "the feed still holds the event whose delivery was swept"
+    );
+    let exported = export(&app, &key, &since).await;
+    assert_eq!(
+        ids(&exported.events),
+        vec![event.clone()],
+        "so does the export"
+    );
+    assert_eq!(exported.events[0], feed["data"][0], "the same envelope");
+
+    app.advance(60 * DAY);
     swept(&app, "outbox_event", "event_id", &event).await;
 }
 

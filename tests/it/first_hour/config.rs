@@ -112,6 +112,14 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
+        name: "events_kept_shorter_than_deliveries",
+        file: None,
+        env: &[("HOOKD_RETENTION__EVENTS", "7d")],
+        says: &[
+            "`retention.events` from HOOKD_RETENTION__EVENTS: must be at least retention.deliveries (30d), got 7d",
+        ],
+    },
+    Case {
         name: "out_of_range_in_file",
         file: Some("# limits\n[ingest]\nmax_batch = 0\n"),
         env: &[],

@@ -30,7 +30,7 @@ async fn the_catalog_lists_each_event_type_with_a_description_and_a_schema(app: 
 async fn the_limits_are_published(app: TestApp) {
     let key = app.partner_key().await;
     let limits = get_ok(&app, &key, "/v1/limits").await;
-    assert_eq!(limits["retention"]["events_days"], 30, "{limits}");
+    assert_eq!(limits["retention"]["events_days"], 90, "{limits}");
     assert_eq!(limits["retention"]["deliveries_days"], 30, "{limits}");
     assert_eq!(limits["replay_window_seconds"], 30 * 86_400, "{limits}");
     assert_eq!(limits["page_size"], json!({"default": 50, "max": 500}));

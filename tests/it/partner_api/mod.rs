@@ -1,6 +1,7 @@
 //! The Partner API end to end, a file per resource: endpoints and their
 //! secrets, replays and recovery, test events, the delivery search, paging
-//! while rows are written, the event feed, the catalog, the operator's
+//! while rows are written, the event feed (by cursor and by time) and its
+//! NDJSON export, the catalog, the operator's
 //! partners and keys, and every kind of bad input in tables of the problem
 //! each gets. This file holds what they share: the few calls every test
 //! makes, and the one runner of problem tables.
@@ -33,8 +34,10 @@ mod bad_input;
 mod catalog;
 mod deliveries;
 mod endpoints;
+pub(crate) mod export;
 mod feed;
 mod feed_race;
+pub(crate) mod feed_time;
 mod operator;
 mod paging;
 mod recover;

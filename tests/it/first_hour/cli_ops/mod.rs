@@ -7,12 +7,14 @@
 //! its migrations (`quiet`); every leaf command runs as its row of a table
 //! says, and none is missing from it (`parity`, `parity_table`); an
 //! endpoint's last error and circuit are shown as the API shows them
-//! (`standing`).
+//! (`standing`); `event export` writes what the API's export streams
+//! (`export`).
 
 mod bed;
 mod credentials;
 mod deliveries;
 mod endpoints;
+mod export;
 mod keys;
 mod parity;
 mod parity_table;

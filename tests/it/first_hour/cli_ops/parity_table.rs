@@ -470,6 +470,21 @@ pub const ROWS: &[Row] = &[
         },
     },
     Row {
+        path: "event export",
+        args: |w| {
+            v(&[
+                "event",
+                "export",
+                "--partner",
+                &w.partner(),
+                "--since",
+                &w.since,
+            ])
+        },
+        codes: OK,
+        check: |w, o| o.contains(&w.event) && o.contains("\n{\"end\":{\"complete\":true,"),
+    },
+    Row {
         path: "event publish",
         args: |w| j(&["event", "publish", &w.event_file("publish")]),
         codes: OK,
