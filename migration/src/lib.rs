@@ -24,6 +24,7 @@ mod m20261206_000015_trace_context;
 mod m20261206_000016_receiver_auth;
 mod m20261206_000017_routing;
 mod m20261206_000018_dev_keys;
+mod m20261206_000020_incidents;
 
 pub struct Migrator;
 
@@ -49,6 +50,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261206_000016_receiver_auth::Migration),
             Box::new(m20261206_000017_routing::Migration),
             Box::new(m20261206_000018_dev_keys::Migration),
+            Box::new(m20261206_000020_incidents::Migration),
         ]
     }
 }

@@ -18,6 +18,7 @@ mod env;
 mod error;
 mod file;
 mod http;
+mod incidents;
 mod keys;
 mod load;
 mod notify;
@@ -41,6 +42,7 @@ use error::invalid;
 pub use error::{ConfigError, Problem, SetBy, Suggestion};
 use http::RawHttp;
 pub use http::{HttpConfig, Origin};
+pub use incidents::IncidentsConfig;
 pub use keys::env_name;
 pub use notify::{NotifyConfig, SmtpConfig};
 use notify::{RawNotify, RawSmtp};
@@ -73,6 +75,7 @@ struct Raw {
     smtp: RawSmtp,
     notify: RawNotify,
     telemetry: RawTelemetry,
+    incidents: incidents::RawIncidents,
 }
 
 #[derive(Debug, Deserialize, Serialize)]
@@ -162,6 +165,7 @@ pub struct Config {
     pub smtp: Option<SmtpConfig>,
     pub notify: NotifyConfig,
     pub telemetry: TelemetryConfig,
+    pub incidents: IncidentsConfig,
 }
 
 #[derive(Debug, Clone)]
@@ -403,6 +407,7 @@ impl Raw {
             smtp,
             notify,
             telemetry: self.telemetry.validate(otel)?,
+            incidents: self.incidents.validate()?,
         })
     }
 }

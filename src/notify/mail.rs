@@ -35,6 +35,9 @@ pub fn render(
     audience: Audience,
     at: &str,
 ) -> Text {
+    if event_type.starts_with("hookd.incident.") {
+        return super::incident_mail::render(event_type, data, partner, audience);
+    }
     let field = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or("unknown");
     let endpoint = field("endpoint_id");
     let url = field("url");
@@ -118,12 +121,18 @@ pub fn render(
              (change it with PATCH /v1/partner).\n",
         );
     }
-    // A name with a line break must not become a header of its own.
-    let subject = subject
+    Text {
+        subject: one_line(&subject),
+        body,
+    }
+}
+
+/// A name with a line break must not become a header of its own.
+pub(super) fn one_line(subject: &str) -> String {
+    subject
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    Text { subject, body }
+        .collect()
 }
 
 /// Tries a mail gets before it is dead.

@@ -53,7 +53,7 @@ pub async fn expand(
                 event_type: e.event_type.to_string(),
                 partner_id: OPERATOR_PARTNER.into(),
                 subject: e.subject_id.map(|id| Subject {
-                    subject_type: "endpoint".into(),
+                    subject_type: e.subject_type.unwrap_or("endpoint").into(),
                     id: id.into(),
                     version: None,
                 }),
@@ -162,7 +162,7 @@ pub async fn sync_operator(
                 partner_id: OPERATOR_PARTNER.into(),
                 url: url.into(),
                 description: "notify.operator_url: every partner's endpoint notices".into(),
-                event_types: vec!["endpoint.*".into()],
+                event_types: vec!["endpoint.*".into(), "hookd.*".into()],
                 schema_version: None,
                 schema_versions: Default::default(),
                 concurrency: default_concurrency,

@@ -23,6 +23,8 @@ pub struct World {
     pub delivery: String,
     /// A partner key made through the API, for `key revoke`.
     pub key_id: String,
+    /// A manual incident opened through the API, for `incident resolve`.
+    pub incident: String,
     /// An hour ago, RFC 3339: inside the replay window.
     pub since: String,
     pub dir: tempfile::TempDir,
@@ -53,7 +55,18 @@ impl World {
             .api("POST", &path, &bed.store.operator_key, Some(json!({})))
             .await;
         assert_eq!(status, 201, "a partner key: {key}");
+        let body = json!({"partner_id": bed.store.partner_id, "message": "opened by the API"});
+        let (status, incident) = bed
+            .api(
+                "POST",
+                "/v1/admin/incidents",
+                &bed.store.operator_key,
+                Some(body),
+            )
+            .await;
+        assert_eq!(status, 201, "an incident: {incident}");
         World {
+            incident: incident["id"].as_str().expect("an incident id").to_string(),
             key_id: key["id"].as_str().expect("a key id").to_string(),
             since: (chrono::Utc::now() - chrono::Duration::hours(1))
                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
@@ -474,6 +487,35 @@ pub const ROWS: &[Row] = &[
         args: |w| j(&["event", "publish", &w.event_file("publish")]),
         codes: OK,
         check: |w, o| at(o, "/partner_id", json!(w.partner())) && has(o, "/event_id"),
+    },
+    Row {
+        path: "incident list",
+        args: |w| j(&["incident", "list", "--partner", &w.partner(), "--open"]),
+        codes: OK,
+        check: |w, o| {
+            at(o, "/data/0/id", json!(w.incident)) && at(o, "/data/0/state", json!("open"))
+        },
+    },
+    Row {
+        path: "incident resolve",
+        args: |w| j(&["incident", "resolve", &w.incident]),
+        codes: OK,
+        check: |w, o| at(o, "/id", json!(w.incident)) && at(o, "/state", json!("resolved")),
+    },
+    Row {
+        path: "incident open",
+        args: |w| {
+            j(&[
+                "incident",
+                "open",
+                "--partner",
+                &w.partner(),
+                "--message",
+                "opened by the CLI",
+            ])
+        },
+        codes: OK,
+        check: |w, o| at(o, "/partner_id", json!(w.partner())) && at(o, "/state", json!("open")),
     },
     Row {
         path: "audit list",
