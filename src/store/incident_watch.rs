@@ -11,12 +11,20 @@ use sea_orm::ConnectionTrait;
 use super::{StoreError, query_all, sql};
 use crate::notify::OPERATOR_PARTNER;
 
-/// The deliveries that wait on hookd alone: due (pending, failed and due to
-/// retry, or claimed with a lease that ran out) on an active endpoint that
-/// is not failing, has no open circuit and no rate limit.
+/// The deliveries that wait on hookd alone: unfinished (pending, failed
+/// and waiting to retry, or claimed by an endpoint actor) on an active
+/// endpoint that is not failing, has no open circuit and no rate limit.
 const WAITING_ON_HOOKD: &str = "d.state IN ('pending', 'failed', 'delivering') \
      AND e.status = 'active' AND e.failing_since IS NULL AND e.rate_limit IS NULL \
      AND (e.circuit_open_until IS NULL OR e.circuit_open_until <= ?) AND e.partner_id <> ?";
+
+/// When a delivery became due: its next attempt's time, or for one claimed
+/// (whose `next_attempt_at` is its claim's lease) its creation if it was
+/// never attempted, else the claim. A claimed delivery waits in its
+/// actor's queue until sent, so a long queue shows here.
+const DUE_AT: &str = "CASE WHEN d.state = 'delivering' THEN \
+     (CASE WHEN d.attempt_count = 0 THEN d.created_at ELSE d.updated_at END) \
+     ELSE d.next_attempt_at END";
 
 /// Each partner's oldest due time among its deliveries that wait on hookd
 /// and were due at `due_before` or earlier (none: nothing of its waits).
@@ -30,9 +38,9 @@ pub async fn overdue(
         sql(
             db.get_database_backend(),
             &format!(
-                "SELECT e.partner_id, MIN(d.next_attempt_at) AS oldest \
+                "SELECT e.partner_id, MIN({DUE_AT}) AS oldest \
                  FROM delivery d JOIN endpoint e ON e.id = d.endpoint_id \
-                 WHERE {WAITING_ON_HOOKD} AND d.next_attempt_at <= ? GROUP BY e.partner_id"
+                 WHERE {WAITING_ON_HOOKD} AND {DUE_AT} <= ? GROUP BY e.partner_id"
             ),
             vec![now_ms.into(), OPERATOR_PARTNER.into(), due_before.into()],
         ),

@@ -6,7 +6,7 @@ use hookd_test_macros::both_backends;
 use serde_json::{Value, json};
 
 use super::{Channel, HEAR_WITHIN, listed, sweeping_hookd};
-use crate::harness::{self, Backend, TestApp, process::run_off_runtime};
+use crate::harness::{self, TestApp, process::run_off_runtime};
 
 /// `hookd <args> --json` on `app`'s database: exit status and output.
 async fn hookd(app: &TestApp, args: &[&str]) -> (Option<i32>, Value, String) {

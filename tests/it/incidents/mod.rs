@@ -51,12 +51,13 @@ impl Channel {
     }
 }
 
-/// hookd sweeping every 50 ms, with requests allowed 30 s (receivers here
+/// hookd sweeping every 50 ms, with requests allowed 8 s (receivers here
 /// are slow on purpose, not failing).
 pub async fn sweeping_hookd(backend: Backend, extra: &[(&str, &str)]) -> TestApp {
     let mut env = vec![
         ("HOOKD_ENDPOINTS__HEALTH_INTERVAL", "50ms"),
-        ("HOOKD_DELIVERY__REQUEST_TIMEOUT", "30s"),
+        ("HOOKD_DELIVERY__REQUEST_TIMEOUT", "8s"),
+        ("HOOKD_DELIVERY__LEASE", "20s"),
         ("HOOKD_DELIVERY__JITTER", "0"),
     ];
     env.extend_from_slice(extra);

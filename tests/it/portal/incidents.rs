@@ -2,6 +2,7 @@
 //! incident above its past one (with the delayed count), and nothing of
 //! another partner's.
 
+use hookd::domain::clock::Clock;
 use serde_json::json;
 
 use super::{open, text};
