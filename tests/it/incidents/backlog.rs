@@ -142,6 +142,7 @@ async fn two_instances_on_one_database_open_one_incident_for_a_backlog() {
     assert_eq!(incidents_of(&app, &app.partner_id).await, 1);
     assert_eq!(channel.heard("hookd.incident.opened").len(), 1);
     assert_eq!(channel.heard("hookd.incident.resolved").len(), 1);
+    harness::quiesce().await;
 }
 
 #[both_backends]

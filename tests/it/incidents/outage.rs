@@ -81,4 +81,5 @@ async fn a_database_outage_longer_than_the_threshold_is_told_from_its_true_start
         .await;
     assert_eq!(delivered, 10, "every event was delivered once it was back");
     assert_eq!(incidents_of(&app, &app.partner_id).await, 1);
+    harness::quiesce().await;
 }
