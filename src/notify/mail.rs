@@ -35,9 +35,6 @@ pub fn render(
     audience: Audience,
     at: &str,
 ) -> Text {
-    if event_type.starts_with("hookd.incident.") {
-        return super::incident_mail::render(event_type, data, partner, audience);
-    }
     let field = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or("unknown");
     let endpoint = field("endpoint_id");
     let url = field("url");

@@ -37,6 +37,22 @@ pub fn is_notice(event_type: &str, partner_id: &str) -> bool {
     NOTICE_TYPES.contains(&event_type) && partner_id != OPERATOR_PARTNER
 }
 
+/// The mail for a notice of `event_type` with `data`, for `partner` (its
+/// id and name), at `at` (RFC 3339): an incident's, or an endpoint's.
+pub fn mail_text(
+    event_type: &str,
+    data: &serde_json::Value,
+    partner: (&str, &str),
+    audience: mail::Audience,
+    at: &str,
+) -> mail::Text {
+    if event_type.starts_with("hookd.incident.") {
+        incident_mail::render(event_type, data, partner, audience)
+    } else {
+        mail::render(event_type, data, partner, audience, at)
+    }
+}
+
 /// Where notices go besides the partner's own endpoints, from configuration.
 #[derive(Debug, Clone, Default)]
 pub struct Routes {

@@ -16,11 +16,7 @@ use crate::{
         event::{NewEvent, Subject, format_time},
         ids::{EventId, new_id},
     },
-    notify::{
-        OPERATOR_PARTNER, Routes,
-        mail::{Audience, render},
-        operator_copy,
-    },
+    notify::{OPERATOR_PARTNER, Routes, mail::Audience, mail_text, operator_copy},
     secret::{Secret, SecretBox},
 };
 
@@ -99,7 +95,7 @@ async fn queue_mails(
     ];
     for (audience, to) in recipients {
         let Some(to) = to else { continue };
-        let text = render(e.event_type, &data, (e.partner_id, &name), audience, &at);
+        let text = mail_text(e.event_type, &data, (e.partner_id, &name), audience, &at);
         txn.execute_raw(sql(
             backend,
             "INSERT INTO mail (id, event_id, partner_id, audience, recipient, subject, body, state, \
