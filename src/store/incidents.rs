@@ -106,28 +106,39 @@ pub async fn resolve(
     resolved_at: i64,
     now_ms: i64,
 ) -> Result<Option<Incident>, StoreError> {
-    let Some(open) = get(txn, id).await?.filter(Incident::is_open) else {
-        return Ok(None);
-    };
-    let delayed =
-        super::incident_watch::delayed_events(txn, &open.partner_id, open.started_at, resolved_at)
-            .await?;
+    let backend = txn.get_database_backend();
+    // The write first: on SQLite a transaction that read before it writes
+    // cannot take the write lock while another writer committed meanwhile.
     let rows = query_all(
         txn,
         sql(
-            txn.get_database_backend(),
+            backend,
             &format!(
-                "UPDATE incident SET resolved_at = ?, delayed_events = ? \
-                 WHERE id = ? AND resolved_at IS NULL RETURNING {COLUMNS}"
+                "UPDATE incident SET resolved_at = ? WHERE id = ? AND resolved_at IS NULL \
+                 RETURNING {COLUMNS}"
             ),
-            vec![resolved_at.into(), delayed.into(), id.into()],
+            vec![resolved_at.into(), id.into()],
         ),
         row,
     )
     .await?;
-    let Some(resolved) = rows.into_iter().next() else {
+    let Some(mut resolved) = rows.into_iter().next() else {
         return Ok(None);
     };
+    let delayed = super::incident_watch::delayed_events(
+        txn,
+        &resolved.partner_id,
+        resolved.started_at,
+        resolved_at,
+    )
+    .await?;
+    txn.execute_raw(sql(
+        backend,
+        "UPDATE incident SET delayed_events = ? WHERE id = ?",
+        vec![delayed.into(), id.into()],
+    ))
+    .await?;
+    resolved.delayed_events = Some(delayed);
     super::outbox::insert(txn, &[notice(&resolved, now_ms)], now_ms).await?;
     Ok(Some(resolved))
 }
