@@ -16,6 +16,7 @@ mod endpoints;
 mod keys;
 mod parity;
 mod parity_table;
+mod parity_world;
 mod partners;
 mod quiet;
 mod refusals;
