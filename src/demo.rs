@@ -28,13 +28,13 @@ use crate::{
 };
 
 /// What `hookd demo` publishes: the bundled catalog's own examples of its
-/// business types (hookd's own `endpoint.*` and `webhook.test` aside), each
+/// business types (hookd's own, `OWN_TYPES`, aside), each
 /// at its latest version, so the demo is valid by construction.
 fn samples(partner: &str, n: usize) -> Vec<serde_json::Value> {
     let catalog = crate::catalog::Catalog::bundled();
     let kinds: Vec<(String, u32, serde_json::Value)> = catalog
         .types()
-        .filter(|t| !t.name.starts_with("endpoint.") && t.name != "webhook.test")
+        .filter(|t| !crate::catalog::OWN_TYPES.contains(&t.name.as_str()))
         .map(|t| {
             (
                 t.name.clone(),

@@ -25,6 +25,7 @@ mod m20261206_000016_receiver_auth;
 mod m20261206_000017_routing;
 mod m20261206_000018_dev_keys;
 mod m20261206_000019_attempt_facts;
+mod m20261206_000020_incidents;
 mod m20261206_000021_event_time;
 mod m20261206_000022_instance_role;
 
@@ -53,6 +54,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261206_000017_routing::Migration),
             Box::new(m20261206_000018_dev_keys::Migration),
             Box::new(m20261206_000019_attempt_facts::Migration),
+            Box::new(m20261206_000020_incidents::Migration),
             Box::new(m20261206_000021_event_time::Migration),
             Box::new(m20261206_000022_instance_role::Migration),
         ]

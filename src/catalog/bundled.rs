@@ -25,6 +25,8 @@ pub(super) const FILES: &[(&str, &str)] = bundled_files![
     "endpoint.disabled",
     "endpoint.failing",
     "endpoint.recovered",
+    "hookd.incident.opened",
+    "hookd.incident.resolved",
     "usage.finalized",
     "webhook.test",
 ];

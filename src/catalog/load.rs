@@ -81,11 +81,13 @@ pub fn load_files(files: &[(String, String)]) -> Result<Catalog, CatalogError> {
 /// The types hookd itself emits: their schemas follow hookd's code, so a
 /// catalog directory may leave them out (the bundled ones are added) but not
 /// change them.
-pub const OWN_TYPES: [&str; 5] = [
+pub const OWN_TYPES: [&str; 7] = [
     "endpoint.certificate_expiring",
     "endpoint.disabled",
     "endpoint.failing",
     "endpoint.recovered",
+    "hookd.incident.opened",
+    "hookd.incident.resolved",
     "webhook.test",
 ];
 

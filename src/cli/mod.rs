@@ -31,6 +31,7 @@ pub mod event;
 pub mod event_export;
 pub mod exit;
 pub mod filter_test;
+pub mod incident;
 pub mod input;
 pub mod key;
 pub mod out;
@@ -136,6 +137,10 @@ pub enum Command {
     /// The audit log of operator actions (API, dashboard and CLI).
     #[command(subcommand)]
     Audit(audit::AuditCommand),
+    /// Incidents: times when hookd's own delivery to a partner was
+    /// impaired. Open one by hand with a message, resolve, list.
+    #[command(subcommand)]
+    Incident(incident::IncidentCommand),
     /// Check the event catalog (compile every schema, validate every example)
     /// without starting.
     #[command(subcommand)]
@@ -180,6 +185,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
         Command::Delivery(c) => delivery::run(&ctx, c).await,
         Command::Event(c) => event::run(&ctx, c).await,
         Command::Audit(c) => audit::run(&ctx, c).await,
+        Command::Incident(c) => incident::run(&ctx, c).await,
         _ => unreachable!("the commands above returned"),
     };
     ctx.close().await;

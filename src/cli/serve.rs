@@ -110,7 +110,7 @@ fn sample(running: &Running) -> (String, u32, serde_json::Value) {
         .or_else(|| {
             catalog
                 .types()
-                .find(|t| !t.name.starts_with("endpoint.") && !t.name.starts_with("webhook."))
+                .find(|t| !crate::catalog::OWN_TYPES.contains(&t.name.as_str()))
         })
         .map_or(("usage.finalized".into(), 1, serde_json::json!({})), |t| {
             (

@@ -18,6 +18,7 @@ mod env;
 mod error;
 mod file;
 mod http;
+mod incidents;
 mod keys;
 mod load;
 mod notify;
@@ -43,6 +44,7 @@ use error::invalid;
 pub use error::{ConfigError, Problem, SetBy, Suggestion};
 use http::RawHttp;
 pub use http::{HttpConfig, Origin};
+pub use incidents::IncidentsConfig;
 pub use keys::env_name;
 pub use notify::{NotifyConfig, SmtpConfig};
 use notify::{RawNotify, RawSmtp};
@@ -77,6 +79,7 @@ struct Raw {
     notify: RawNotify,
     telemetry: RawTelemetry,
     payload: payload::RawPayload,
+    incidents: incidents::RawIncidents,
 }
 
 #[derive(Debug, Deserialize, Serialize)]
@@ -167,6 +170,7 @@ pub struct Config {
     pub notify: NotifyConfig,
     pub telemetry: TelemetryConfig,
     pub payload: PayloadConfig,
+    pub incidents: IncidentsConfig,
 }
 
 #[derive(Debug, Clone)]
@@ -410,6 +414,7 @@ impl Raw {
             notify,
             telemetry: self.telemetry.validate(otel)?,
             payload: self.payload.validate()?,
+            incidents: self.incidents.validate()?,
         })
     }
 }

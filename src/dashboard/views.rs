@@ -23,7 +23,10 @@ use super::{
 };
 use crate::{
     delivery::report::ActorReport,
-    http::{AppState, admin_endpoints, observe, partner::ordering::HeldSubjects, problem::Problem},
+    http::{
+        AppState, admin_endpoints, incidents::IncidentOut, observe,
+        partner::ordering::HeldSubjects, problem::Problem,
+    },
     store::{
         self, StoreError,
         admin::DeliverySearch,
@@ -106,7 +109,13 @@ pub async fn overview(
         hour: window(db, hour, &sampled).await?,
         day: window(db, day, &sampled).await?,
     };
+    let incidents: Vec<IncidentOut> = store::incidents::list(db, partner, true, 100)
+        .await?
+        .into_iter()
+        .map(IncidentOut::from)
+        .collect();
     let view = pages::overview::OverviewView {
+        incidents: &incidents,
         actors: &actors,
         totals: &totals,
         periods: &periods,

@@ -4,6 +4,8 @@
 //! retries) is still warned and disabled on time. Every instance sweeps; the
 //! store's guarded updates make each transition, and its event, happen once.
 //!
+//! With each sweep it also looks for incidents (`incident_sweep`).
+//!
 //! On a shorter timer it also takes the minute's backlog sample for the
 //! dashboard's charts (`store::samples`), unless another instance has.
 
@@ -44,6 +46,8 @@ pub struct HealthSweep {
     sampling: bool,
     /// The last minute this instance saw sampled.
     sampled: Option<i64>,
+    /// An outage of the database this instance is living through.
+    outage: crate::domain::incident::Outage,
 }
 
 impl HealthSweep {
@@ -59,6 +63,7 @@ impl HealthSweep {
             running: false,
             sampling: false,
             sampled: None,
+            outage: Default::default(),
         }
     }
 
@@ -87,34 +92,40 @@ impl HealthSweep {
         }
         self.running = true;
         let shared = self.shared.clone();
+        let mut outage = self.outage;
         let work = async move {
             let changes = sweep(&shared).await;
-            (changes, stalled_subjects(&shared).await)
+            let notices = super::incident_sweep::sweep(&shared, &mut outage).await;
+            (changes, stalled_subjects(&shared).await, notices, outage)
         };
-        ctx.spawn(work.into_actor(self).map(|(res, advanced), act, _| {
-            act.running = false;
-            if advanced > 0 {
-                act.wake_fanout.do_send(Wake);
-            }
-            match res {
-                Ok(changes) => {
-                    act.shared.metrics.health_sweeps.inc();
-                    super::oncall::health_changed(&act.shared, &changes.events);
-                    if !changes.events.is_empty() {
-                        tracing::debug!(
-                            events = changes.events.len(),
-                            "health sweep announced endpoint transitions"
-                        );
+        ctx.spawn(
+            work.into_actor(self)
+                .map(|(res, advanced, notices, outage), act, _| {
+                    act.running = false;
+                    act.outage = outage;
+                    if advanced > 0 || notices > 0 {
                         act.wake_fanout.do_send(Wake);
                     }
-                    if !changes.disabled.is_empty() {
-                        act.disabled.do_send(EndpointsDisabled(changes.disabled));
+                    match res {
+                        Ok(changes) => {
+                            act.shared.metrics.health_sweeps.inc();
+                            super::oncall::health_changed(&act.shared, &changes.events);
+                            if !changes.events.is_empty() {
+                                tracing::debug!(
+                                    events = changes.events.len(),
+                                    "health sweep announced endpoint transitions"
+                                );
+                                act.wake_fanout.do_send(Wake);
+                            }
+                            if !changes.disabled.is_empty() {
+                                act.disabled.do_send(EndpointsDisabled(changes.disabled));
+                            }
+                        }
+                        // The next tick tries again; nothing was half written.
+                        Err(e) => tracing::warn!(error = %e, "the endpoint health sweep failed"),
                     }
-                }
-                // The next tick tries again; nothing was half written.
-                Err(e) => tracing::warn!(error = %e, "the endpoint health sweep failed"),
-            }
-        }));
+                }),
+        );
     }
 }
 

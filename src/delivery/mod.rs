@@ -16,6 +16,7 @@ pub mod excerpt;
 pub mod fanout;
 pub mod fresh;
 pub mod health_sweep;
+pub mod incident_sweep;
 pub mod lease_window;
 pub mod log_limit;
 pub mod mailer;

@@ -10,6 +10,7 @@ pub mod event;
 pub mod filter;
 pub mod health;
 pub mod ids;
+pub mod incident;
 pub mod ordering;
 pub mod outcome;
 pub mod partner;

@@ -62,6 +62,12 @@ const LINKS: &[IdLink] = &[
         to: &["get_event"],
     },
     IdLink {
+        from: ("post", "/v1/admin/incidents"),
+        status: "201",
+        pointer: "/id",
+        to: &["resolve_incident"],
+    },
+    IdLink {
         from: ("post", "/v1/admin/partners"),
         status: "201",
         pointer: "/id",

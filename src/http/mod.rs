@@ -20,6 +20,7 @@ pub mod door;
 pub mod expect;
 pub mod guard;
 pub mod health;
+pub mod incidents;
 pub mod ingest;
 pub mod known_keys;
 pub mod links;
@@ -129,6 +130,10 @@ pub fn routes(cfg: &mut ServiceConfig) {
         .service(admin_endpoints::admin_enable_endpoint)
         .service(admin_endpoints::admin_disable_endpoint)
         .service(admin_audit::list_audit)
+        .service(incidents::list_incidents)
+        .service(incidents::admin_list_incidents)
+        .service(incidents::open_incident)
+        .service(incidents::resolve_incident)
         .service(observe::actors)
         .service(observe::instances)
         .service(observe::metrics);

@@ -118,12 +118,18 @@ pub fn render(
              (change it with PATCH /v1/partner).\n",
         );
     }
-    // A name with a line break must not become a header of its own.
-    let subject = subject
+    Text {
+        subject: one_line(&subject),
+        body,
+    }
+}
+
+/// A name with a line break must not become a header of its own.
+pub(super) fn one_line(subject: &str) -> String {
+    subject
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    Text { subject, body }
+        .collect()
 }
 
 /// Tries a mail gets before it is dead.

@@ -1,6 +1,7 @@
 //! Endpoint notices: `endpoint.failing`, `endpoint.disabled`,
-//! `endpoint.recovered` and `endpoint.certificate_expiring` reach a partner
-//! however few endpoints it has. Each
+//! `endpoint.recovered` and `endpoint.certificate_expiring`, and the
+//! incident notices `hookd.incident.opened` and `hookd.incident.resolved`,
+//! reach a partner however few endpoints it has. Each
 //! is an event of the partner's (so its subscribed endpoints and its
 //! notification URL, an endpoint of kind `notification`, receive it as any
 //! event), and when the fanout publishes it, in the same transaction:
@@ -11,6 +12,7 @@
 //!
 //! This module holds the pure parts: which notices go where, and the mail's text.
 
+mod incident_mail;
 pub mod mail;
 
 /// The partner that owns the operator's notification endpoint and the
@@ -19,11 +21,13 @@ pub mod mail;
 pub const OPERATOR_PARTNER: &str = "hookd:operator";
 
 /// The event types that are notices.
-pub const NOTICE_TYPES: [&str; 4] = [
+pub const NOTICE_TYPES: [&str; 6] = [
     "endpoint.failing",
     "endpoint.disabled",
     "endpoint.recovered",
     "endpoint.certificate_expiring",
+    "hookd.incident.opened",
+    "hookd.incident.resolved",
 ];
 
 /// Whether an event of this type, published for this partner, is a notice
@@ -31,6 +35,22 @@ pub const NOTICE_TYPES: [&str; 4] = [
 /// not announced again).
 pub fn is_notice(event_type: &str, partner_id: &str) -> bool {
     NOTICE_TYPES.contains(&event_type) && partner_id != OPERATOR_PARTNER
+}
+
+/// The mail for a notice of `event_type` with `data`, for `partner` (its
+/// id and name), at `at` (RFC 3339): an incident's, or an endpoint's.
+pub fn mail_text(
+    event_type: &str,
+    data: &serde_json::Value,
+    partner: (&str, &str),
+    audience: mail::Audience,
+    at: &str,
+) -> mail::Text {
+    if event_type.starts_with("hookd.incident.") {
+        incident_mail::render(event_type, data, partner, audience)
+    } else {
+        mail::render(event_type, data, partner, audience, at)
+    }
 }
 
 /// Where notices go besides the partner's own endpoints, from configuration.
@@ -80,6 +100,8 @@ mod tests {
         assert!(!is_notice("endpoint.created", "ptn_1"));
         assert!(!is_notice("balance.updated", "ptn_1"));
         assert!(!is_notice("endpoint.failing", OPERATOR_PARTNER));
+        assert!(is_notice("hookd.incident.opened", "ptn_1"));
+        assert!(is_notice("hookd.incident.resolved", "ptn_1"));
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod endpoints_page;
 mod event_page;
 mod flash;
 mod form;
+mod incidents_page;
 mod pages;
 mod routing;
 mod routing_page;
@@ -60,6 +61,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     actions::routes(cfg);
     credentials::routes(cfg);
     routing::routes(cfg);
+    incidents_page::routes(cfg);
 }
 
 /// Who is signed in: the session, and the one partner it sees.

@@ -22,6 +22,7 @@ pub enum Nav {
     Deliveries,
     Events,
     Notifications,
+    Incidents,
     /// An error page: nothing is current.
     None,
 }
@@ -40,6 +41,7 @@ fn layout(title: &str, signed: Option<(&Signed, Nav)>, body: Markup) -> Markup {
                     (link("/portal/deliveries", "Deliveries", Nav::Deliveries, nav))
                     (link("/portal/events", "Events", Nav::Events, nav))
                     (link("/portal/settings", "Notifications", Nav::Notifications, nav))
+                    (link("/portal/incidents", "Incidents", Nav::Incidents, nav))
                 }
                 form method="post" action="/portal/logout" {
                     (token_field(&s.csrf))

@@ -49,6 +49,10 @@ pub enum Action {
     EndpointCheck,
     /// Events published from the command line.
     EventPublish,
+    /// An incident opened by hand, its partner told.
+    IncidentOpen,
+    /// An incident resolved by hand, its partner told.
+    IncidentResolve,
     KeyRevoke,
     PartnerUpdate,
     PortalLinkCreate,
@@ -70,6 +74,8 @@ impl Action {
             Action::EndpointTest => "endpoint.test",
             Action::EndpointCheck => "endpoint.check",
             Action::EventPublish => "event.publish",
+            Action::IncidentOpen => "incident.open",
+            Action::IncidentResolve => "incident.resolve",
             Action::KeyRevoke => "key.revoke",
             Action::PartnerUpdate => "partner.update",
             Action::PortalLinkCreate => "portal_link.create",

@@ -56,7 +56,7 @@ pub enum Kind {
     /// A partner's own, managed through the endpoints API.
     Endpoint,
     /// A partner's notification URL (`PATCH /v1/partner`): it receives the
-    /// partner's `endpoint.*` notices and is never disabled by failures.
+    /// partner's `endpoint.*` and `hookd.*` notices and is never disabled by failures.
     Notification,
     /// The operator's URL (`notify.operator_url`): every partner's notices.
     Operator,

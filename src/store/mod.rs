@@ -22,6 +22,8 @@ pub mod fanout;
 pub mod fanout_claim;
 pub mod full;
 pub mod health;
+pub mod incident_watch;
+pub mod incidents;
 pub mod keys;
 pub mod mail;
 pub mod notices;

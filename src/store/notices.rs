@@ -16,11 +16,7 @@ use crate::{
         event::{NewEvent, Subject, format_time},
         ids::{EventId, new_id},
     },
-    notify::{
-        OPERATOR_PARTNER, Routes,
-        mail::{Audience, render},
-        operator_copy,
-    },
+    notify::{OPERATOR_PARTNER, Routes, mail::Audience, mail_text, operator_copy},
     secret::{Secret, SecretBox},
 };
 
@@ -53,7 +49,7 @@ pub async fn expand(
                 event_type: e.event_type.to_string(),
                 partner_id: OPERATOR_PARTNER.into(),
                 subject: e.subject_id.map(|id| Subject {
-                    subject_type: "endpoint".into(),
+                    subject_type: e.subject_type.unwrap_or("endpoint").into(),
                     id: id.into(),
                     version: None,
                 }),
@@ -99,7 +95,7 @@ async fn queue_mails(
     ];
     for (audience, to) in recipients {
         let Some(to) = to else { continue };
-        let text = render(e.event_type, &data, (e.partner_id, &name), audience, &at);
+        let text = mail_text(e.event_type, &data, (e.partner_id, &name), audience, &at);
         txn.execute_raw(sql(
             backend,
             "INSERT INTO mail (id, event_id, partner_id, audience, recipient, subject, body, state, \
@@ -162,7 +158,7 @@ pub async fn sync_operator(
                 partner_id: OPERATOR_PARTNER.into(),
                 url: url.into(),
                 description: "notify.operator_url: every partner's endpoint notices".into(),
-                event_types: vec!["endpoint.*".into()],
+                event_types: vec!["endpoint.*".into(), "hookd.*".into()],
                 schema_version: None,
                 schema_versions: Default::default(),
                 concurrency: default_concurrency,

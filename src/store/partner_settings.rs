@@ -110,7 +110,7 @@ pub async fn update(
                 partner_id: partner_id.into(),
                 url,
                 description: "notification URL: this partner's endpoint notices".into(),
-                event_types: vec!["endpoint.*".into()],
+                event_types: vec!["endpoint.*".into(), "hookd.*".into()],
                 schema_version: None,
                 schema_versions: Default::default(),
                 concurrency,

@@ -27,6 +27,7 @@ mod group_commit;
 mod health;
 mod health_metrics;
 mod hostile;
+mod incidents;
 mod ingest;
 mod isolation;
 mod lease_window;

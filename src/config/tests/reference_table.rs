@@ -225,6 +225,9 @@ fn actual(c: &Config, mail: &SmtpConfig, key: &str) -> Option<Shown> {
         "telemetry.service_name" => text(&c.telemetry.service_name),
         "telemetry.sampling_ratio" => N(c.telemetry.sampling_ratio),
         "telemetry.export_timeout" => D(c.telemetry.export_timeout),
+        "incidents.enabled" => text(&c.incidents.enabled),
+        "incidents.backlog_age" => D(c.incidents.backlog_age),
+        "incidents.database_down" => D(c.incidents.database_down),
         _ => return None,
     })
 }

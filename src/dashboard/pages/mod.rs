@@ -11,6 +11,7 @@ pub mod delivery;
 pub mod endpoint;
 pub mod endpoints;
 pub mod event;
+pub mod incidents;
 pub mod json;
 pub mod overview;
 pub mod pager;

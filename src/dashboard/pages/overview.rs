@@ -166,6 +166,8 @@ pub struct OverviewView<'a> {
     pub unknown_partner: bool,
     /// The listed endpoints' attempts of the last hour.
     pub measured: &'a HashMap<String, Measured>,
+    /// Open incidents (of `partner` when given).
+    pub incidents: &'a [crate::http::incidents::IncidentOut],
     pub now_ms: i64,
 }
 
@@ -310,6 +312,7 @@ pub fn overview(v: &OverviewView) -> Markup {
         Some(15),
         html! {
             (scope(v))
+            (super::incidents::open_incidents(v.incidents, v.now_ms))
             (totals(v))
             h2 { "The last hour and the last 24 hours" }
             @if v.partner.is_some() { p.note { "The charts show every partner." } }
@@ -409,6 +412,7 @@ mod tests {
             partner: Some("\"><b>"),
             unknown_partner: true,
             measured: &measured,
+            incidents: &[],
             now_ms: 0,
         };
         let page = overview(&view).into_string();

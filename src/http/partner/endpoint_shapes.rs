@@ -35,7 +35,7 @@ pub struct EndpointOut {
     pub created_at: String,
     pub updated_at: String,
     /// `endpoint` (yours, managed here) or `notification` (your notification
-    /// URL: it receives your `endpoint.*` notices, is never disabled by
+    /// URL: it receives your `endpoint.*` and `hookd.*` notices, is never disabled by
     /// failures, and is changed or removed with `PATCH /v1/partner`).
     pub kind: String,
     /// `none`, or `subject`: one delivery at a time per subject, in the

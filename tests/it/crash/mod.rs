@@ -6,7 +6,7 @@ mod disk_full;
 mod disk_full_pg;
 mod down_at_start;
 mod kill;
-mod outage;
+pub(crate) mod outage;
 mod pause;
 
 use std::collections::HashMap;

@@ -27,7 +27,7 @@ async fn probe(app: &TestApp, path: &str) -> (harness::ApiAnswer, Duration) {
 
 /// Closes the app's database to connections and ends the ones open; returns
 /// the admin connection that opens it again.
-async fn close_database(app: &TestApp) -> (sea_orm::DatabaseConnection, String) {
+pub(crate) async fn close_database(app: &TestApp) -> (sea_orm::DatabaseConnection, String) {
     let url = app.running.shared.config.database.url.clone();
     let (server, name) = url
         .rsplit_once('/')

@@ -31,6 +31,7 @@ macro_rules! signed_in_test {
 }
 
 mod credentials;
+mod incidents;
 mod pages;
 mod prg;
 mod routing;

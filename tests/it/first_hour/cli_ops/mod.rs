@@ -18,6 +18,7 @@ mod export;
 mod keys;
 mod parity;
 mod parity_table;
+mod parity_world;
 mod partners;
 mod quiet;
 mod refusals;

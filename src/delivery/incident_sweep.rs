@@ -1,0 +1,146 @@
+//! The incident sweep, run with each health sweep: reads what the store
+//! observes (each partner's oldest overdue delivery; whether the database
+//! answers at all), lets `domain::incident` decide, and opens or resolves
+//! incidents with their notices, each in a transaction of its own. Every
+//! instance sweeps; the store's unique index and guarded updates make each
+//! incident, and each notice, happen once.
+
+use crate::domain::incident::{self, Cause, Decision, OpenedBy, Outage};
+use crate::store::{
+    StoreError, incident_watch,
+    incidents::{self, Opening},
+};
+
+use super::Shared;
+
+/// One sweep. `outage` is what this instance remembers of an outage of the
+/// database it is living through. Returns how many notices were queued,
+/// for the fanout to be woken.
+pub async fn sweep(shared: &Shared, outage: &mut Outage) -> usize {
+    let config = &shared.config.incidents;
+    if !config.enabled {
+        return 0;
+    }
+    let now = shared.clock.now_ms();
+    let overdue = match incident_watch::overdue(&shared.db, now, now).await {
+        Ok(overdue) => overdue,
+        Err(e) => {
+            // Whatever the cause, nothing is written: the outage began now
+            // at the latest.
+            outage.failed(now);
+            tracing::warn!(error = %e, "the incident sweep cannot read the database");
+            return 0;
+        }
+    };
+    let mut events = 0;
+    let ended = outage.answered(now, ms(config.database_down));
+    match database(shared, ended, &overdue, now).await {
+        Ok(made) => events += made,
+        Err(e) => tracing::warn!(error = %e, "opening or resolving database incidents failed"),
+    }
+    match backlog(shared, &overdue, now).await {
+        Ok(made) => events += made,
+        Err(e) => tracing::warn!(error = %e, "opening or resolving backlog incidents failed"),
+    }
+    events
+}
+
+fn ms(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Opens a backlog incident for each partner whose oldest overdue delivery
+/// waited the threshold, and resolves those whose partner caught up.
+async fn backlog(
+    shared: &Shared,
+    overdue: &std::collections::HashMap<String, i64>,
+    now: i64,
+) -> Result<usize, StoreError> {
+    let backlog_age = ms(shared.config.incidents.backlog_age);
+    let open = incidents::open_of(&shared.db, Cause::Backlog).await?;
+    let mut events = 0;
+    for o in &open {
+        let oldest = overdue.get(&o.partner_id).copied();
+        if incident::backlog(oldest, true, now, backlog_age) == Decision::Resolve {
+            events += resolve(shared, &o.id, now).await?;
+        }
+    }
+    let message = incident::backlog_message(shared.config.incidents.backlog_age);
+    for (partner, due) in overdue {
+        if open.iter().any(|o| &o.partner_id == partner) {
+            continue;
+        }
+        if let Decision::Open { started_at } =
+            incident::backlog(Some(*due), false, now, backlog_age)
+        {
+            let opening = Opening {
+                partner_id: partner,
+                cause: Cause::Backlog,
+                message: &message,
+                started_at,
+                opened_by: OpenedBy::Detector,
+            };
+            events += open_one(shared, &opening, now).await?;
+        }
+    }
+    Ok(events)
+}
+
+/// After an outage of the database that lasted the threshold (`ended`:
+/// its start and end), opens a database incident for each partner with
+/// deliveries due meanwhile; resolves the open ones whose partner caught up.
+async fn database(
+    shared: &Shared,
+    ended: Option<(i64, i64)>,
+    overdue: &std::collections::HashMap<String, i64>,
+    now: i64,
+) -> Result<usize, StoreError> {
+    let mut events = 0;
+    if let Some((since, back)) = ended {
+        tracing::warn!(
+            down_ms = back - since,
+            "the database was unreachable for longer than incidents.database_down; its partners are told"
+        );
+        let message = incident::database_message(since);
+        for partner in incident_watch::due_during(&shared.db, since, back).await? {
+            let opening = Opening {
+                partner_id: &partner,
+                cause: Cause::Database,
+                message: &message,
+                started_at: since,
+                opened_by: OpenedBy::Detector,
+            };
+            events += open_one(shared, &opening, now).await?;
+        }
+        // Resolved at the earliest on the next sweep, after a first look at
+        // what the deliveries did once it was back.
+        return Ok(events);
+    }
+    for o in incidents::open_of(&shared.db, Cause::Database).await? {
+        let oldest = overdue.get(&o.partner_id).copied();
+        if incident::caught_up_since(oldest, o.opened_at) {
+            events += resolve(shared, &o.id, now).await?;
+        }
+    }
+    Ok(events)
+}
+
+async fn open_one(shared: &Shared, opening: &Opening<'_>, now: i64) -> Result<usize, StoreError> {
+    let _turn = shared.write_turn().await;
+    let opened = incidents::open_now(&shared.db, opening, now).await?;
+    Ok(opened.map_or(0, |i| {
+        tracing::warn!(incident = %i.id, partner = %i.partner_id, cause = %i.cause,
+            "incident opened: the partner is told with hookd.incident.opened");
+        1
+    }))
+}
+
+async fn resolve(shared: &Shared, id: &str, now: i64) -> Result<usize, StoreError> {
+    let _turn = shared.write_turn().await;
+    let resolved = incidents::resolve_now(&shared.db, id, now).await?;
+    Ok(resolved.map_or(0, |i| {
+        tracing::info!(incident = %i.id, partner = %i.partner_id, delayed_events = ?i.delayed_events,
+            "incident resolved: the partner is told with hookd.incident.resolved");
+        1
+    }))
+}

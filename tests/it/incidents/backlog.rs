@@ -1,0 +1,174 @@
+//! A backlog older than `incidents.backlog_age` (15 min, on the injected
+//! clock): deliveries held behind a slow one on an endpoint with a
+//! concurrency of 1, then the clock moves 20 minutes on.
+
+use std::time::Duration;
+
+use hookd::domain::{clock::Clock, event::format_time};
+use hookd_test_macros::both_backends;
+use serde_json::json;
+
+use super::{Channel, HEAR_WITHIN, incidents_of, listed, sweeping_hookd};
+use crate::harness::{
+    self, Backend, SLOW, TestApp, WAIT, another_instance,
+    receiver::{Receiver, Reply},
+    wait_until,
+};
+
+/// Events published for the backlog.
+const EVENTS: usize = 10;
+
+/// A partner's slow endpoint (each answer takes half a second, one at a
+/// time), `EVENTS` events for it: one in flight, a few claimed behind it,
+/// the rest waiting; then the clock 20 minutes on. Returns the receiver
+/// and when the events were due.
+async fn a_backlog(app: &TestApp) -> (Receiver, i64) {
+    let receiver = Receiver::start().await;
+    receiver.set_default(Reply::Delay(
+        Duration::from_millis(500),
+        Box::new(Reply::status(200)),
+    ));
+    let (endpoint, _) = app
+        .endpoint_for(&app.partner_id, &receiver.url(), &["a.b"], 1)
+        .await;
+    let due = app.clock.now_ms();
+    for n in 0..EVENTS {
+        app.publish("a.b", json!({"n": n})).await;
+    }
+    wait_until(WAIT, || async { (receiver.count() >= 1).then_some(()) })
+        .await
+        .expect("the first event is in flight");
+    let waiting = app
+        .count(&format!(
+            "SELECT COUNT(*) AS n FROM delivery WHERE endpoint_id = '{endpoint}' AND state <> 'delivered'"
+        ))
+        .await;
+    assert!(
+        waiting >= 5,
+        "most deliveries wait behind the slow one: {waiting}"
+    );
+    app.advance(Duration::from_secs(20 * 60));
+    (receiver, due)
+}
+
+#[both_backends]
+async fn a_backlog_older_than_the_threshold_tells_its_partner_once_and_resolves_with_the_count(
+    backend: Backend,
+) {
+    let app = sweeping_hookd(backend, &[]).await;
+    let key = app.partner_key().await;
+    let channel = Channel::of(&app, &key).await;
+    let (other, other_key) = app.another_partner("Globex").await;
+    let other_channel = Channel::of(&app, &other_key).await;
+    let prompt = Receiver::start().await;
+    app.endpoint_for(&other, &prompt.url(), &["a.b"], 8).await;
+    let (status, _) = app
+        .post_events(&json!({"type": "a.b", "partner_id": other, "data": {}}))
+        .await;
+    assert_eq!(status, 201);
+    wait_until(WAIT, || async { (prompt.count() == 1).then_some(()) })
+        .await
+        .expect("the other partner's event is delivered at once");
+
+    let (receiver, due) = a_backlog(&app).await;
+
+    let opened = channel.hears("hookd.incident.opened", HEAR_WITHIN).await;
+    assert_eq!(opened["cause"], "backlog", "{opened}");
+    assert_eq!(
+        opened["started_at"],
+        format_time(due),
+        "the incident starts when the oldest waiting delivery was due: {opened}"
+    );
+    receiver
+        .wait_for(EVENTS, SLOW)
+        .await
+        .expect("the backlog drains");
+    let resolved = channel.hears("hookd.incident.resolved", HEAR_WITHIN).await;
+    assert_eq!(resolved["incident_id"], opened["incident_id"]);
+    assert_eq!(resolved["started_at"], format_time(due));
+    assert_eq!(
+        resolved["resolved_at"],
+        format_time(app.clock.now_ms()),
+        "resolved on the clock's time once it drained: {resolved}"
+    );
+    assert_eq!(
+        resolved["delayed_events"], EVENTS,
+        "every event waited inside the range: {resolved}"
+    );
+
+    assert_eq!(channel.heard("hookd.incident.opened").len(), 1, "told once");
+    assert_eq!(incidents_of(&app, &app.partner_id).await, 1);
+    assert_eq!(
+        incidents_of(&app, &other).await,
+        0,
+        "the other partner was on time"
+    );
+    assert!(
+        other_channel.heard("hookd.incident.opened").is_empty(),
+        "an unaffected partner hears nothing"
+    );
+    let mine = listed(&app, &key).await;
+    assert_eq!(mine.len(), 1, "{mine:?}");
+    assert_eq!(mine[0]["state"], "resolved");
+    assert_eq!(mine[0]["delayed_events"], EVENTS);
+    assert!(listed(&app, &other_key).await.is_empty());
+}
+
+#[actix_rt::test]
+async fn two_instances_on_one_database_open_one_incident_for_a_backlog() {
+    if harness::skip_postgres() {
+        return;
+    }
+    let app = sweeping_hookd(Backend::Postgres, &[]).await;
+    let _second = another_instance(
+        &app,
+        &[
+            ("HOOKD_ENDPOINTS__HEALTH_INTERVAL", "50ms"),
+            ("HOOKD_DELIVERY__REQUEST_TIMEOUT", "8s"),
+            ("HOOKD_DELIVERY__LEASE", "20s"),
+        ],
+    )
+    .await;
+    let key = app.partner_key().await;
+    let channel = Channel::of(&app, &key).await;
+    let (receiver, _) = a_backlog(&app).await;
+    channel.hears("hookd.incident.opened", HEAR_WITHIN).await;
+    // Both instances sweep every 50 ms while the backlog lasts.
+    receiver
+        .wait_for(EVENTS, SLOW)
+        .await
+        .expect("the backlog drains");
+    channel.hears("hookd.incident.resolved", HEAR_WITHIN).await;
+    assert_eq!(incidents_of(&app, &app.partner_id).await, 1);
+    assert_eq!(channel.heard("hookd.incident.opened").len(), 1);
+    assert_eq!(channel.heard("hookd.incident.resolved").len(), 1);
+    harness::quiesce().await;
+}
+
+#[both_backends]
+async fn two_openings_at_once_make_one_incident(backend: Backend) {
+    use hookd::{
+        domain::incident::{Cause, OpenedBy},
+        store::incidents::{Opening, open_now},
+    };
+    let app = sweeping_hookd(backend, &[]).await;
+    let opening = Opening {
+        partner_id: &app.partner_id,
+        cause: Cause::Backlog,
+        message: "late",
+        started_at: 0,
+        opened_by: OpenedBy::Detector,
+    };
+    let now = app.clock.now_ms();
+    let (a, b) = tokio::join!(
+        open_now(app.db(), &opening, now),
+        open_now(app.db(), &opening, now)
+    );
+    let opened = [a, b]
+        .into_iter()
+        .map(|r| r.expect("opening runs"))
+        .filter(Option::is_some)
+        .count();
+    assert_eq!(opened, 1, "exactly one of the two opened it");
+    assert_eq!(incidents_of(&app, &app.partner_id).await, 1);
+}
