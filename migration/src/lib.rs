@@ -28,6 +28,7 @@ mod m20261206_000019_attempt_facts;
 mod m20261206_000020_incidents;
 mod m20261206_000021_event_time;
 mod m20261206_000022_instance_role;
+mod m20261206_000023_delivery_pulse;
 
 pub struct Migrator;
 
@@ -57,6 +58,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261206_000020_incidents::Migration),
             Box::new(m20261206_000021_event_time::Migration),
             Box::new(m20261206_000022_instance_role::Migration),
+            Box::new(m20261206_000023_delivery_pulse::Migration),
         ]
     }
 }

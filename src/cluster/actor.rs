@@ -126,6 +126,11 @@ impl ClusterActor {
                 tracing::warn!(instance = %instance.id, "this instance's row was gone (a long pause?); registering again");
                 store::cluster::register(&node.control_db, &instance).await?;
             }
+            // What outlives every instance's row: when one that delivers
+            // was last alive (see `store::pulse`).
+            if node.config.role.delivers() {
+                store::pulse::beat(&node.control_db, node.clock.now_ms()).await?;
+            }
             store::cluster::forget_dead(&node.control_db, FORGET_AFTER_MS).await?;
             let alive = store::cluster::alive(&node.control_db, ttl_ms).await?;
             let leases = store::cluster::leases(&node.control_db).await?;

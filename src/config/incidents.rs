@@ -13,6 +13,7 @@ pub(super) struct RawIncidents {
     enabled: bool,
     backlog_age: String,
     database_down: String,
+    instances_down: String,
 }
 
 /// The thresholds of the causes hookd detects on its own.
@@ -24,6 +25,8 @@ pub struct IncidentsConfig {
     pub backlog_age: Duration,
     /// The database unreachable this long opens a `database` incident once it is back.
     pub database_down: Duration,
+    /// No instance that delivers alive this long opens an `instances` incident.
+    pub instances_down: Duration,
 }
 
 /// A threshold of at least a second.
@@ -44,6 +47,7 @@ impl RawIncidents {
             enabled: self.enabled,
             backlog_age: at_least_a_second("incidents.backlog_age", &self.backlog_age)?,
             database_down: at_least_a_second("incidents.database_down", &self.database_down)?,
+            instances_down: at_least_a_second("incidents.instances_down", &self.instances_down)?,
         })
     }
 }

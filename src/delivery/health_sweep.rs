@@ -48,6 +48,9 @@ pub struct HealthSweep {
     sampled: Option<i64>,
     /// An outage of the database this instance is living through.
     outage: crate::domain::incident::Outage,
+    /// Since when nothing delivered, if this instance started into a
+    /// silence as long as `incidents.instances_down`; the first sweep tells.
+    quiet: Option<i64>,
 }
 
 impl HealthSweep {
@@ -55,8 +58,10 @@ impl HealthSweep {
         shared: Arc<Shared>,
         wake_fanout: Recipient<Wake>,
         disabled: Recipient<EndpointsDisabled>,
+        quiet: Option<i64>,
     ) -> HealthSweep {
         HealthSweep {
+            quiet,
             shared,
             wake_fanout,
             disabled,
@@ -92,40 +97,41 @@ impl HealthSweep {
         }
         self.running = true;
         let shared = self.shared.clone();
-        let mut outage = self.outage;
+        let (mut outage, mut quiet) = (self.outage, self.quiet);
         let work = async move {
             let changes = sweep(&shared).await;
-            let notices = super::incident_sweep::sweep(&shared, &mut outage).await;
-            (changes, stalled_subjects(&shared).await, notices, outage)
+            let notices = super::incident_sweep::sweep(&shared, &mut outage, &mut quiet).await;
+            let stalled = stalled_subjects(&shared).await;
+            (changes, stalled, notices, (outage, quiet))
         };
-        ctx.spawn(
-            work.into_actor(self)
-                .map(|(res, advanced, notices, outage), act, _| {
-                    act.running = false;
-                    act.outage = outage;
-                    if advanced > 0 || notices > 0 {
-                        act.wake_fanout.do_send(Wake);
-                    }
-                    match res {
-                        Ok(changes) => {
-                            act.shared.metrics.health_sweeps.inc();
-                            super::oncall::health_changed(&act.shared, &changes.events);
-                            if !changes.events.is_empty() {
-                                tracing::debug!(
-                                    events = changes.events.len(),
-                                    "health sweep announced endpoint transitions"
-                                );
-                                act.wake_fanout.do_send(Wake);
-                            }
-                            if !changes.disabled.is_empty() {
-                                act.disabled.do_send(EndpointsDisabled(changes.disabled));
-                            }
+        ctx.spawn(work.into_actor(self).map(
+            |(res, advanced, notices, (outage, quiet)), act, _| {
+                act.running = false;
+                act.outage = outage;
+                act.quiet = quiet;
+                if advanced > 0 || notices > 0 {
+                    act.wake_fanout.do_send(Wake);
+                }
+                match res {
+                    Ok(changes) => {
+                        act.shared.metrics.health_sweeps.inc();
+                        super::oncall::health_changed(&act.shared, &changes.events);
+                        if !changes.events.is_empty() {
+                            tracing::debug!(
+                                events = changes.events.len(),
+                                "health sweep announced endpoint transitions"
+                            );
+                            act.wake_fanout.do_send(Wake);
                         }
-                        // The next tick tries again; nothing was half written.
-                        Err(e) => tracing::warn!(error = %e, "the endpoint health sweep failed"),
+                        if !changes.disabled.is_empty() {
+                            act.disabled.do_send(EndpointsDisabled(changes.disabled));
+                        }
                     }
-                }),
-        );
+                    // The next tick tries again; nothing was half written.
+                    Err(e) => tracing::warn!(error = %e, "the endpoint health sweep failed"),
+                }
+            },
+        ));
     }
 }
 

@@ -16,7 +16,7 @@ use super::Shared;
 /// One sweep. `outage` is what this instance remembers of an outage of the
 /// database it is living through. Returns how many notices were queued,
 /// for the fanout to be woken.
-pub async fn sweep(shared: &Shared, outage: &mut Outage) -> usize {
+pub async fn sweep(shared: &Shared, outage: &mut Outage, quiet: &mut Option<i64>) -> usize {
     let config = &shared.config.incidents;
     if !config.enabled {
         return 0;
@@ -37,6 +37,10 @@ pub async fn sweep(shared: &Shared, outage: &mut Outage) -> usize {
     match database(shared, ended, &overdue, now).await {
         Ok(made) => events += made,
         Err(e) => tracing::warn!(error = %e, "opening or resolving database incidents failed"),
+    }
+    match instances(shared, quiet, &overdue, now).await {
+        Ok(made) => events += made,
+        Err(e) => tracing::warn!(error = %e, "opening or resolving instances incidents failed"),
     }
     match backlog(shared, &overdue, now).await {
         Ok(made) => events += made,
@@ -117,6 +121,49 @@ async fn database(
         return Ok(events);
     }
     for o in incidents::open_of(&shared.db, Cause::Database).await? {
+        let oldest = overdue.get(&o.partner_id).copied();
+        if incident::caught_up_since(oldest, o.opened_at) {
+            events += resolve(shared, &o.id, now).await?;
+        }
+    }
+    Ok(events)
+}
+
+/// When no instance that delivers was alive for `incidents.instances_down`,
+/// opens an instances incident for each partner with deliveries due since
+/// the last one was; resolves the open ones once one delivers again and the
+/// partner caught up. An instance that delivers reports the silence it
+/// started into (`quiet_at_start`: the pulse read before its first
+/// heartbeat, if silent for the threshold then); an API-only one watches
+/// the pulse as it goes.
+async fn instances(
+    shared: &Shared,
+    quiet_at_start: &mut Option<i64>,
+    overdue: &std::collections::HashMap<String, i64>,
+    now: i64,
+) -> Result<usize, StoreError> {
+    let silent = if shared.config.cluster.role.delivers() {
+        quiet_at_start.take()
+    } else {
+        let pulse = crate::store::pulse::last(&shared.db).await?;
+        incident::silent_since(pulse, now, ms(shared.config.incidents.instances_down))
+    };
+    let mut events = 0;
+    if let Some(since) = silent {
+        let message = incident::instances_message(since);
+        for partner in incident_watch::due_during(&shared.db, since, now).await? {
+            let opening = Opening {
+                partner_id: &partner,
+                cause: Cause::Instances,
+                message: &message,
+                started_at: since,
+                opened_by: OpenedBy::Detector,
+            };
+            events += open_one(shared, &opening, now).await?;
+        }
+        return Ok(events);
+    }
+    for o in incidents::open_of(&shared.db, Cause::Instances).await? {
         let oldest = overdue.get(&o.partner_id).copied();
         if incident::caught_up_since(oldest, o.opened_at) {
             events += resolve(shared, &o.id, now).await?;

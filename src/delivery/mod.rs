@@ -208,6 +208,13 @@ impl Engine {
     /// current arbiter. `listen`: the address the API answers on, for operators.
     pub async fn start(shared: Arc<Shared>, listen: &str) -> anyhow::Result<Engine> {
         let role = shared.config.cluster.role;
+        // The silence this instance starts into, if long enough to tell
+        // partners of: read before its first heartbeat renews the pulse.
+        let pulse = crate::store::pulse::last(&shared.db)
+            .await
+            .map_err(|e| anyhow::anyhow!("reading the delivery pulse: {e}"))?;
+        let threshold = shared.config.incidents.instances_down.as_millis() as i64;
+        let quiet = crate::domain::incident::silent_since(pulse, shared.clock.now_ms(), threshold);
         let instance = crate::cluster::this_instance(shared.leases.instance_id(), listen, role);
         crate::store::cluster::register(&shared.db, &instance)
             .await
@@ -243,6 +250,7 @@ impl Engine {
             shared.clone(),
             fanout.clone().recipient(),
             fanout.clone().recipient(),
+            quiet,
         )
         .start();
         // Mail goes out from the instances that deliver.

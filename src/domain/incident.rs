@@ -15,17 +15,26 @@ pub enum Cause {
     Backlog,
     /// The database was unreachable longer than `incidents.database_down`.
     Database,
+    /// No instance that delivers was alive for `incidents.instances_down`
+    /// (every one stopped, or only API-only ones running).
+    Instances,
     /// Opened by an operator, with a message.
     Manual,
 }
 
 impl Cause {
-    pub const ALL: [Cause; 3] = [Cause::Backlog, Cause::Database, Cause::Manual];
+    pub const ALL: [Cause; 4] = [
+        Cause::Backlog,
+        Cause::Database,
+        Cause::Instances,
+        Cause::Manual,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Cause::Backlog => "backlog",
             Cause::Database => "database",
+            Cause::Instances => "instances",
             Cause::Manual => "manual",
         }
     }
@@ -113,6 +122,21 @@ pub fn database_message(since: i64) -> String {
         "hookd could not reach its database from {}: deliveries waited. No event is lost.",
         format_time(since)
     )
+}
+
+/// The message of an incident of no delivering instance since `since`.
+pub fn instances_message(since: i64) -> String {
+    format!(
+        "No hookd instance was delivering from {}: deliveries waited. No event is lost.",
+        format_time(since)
+    )
+}
+
+/// Since when delivery has been silent, if for `threshold_ms` or longer
+/// at `now_ms`: `pulse` is the last moment an instance that delivers was
+/// alive.
+pub fn silent_since(pulse: Option<i64>, now_ms: i64, threshold_ms: i64) -> Option<i64> {
+    pulse.filter(|at| now_ms - at >= threshold_ms)
 }
 
 /// Why an operator's message is refused.
@@ -203,6 +227,17 @@ mod tests {
     use super::*;
 
     const MIN: i64 = 60_000;
+
+    #[test]
+    fn delivery_is_silent_only_once_the_pulse_is_as_old_as_the_threshold() {
+        assert_eq!(silent_since(Some(0), 4 * MIN, 5 * MIN), None);
+        assert_eq!(silent_since(Some(MIN), 6 * MIN, 5 * MIN), Some(MIN));
+        assert_eq!(
+            silent_since(None, 99 * MIN, 5 * MIN),
+            None,
+            "a new database"
+        );
+    }
 
     #[test]
     fn a_backlog_younger_than_the_threshold_opens_nothing() {

@@ -29,7 +29,7 @@ use crate::{
 pub struct IncidentOut {
     pub id: String,
     pub partner_id: String,
-    /// `backlog`, `database` or `manual`.
+    /// `backlog`, `database`, `instances` or `manual`.
     pub cause: String,
     pub message: String,
     /// `open` or `resolved`.

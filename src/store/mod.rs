@@ -33,6 +33,7 @@ pub mod partner_settings;
 pub mod partners;
 pub mod paused;
 pub mod portal_links;
+pub mod pulse;
 pub mod receiver_auth;
 pub mod retention;
 pub mod samples;

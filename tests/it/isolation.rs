@@ -90,17 +90,29 @@ async fn every_route_hides_one_partners_objects_from_another(app: TestApp) {
             .expect("A sees its delivery")
             .to_string()
     };
+    let incident: String = {
+        let operator = app.operator_key().await;
+        let body = json!({"partner_id": app.partner_id, "message": "A's own incident"});
+        let (status, body) = call(&app, "post", "/v1/admin/incidents", &operator, Some(body)).await;
+        assert!(
+            (200..300).contains(&status),
+            "the operator opens A's incident: {body}"
+        );
+        let v: Value = serde_json::from_str(&body).expect("json");
+        v["id"].as_str().expect("an incident id").to_string()
+    };
     let secrets_of_a = [
         &endpoint,
         &event,
         &delivery,
         &app.partner_id,
         &key_to_revoke.id,
+        &incident,
     ];
 
     // Which of A's objects the `{id}` of a route names, by the route's start.
     #[rustfmt::skip]
-        let ids_by_route: [(&str, &String); 8] = [
+        let ids_by_route: [(&str, &String); 9] = [
             ("/v1/endpoints",        &endpoint),
             ("/v1/deliveries",       &delivery),
             ("/v1/events",           &event),
@@ -109,6 +121,7 @@ async fn every_route_hides_one_partners_objects_from_another(app: TestApp) {
             ("/v1/admin/events",     &event),
             ("/v1/admin/partners",   &app.partner_id),
             ("/v1/admin/keys",       &key_to_revoke.id),
+            ("/v1/admin/incidents",  &incident),
         ];
     let id_named_by = |path: &str| {
         ids_by_route
@@ -147,7 +160,13 @@ async fn every_route_hides_one_partners_objects_from_another(app: TestApp) {
                         )
                     })
             };
-            let concrete = path.replace("{id}", id.as_str());
+            let mut concrete = path.replace("{id}", id.as_str());
+            if path == "/v1/events/export" {
+                // An export is of a time range: the last hour.
+                use hookd::domain::clock::Clock as _;
+                let since = hookd::domain::event::format_time(app.clock.now_ms() - 3_600_000);
+                concrete = format!("{concrete}?since={since}");
+            }
             let body = match (method.as_str(), path.as_str()) {
                 ("post", "/v1/endpoints") => Some(json!({"url": receiver.url()})),
                 ("post", p) if p.ends_with("/recover") => {

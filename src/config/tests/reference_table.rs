@@ -220,6 +220,7 @@ fn actual(c: &Config, mail: &SmtpConfig, key: &str) -> Option<Shown> {
         "log.format" => text(&if c.log.json { "json" } else { "text" }),
         "shutdown.grace" => D(c.shutdown.grace),
         "cluster.lease_ttl" => D(c.cluster.lease_ttl),
+        "cluster.role" => text(&c.cluster.role.name()),
         "telemetry.enabled" => text(&c.telemetry.enabled),
         "telemetry.endpoint" => text(&c.telemetry.endpoint.trim_end_matches("/v1/traces")),
         "telemetry.service_name" => text(&c.telemetry.service_name),
@@ -228,6 +229,7 @@ fn actual(c: &Config, mail: &SmtpConfig, key: &str) -> Option<Shown> {
         "incidents.enabled" => text(&c.incidents.enabled),
         "incidents.backlog_age" => D(c.incidents.backlog_age),
         "incidents.database_down" => D(c.incidents.database_down),
+        "incidents.instances_down" => D(c.incidents.instances_down),
         _ => return None,
     })
 }

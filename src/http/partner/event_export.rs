@@ -63,19 +63,22 @@ pub struct Export {
 
 /// Reads `q` at `now_ms`: the API's reading and the command line's.
 pub fn read(q: ExportQuery, now_ms: i64, config: &Config) -> Result<Export, Problem> {
-    let since = q.since.as_deref().ok_or_else(|| {
-        Problem::invalid(
-            "since",
-            "since is required: the export is of a time range (since, and until if given)",
-        )
-    })?;
+    // Each parameter given is judged first, so a bad one is named even
+    // when `since` is missing too.
     let range = event_range::read(
-        Some(since),
+        q.since.as_deref(),
         q.until.as_deref(),
         now_ms,
         kept_ms(&config.retention),
     )?;
     let after = page::feed_after(q.after.as_deref())?;
+    let limit = page::limit(q.limit, MAX_EVENTS, MAX_EVENTS)?;
+    if q.since.is_none() {
+        return Err(Problem::invalid(
+            "since",
+            "since is required: the export is of a time range (since, and until if given)",
+        ));
+    }
     Ok(Export {
         filter: FeedFilter {
             event_type: q.event_type,
@@ -83,7 +86,7 @@ pub fn read(q: ExportQuery, now_ms: i64, config: &Config) -> Result<Export, Prob
             until: range.until,
         },
         after,
-        limit: page::limit(q.limit, MAX_EVENTS, MAX_EVENTS)?,
+        limit,
         page: config.api.page_size_max,
     })
 }

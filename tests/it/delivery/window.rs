@@ -26,7 +26,7 @@ async fn backlogged_event(app: &TestApp, age: Duration) -> String {
     let event = hookd::outbox::Event::new(
         "usage.finalized",
         &app.partner_id,
-        json!({"n": 1, "customer_id": "cus_204", "currency": "USD", "final_cost": "1.20"}),
+        json!({"customer_id": "cus_204", "currency": "USD", "final_cost": "1.20", "usage_id": "usage_1"}),
     )
     .schema_version(1);
     let id = hookd::outbox::enqueue(&txn, event)

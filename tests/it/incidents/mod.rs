@@ -10,6 +10,7 @@
 //! (`tests/it/portal/incidents.rs`).
 
 mod backlog;
+mod instances;
 mod manual;
 mod outage;
 

@@ -134,7 +134,14 @@ async fn no_metric_label_carries_an_id_or_a_url(app: TestApp) {
     let text = scraped(&app).await;
     let known = [&app.partner_id, &broken, &fine, &event];
     let mut labelled = 0;
+    let mut named = Vec::new();
     for sample in samples(&text) {
+        // The one family that names objects, so that an alert can: one
+        // series per failing endpoint, at most `FAILING_SERIES` of them.
+        if sample.name == "hookd_endpoint_failing_seconds" {
+            named.push(sample.labels["endpoint"].clone());
+            continue;
+        }
         for (key, value) in &sample.labels {
             labelled += 1;
             assert!(
@@ -144,6 +151,12 @@ async fn no_metric_label_carries_an_id_or_a_url(app: TestApp) {
             );
         }
     }
+    assert_eq!(
+        named,
+        std::slice::from_ref(&broken),
+        "only the failing endpoint is named, by hookd_endpoint_failing_seconds:\n{text}"
+    );
+    assert!(named.len() as u64 <= hookd::metrics::FAILING_SERIES);
     assert!(
         text.contains("hookd_deliveries_cancelled_total{reason="),
         "the cancellation is in the scrape, labelled:\n{text}"

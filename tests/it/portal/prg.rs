@@ -171,7 +171,7 @@ async fn refused_in_the_page(page: &mut super::Page, form: &str, field: &str, va
     let nav = page
         .eval("document.querySelectorAll('header nav a').length")
         .await;
-    assert_eq!(nav, json!(4), "the navigation stays");
+    assert_eq!(nav, json!(5), "the navigation stays");
     let kept = format!("document.querySelector('{form} #{field}').value");
     assert_eq!(page.eval(&kept).await, json!(value), "the input as typed");
     let invalid = format!("document.querySelector('#{field}').getAttribute('aria-invalid')");

@@ -1,0 +1,141 @@
+//! No instance delivering: an API-only hookd keeps taking events while the
+//! last instance that delivers has stopped; once the delivery pulse has been
+//! silent for `incidents.instances_down`, the partner with deliveries
+//! waiting gets an `instances` incident from the last beat, and hears of it
+//! (opened, then resolved) as soon as an instance delivers again; and an
+//! instance that starts into such a silence reports it itself.
+
+use std::time::Duration;
+
+use hookd::domain::{clock::Clock, event::format_time};
+use serde_json::json;
+
+use super::{Channel, HEAR_WITHIN, incidents_of, listed, sweeping_hookd};
+use crate::harness::{self, Backend, WAIT, another_instance, receiver::Receiver, wait_until};
+
+/// A second instance of `role`, sweeping as often as the test's.
+async fn instance_of(app: &harness::TestApp, role: &str) -> hookd::app::Running {
+    another_instance(
+        app,
+        &[
+            ("HOOKD_ENDPOINTS__HEALTH_INTERVAL", "50ms"),
+            ("HOOKD_DELIVERY__JITTER", "0"),
+            ("HOOKD_CLUSTER__ROLE", role),
+        ],
+    )
+    .await
+}
+
+#[actix_rt::test]
+async fn an_api_only_instance_tells_the_partner_when_nothing_has_delivered_for_the_threshold() {
+    if harness::skip_postgres() {
+        return;
+    }
+    let app = sweeping_hookd(Backend::Postgres, &[("HOOKD_CLUSTER__ROLE", "api")]).await;
+    let key = app.partner_key().await;
+    let channel = Channel::of(&app, &key).await;
+    let receiver = Receiver::start().await;
+    let (endpoint, _) = app
+        .endpoint_for(&app.partner_id, &receiver.url(), &["a.b"], 4)
+        .await;
+
+    // An instance delivered, then stopped: the pulse is its last beat.
+    let delivering = instance_of(&app, "all").await;
+    let last_beat = wait_until(WAIT, || async {
+        hookd::store::pulse::last(app.db()).await.ok().flatten()
+    })
+    .await
+    .expect("a delivering instance beats the pulse");
+    // A graceful stop hands its leases back at once.
+    delivering.engine.drain(Duration::from_secs(2)).await;
+    delivering.server.stop(true).await;
+    delivering.wait().await.expect("it stops");
+
+    let event = app.publish("a.b", json!({})).await;
+    app.advance(Duration::from_secs(4 * 60));
+    actix_rt::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        listed(&app, &key).await.is_empty(),
+        "4 min of silence is under the 5 min threshold"
+    );
+
+    app.advance(Duration::from_secs(2 * 60));
+    let open = wait_until(WAIT, || async {
+        listed(&app, &key)
+            .await
+            .into_iter()
+            .find(|i| i["state"] == "open")
+    })
+    .await
+    .expect("the api-only instance opens an incident");
+    assert_eq!(open["cause"], "instances", "{open}");
+    assert_eq!(
+        open["started_at"],
+        format_time(last_beat),
+        "from the last beat: {open}"
+    );
+    assert_eq!(receiver.count(), 0, "nothing delivered meanwhile");
+
+    // Delivery comes back: the event, the opened notice, then the resolved one.
+    let _back = instance_of(&app, "all").await;
+    app.wait_for_state(&event, &endpoint, "delivered", WAIT)
+        .await;
+    let opened = channel.hears("hookd.incident.opened", HEAR_WITHIN).await;
+    assert_eq!(opened["cause"], "instances", "{opened}");
+    let resolved = channel.hears("hookd.incident.resolved", HEAR_WITHIN).await;
+    assert_eq!(resolved["cause"], "instances", "{resolved}");
+    assert_eq!(resolved["delayed_events"], 1, "{resolved}");
+    assert_eq!(
+        incidents_of(&app, &app.partner_id).await,
+        1,
+        "one incident, however many instances"
+    );
+    assert!(app.clock.now_ms() > last_beat);
+    harness::quiesce().await;
+}
+
+#[actix_rt::test]
+async fn an_instance_that_starts_after_the_threshold_of_silence_tells_the_partner_itself() {
+    if harness::skip_postgres() {
+        return;
+    }
+    // The API-only instance looks for nothing: the one that starts tells.
+    let app = sweeping_hookd(
+        Backend::Postgres,
+        &[
+            ("HOOKD_CLUSTER__ROLE", "api"),
+            ("HOOKD_INCIDENTS__ENABLED", "false"),
+        ],
+    )
+    .await;
+    let key = app.partner_key().await;
+    let channel = Channel::of(&app, &key).await;
+    let receiver = Receiver::start().await;
+    let (endpoint, _) = app
+        .endpoint_for(&app.partner_id, &receiver.url(), &["a.b"], 4)
+        .await;
+    let delivering = instance_of(&app, "all").await;
+    let last_beat = wait_until(WAIT, || async {
+        hookd::store::pulse::last(app.db()).await.ok().flatten()
+    })
+    .await
+    .expect("a delivering instance beats the pulse");
+    delivering.engine.drain(Duration::from_secs(2)).await;
+    delivering.server.stop(true).await;
+    delivering.wait().await.expect("it stops");
+
+    let event = app.publish("a.b", json!({})).await;
+    app.advance(Duration::from_secs(6 * 60));
+    let _back = instance_of(&app, "all").await;
+    app.wait_for_state(&event, &endpoint, "delivered", WAIT)
+        .await;
+    let opened = channel.hears("hookd.incident.opened", HEAR_WITHIN).await;
+    assert_eq!(
+        (opened["cause"].as_str(), opened["started_at"].as_str()),
+        (Some("instances"), Some(format_time(last_beat).as_str())),
+        "{opened}"
+    );
+    channel.hears("hookd.incident.resolved", HEAR_WITHIN).await;
+    assert_eq!(incidents_of(&app, &app.partner_id).await, 1);
+    harness::quiesce().await;
+}
