@@ -26,6 +26,21 @@ async fn instance_of(app: &harness::TestApp, role: &str) -> hookd::app::Running 
     .await
 }
 
+/// Runs an instance that delivers until it beats the pulse, then stops it
+/// gracefully (its leases handed back at once): the pulse's last beat.
+async fn delivered_then_stopped(app: &harness::TestApp) -> i64 {
+    let delivering = instance_of(app, "all").await;
+    let last_beat = wait_until(WAIT, || async {
+        hookd::store::pulse::last(app.db()).await.ok().flatten()
+    })
+    .await
+    .expect("a delivering instance beats the pulse");
+    delivering.engine.drain(Duration::from_secs(2)).await;
+    delivering.server.stop(true).await;
+    delivering.wait().await.expect("it stops");
+    last_beat
+}
+
 #[actix_rt::test]
 async fn an_api_only_instance_tells_the_partner_when_nothing_has_delivered_for_the_threshold() {
     if harness::skip_postgres() {
@@ -40,16 +55,7 @@ async fn an_api_only_instance_tells_the_partner_when_nothing_has_delivered_for_t
         .await;
 
     // An instance delivered, then stopped: the pulse is its last beat.
-    let delivering = instance_of(&app, "all").await;
-    let last_beat = wait_until(WAIT, || async {
-        hookd::store::pulse::last(app.db()).await.ok().flatten()
-    })
-    .await
-    .expect("a delivering instance beats the pulse");
-    // A graceful stop hands its leases back at once.
-    delivering.engine.drain(Duration::from_secs(2)).await;
-    delivering.server.stop(true).await;
-    delivering.wait().await.expect("it stops");
+    let last_beat = delivered_then_stopped(&app).await;
 
     let event = app.publish("a.b", json!({})).await;
     app.advance(Duration::from_secs(4 * 60));
@@ -114,15 +120,7 @@ async fn an_instance_that_starts_after_the_threshold_of_silence_tells_the_partne
     let (endpoint, _) = app
         .endpoint_for(&app.partner_id, &receiver.url(), &["a.b"], 4)
         .await;
-    let delivering = instance_of(&app, "all").await;
-    let last_beat = wait_until(WAIT, || async {
-        hookd::store::pulse::last(app.db()).await.ok().flatten()
-    })
-    .await
-    .expect("a delivering instance beats the pulse");
-    delivering.engine.drain(Duration::from_secs(2)).await;
-    delivering.server.stop(true).await;
-    delivering.wait().await.expect("it stops");
+    let last_beat = delivered_then_stopped(&app).await;
 
     let event = app.publish("a.b", json!({})).await;
     app.advance(Duration::from_secs(6 * 60));
