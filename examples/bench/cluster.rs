@@ -276,7 +276,7 @@ impl Ingest {
             let body: Vec<serde_json::Value> = (0..n)
                 .map(|_| {
                     serde_json::json!({"type": "usage.finalized", "partner_id": self.partner,
-                    "data": {"final_cost": "1.20", "currency": "USD"}})
+                    "data": {"customer_id": "cus_204", "final_cost": "1.20", "currency": "USD"}})
                 })
                 .collect();
             let url = format!("{}/v1/events", self.addrs[i % self.addrs.len()]);

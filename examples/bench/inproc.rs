@@ -25,6 +25,8 @@ pub struct Outcome {
     /// With subjects: events received before an event of their subject
     /// committed earlier (on any endpoint).
     pub order_violations: Option<usize>,
+    /// CPU of hookd and PostgreSQL, and the database's counts, over the load.
+    pub cost: crate::cost::Cost,
 }
 
 /// Runs `load` through hookd on `backend` into a receiver set up by `plan`;
@@ -41,7 +43,11 @@ pub async fn run(
         return Ok(None);
     };
     let stalled = plan.stalled;
+    let before_receiver = crate::cost::thread_ids();
     let receiver = Receiver::start(plan)?;
+    let others = crate::cost::Others {
+        receiver: &crate::cost::thread_ids() - &before_receiver,
+    };
     let config = hookd::config::Config::load(None, setup::env(&url, "127.0.0.1:0", extra_env))?;
     let concurrency = config.delivery.default_concurrency;
     let clock = Arc::new(hookd::domain::clock::SystemClock);
@@ -60,11 +66,29 @@ pub async fn run(
         key: made.key,
         partners: made.partners,
     };
+    let (cpu0, pg0) = (others.hookd_cpu(), crate::cost::postgres_cpu());
+    let counts0 = crate::cost::DbCounts::read(&hookd.shared.db).await;
     let ingest = producer.run(load).await?;
     let healthy: Vec<usize> = (0..receiver.urls.len())
         .filter(|i| Some(*i) != stalled)
         .collect();
     receiver.wait_for(load.events * healthy.len(), stall).await;
+    let (cpu1, pg1) = (others.hookd_cpu(), crate::cost::postgres_cpu());
+    let postgres = backend == "postgres";
+    if postgres {
+        // Idle connections pass on their statistics within 10 s.
+        actix_rt::time::sleep(Duration::from_secs(11)).await;
+    }
+    let counts1 = crate::cost::DbCounts::read(&hookd.shared.db).await;
+    let delivered = receiver.distinct();
+    for line in crate::cost::top_statements(&hookd.shared.db, delivered).await {
+        eprintln!("  {line}");
+    }
+    let cost = crate::cost::Cost {
+        hookd: cpu1.saturating_sub(cpu0),
+        postgres: pg1.saturating_sub(pg0),
+        db: postgres.then_some((counts0, counts1)),
+    };
     let rss_mib = crate::report::peak_rss_mib("self");
     let report = receiver.report(healthy.iter().copied(), |_| &ingest.sent);
     let db = setup::counts(&hookd.shared.db).await;
@@ -91,6 +115,7 @@ pub async fn run(
         connections: receiver.log.connections.load(Relaxed),
         held: receiver.log.held.load(Relaxed),
         order_violations,
+        cost,
     }))
 }
 
@@ -125,11 +150,12 @@ impl Outcome {
             None => String::new(),
         };
         let figures = format!(
-            "ingest {} ev/s, deliveries {}/s, {}, peak RSS {} MiB (whole process), {counts}{order}",
+            "ingest {} ev/s, deliveries {}/s, {}, peak RSS {} MiB (whole process), {}, {counts}{order}",
             crate::report::per_sec(self.ingest.sent.len(), self.ingest.elapsed),
             self.delivery_rate(),
             self.latency(),
             self.rss_mib,
+            self.cost.describe(self.report.received),
         );
         crate::report::row(scenario, backend, &figures, conditions);
         self.print_details("");

@@ -103,7 +103,7 @@ impl Producer {
                 let id = format!("evt_{}", ulid::Ulid::new());
                 let index = seq % self.partners.len();
                 let partner = &self.partners[index];
-                let data = serde_json::json!({"customer_id": "cus_204", "final_cost": "1.20", "currency": "USD", "seq": seq});
+                let data = serde_json::json!({"customer_id": "cus_204", "final_cost": "1.20", "currency": "USD", "usage_id": format!("usage_{seq}")});
                 let mut event = serde_json::json!({"event_id": id, "type": "usage.finalized",
                     "schema_version": 1, "partner_id": partner, "data": data});
                 if subjects > 0 {

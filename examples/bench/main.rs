@@ -47,6 +47,7 @@ mod pg;
 
 mod args;
 mod cluster;
+mod cost;
 mod inproc;
 mod load;
 mod many;

@@ -31,7 +31,7 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
     let (counts, ok) = o.report.check();
     let figures = format!(
         "ingest {} ev/s, deliveries {}/s; while ingest ran {}/s ({during} in {}), after it {}/s \
-         ({after} in {}); {}, peak RSS {} MiB (whole process), {counts}",
+         ({after} in {}); {}, peak RSS {} MiB (whole process), {}, {counts}",
         per_sec(events, o.ingest.elapsed),
         o.delivery_rate(),
         per_sec(during, ended - start),
@@ -40,6 +40,7 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
         secs(last - ended),
         o.latency(),
         o.rss_mib,
+        o.cost.describe(o.report.received),
     );
     let conditions = format!(
         "{events} events x {endpoints} endpoint(s), 1 event/POST, {in_flight} POSTs in flight"
