@@ -140,15 +140,18 @@ async fn commit_in(
 ) -> Result<(Publication, Vec<NewEvent>), StoreError> {
     let _turn = shared.write_turn().await;
     let txn = shared.db.begin().await?;
-    for r in requests {
-        store::outbox::insert_published(&txn, &r.events, r.now_ms).await?;
-    }
-    let events: Vec<NewEvent> = requests
+    let stamped: Vec<(&NewEvent, i64)> = requests
         .iter()
-        .flat_map(|r| r.events.iter().cloned())
+        .flat_map(|r| r.events.iter().map(|e| (e, r.now_ms)))
         .collect();
+    // The feed positions first, so the events are stored with them: one
+    // write per event. The counter stays locked to the commit, which the
+    // group commit holds short.
+    let first_seq = store::fanout::take_feed_positions(&txn, stamped.len()).await?;
+    store::outbox::insert_numbered(&txn, &stamped, first_seq).await?;
+    let events: Vec<NewEvent> = stamped.into_iter().map(|(e, _)| e.clone()).collect();
     let now_ms = requests.iter().map(|r| r.now_ms).max().unwrap_or_default();
-    let publication = fresh::publish_in(&txn, shared, &events, now_ms).await?;
+    let publication = fresh::publish_in(&txn, shared, &events, now_ms, first_seq).await?;
     txn.commit().await?;
     Ok((publication, events))
 }

@@ -28,12 +28,14 @@ pub const MAX_EVENTS: usize = 16;
 /// claimed by the actor as usual. Bounds what a large batch puts in memory.
 pub(crate) const PER_ENDPOINT: usize = 32;
 
-/// Publishes `events` inside `txn`, the transaction that stored them.
+/// Publishes `events` inside `txn`, the transaction that stored them with
+/// their feed positions from `first_seq` on, in this order.
 pub async fn publish_in(
     txn: &impl sea_orm::ConnectionTrait,
     shared: &Shared,
     events: &[NewEvent],
     now_ms: i64,
+    first_seq: i64,
 ) -> Result<Publication, StoreError> {
     let published: Vec<Published<'_>> = events
         .iter()
@@ -66,6 +68,7 @@ pub async fn publish_in(
         now_ms,
         instance,
         &preclaim,
+        Some(first_seq),
     )
     .await?;
     crate::store::notices::expand(txn, &published, &shared.routes, now_ms).await?;

@@ -308,12 +308,20 @@ pub async fn sort_out(
     Ok((result, fresh))
 }
 
+/// `look`: read which ids are stored already first. Without it every event
+/// is taken as new: the insert itself finds a repeat (a unique violation),
+/// and the request is answered by looking, as a race is.
 async fn store_events(
     state: &AppState,
     events: &[NewEvent],
     now_ms: i64,
+    look: bool,
 ) -> Result<Stored, Problem> {
-    let (result, fresh) = sort_out(&state.shared.db, events).await?;
+    let (result, fresh) = if look {
+        sort_out(&state.shared.db, events).await?
+    } else {
+        (events.to_vec(), events.to_vec())
+    };
     let created = fresh.len();
     // The fast path for a few events: stored with their deliveries in the
     // next group commit (see `delivery::committer`) and handed to the actors
@@ -442,11 +450,14 @@ async fn ingest_in(
             e.trace.clone_from(&trace);
         }
     }
-    // A concurrent request may insert one of these ids between our read and
-    // our insert; reading again then answers it as a repeat (or a conflict).
+    // A few events are first taken as new, unread: a repeat is rare, and
+    // the insert refuses it. A concurrent request may insert one of these
+    // ids between our read and our insert; reading again then answers it as
+    // a repeat (or a conflict).
     let mut tries = 0;
     let (stored, created) = loop {
-        match store_events(state, &events, now_ms).await? {
+        let look = tries > 0 || events.len() > fresh::MAX_EVENTS;
+        match store_events(state, &events, now_ms, look).await? {
             Stored::Done(stored, created) => break (stored, created),
             Stored::Raced if tries < 3 => tries += 1,
             Stored::Raced => {

@@ -176,6 +176,19 @@ pub async fn record<C: ConnectionTrait>(
 ) -> Result<Recorded, StoreError> {
     let backend = txn.get_database_backend();
     super::write_lock_first(txn).await?;
+    if super::record_at_once::fits(backend, batch, again) {
+        let recorded = super::record_at_once::write(txn, batch, now_ms).await?;
+        let kept: Vec<&AttemptRecord> = batch
+            .iter()
+            .filter(|r| recorded.contains(&r.delivery_id))
+            .collect();
+        let superseded = batch.len() - kept.len();
+        let successors = advance_subjects(txn, &[kept], now_ms, claim_until).await?;
+        return Ok(Recorded {
+            superseded,
+            successors,
+        });
+    }
     let batch = if again {
         not_yet_recorded(txn, batch).await?
     } else {

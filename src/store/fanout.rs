@@ -110,8 +110,11 @@ struct Row<'a> {
 
 /// In the caller's transaction: one delivery per subscribed, active endpoint
 /// of each event's own partner, the work announced to the other instances,
-/// and the events' feed positions. The feed counter is taken last, so that
-/// concurrent publishers wait for each other only for their commit.
+/// and the events' feed positions. `numbered`: the events were stored with
+/// their feed positions already, from this first one on, in this order (the
+/// fast path takes the counter before it inserts them); otherwise the feed
+/// counter is taken last, so that concurrent publishers wait for each other
+/// only for their commit.
 pub async fn publish(
     txn: &impl ConnectionTrait,
     catalog: &Catalog,
@@ -119,6 +122,7 @@ pub async fn publish(
     now_ms: i64,
     instance_id: &str,
     preclaim: &Preclaim<'_>,
+    numbered: Option<i64>,
 ) -> Result<Publication, StoreError> {
     let backend = txn.get_database_backend();
     let mut partners: Vec<&str> = events.iter().map(|e| e.partner_id).collect();
@@ -191,13 +195,15 @@ pub async fn publish(
     // Ordered deliveries are placed behind what their subjects have under
     // way, which needs every earlier publisher's commit: the feed counter
     // is taken first (and gives them their events' feed positions).
-    let first_seq = if rows.iter().any(|r| r.ordering_key.is_some()) {
-        let first = number_in_feed(txn, events, now_ms).await?;
-        place_ordered(txn, &mut rows).await?;
-        Some(first)
-    } else {
-        None
+    let ordered = rows.iter().any(|r| r.ordering_key.is_some());
+    let first_seq = match numbered {
+        Some(first) => Some(first),
+        None if ordered => Some(number_in_feed(txn, events, now_ms).await?),
+        None => None,
     };
+    if ordered {
+        place_ordered(txn, &mut rows).await?;
+    }
     for r in rows.iter_mut() {
         if r.rendering == Rendering::Skipped {
             continue;
@@ -342,6 +348,22 @@ async fn store_projections(
     Ok(())
 }
 
+/// Takes the next `n` feed positions; returns the first. The counter row
+/// stays locked until the transaction ends, so positions follow commit order.
+pub async fn take_feed_positions(txn: &impl ConnectionTrait, n: usize) -> Result<i64, StoreError> {
+    let n = n as i64;
+    let end: i64 = txn
+        .query_one_raw(sql(
+            txn.get_database_backend(),
+            "UPDATE feed_counter SET value = value + ? WHERE id = 1 RETURNING value",
+            vec![n.into()],
+        ))
+        .await?
+        .ok_or_else(|| StoreError::Corrupt("the feed_counter row is missing".into()))?
+        .try_get("", "value")?;
+    Ok(end - n + 1)
+}
+
 /// Marks the events published and gives them the next feed positions, in
 /// their order; returns the first one's.
 async fn number_in_feed(
@@ -350,17 +372,7 @@ async fn number_in_feed(
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let backend = txn.get_database_backend();
-    let n = events.len() as i64;
-    let end: i64 = txn
-        .query_one_raw(sql(
-            backend,
-            "UPDATE feed_counter SET value = value + ? WHERE id = 1 RETURNING value",
-            vec![n.into()],
-        ))
-        .await?
-        .ok_or_else(|| StoreError::Corrupt("the feed_counter row is missing".into()))?
-        .try_get("", "value")?;
-    let first = end - n + 1;
+    let first = take_feed_positions(txn, events.len()).await?;
     let mut next = first;
     for chunk in events.chunks(500) {
         let mut values: Vec<Value> = vec![now_ms.into()];

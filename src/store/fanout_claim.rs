@@ -179,6 +179,7 @@ pub async fn claim_batch(
             now_ms,
             instance_id,
             &Preclaim::none(),
+            None,
         )
         .await?
         .fanout

@@ -35,6 +35,7 @@ pub mod paused;
 pub mod portal_links;
 pub mod pulse;
 pub mod receiver_auth;
+pub mod record_at_once;
 pub mod retention;
 pub mod samples;
 pub mod scoped;

@@ -12,6 +12,15 @@ use crate::domain::{
 const INSERT_CHUNK: usize = 500;
 
 fn to_row(e: &NewEvent, now_ms: i64, published_at: Option<i64>) -> outbox_event::ActiveModel {
+    numbered_row(e, now_ms, published_at, None)
+}
+
+fn numbered_row(
+    e: &NewEvent,
+    now_ms: i64,
+    published_at: Option<i64>,
+    feed_seq: Option<i64>,
+) -> outbox_event::ActiveModel {
     outbox_event::ActiveModel {
         event_id: Set(e.id.as_str().to_string()),
         partner_id: Set(e.partner_id.clone()),
@@ -27,7 +36,7 @@ fn to_row(e: &NewEvent, now_ms: i64, published_at: Option<i64>) -> outbox_event:
         correlation_id: Set(e.correlation_id.clone()),
         created_at: Set(now_ms),
         published_at: Set(published_at),
-        feed_seq: Set(None),
+        feed_seq: Set(feed_seq),
         traceparent: Set(e.trace.as_ref().map(|t| t.traceparent().to_string())),
         tracestate: Set(e
             .trace
@@ -86,14 +95,26 @@ pub async fn insert(
 }
 
 /// Inserts events that the caller's transaction publishes itself (the fast
-/// path): they are never unpublished, so on PostgreSQL their insert wakes no
-/// fanout (migration 8).
-pub async fn insert_published(
+/// path), each with the time it was written, published then, at the feed
+/// positions from `first_seq` on in this order (taken by the caller, see
+/// `fanout::take_feed_positions`). They are never unpublished, so on
+/// PostgreSQL their insert wakes no fanout (migration 8).
+pub async fn insert_numbered(
     db: &impl ConnectionTrait,
-    events: &[NewEvent],
-    now_ms: i64,
+    events: &[(&NewEvent, i64)],
+    first_seq: i64,
 ) -> Result<(), StoreError> {
-    insert_rows(db, events, now_ms, Some(now_ms)).await
+    let mut seq = first_seq;
+    for chunk in events.chunks(INSERT_CHUNK) {
+        let rows = chunk.iter().map(|(e, now_ms)| {
+            seq += 1;
+            numbered_row(e, *now_ms, Some(*now_ms), Some(seq - 1))
+        });
+        outbox_event::Entity::insert_many(rows.collect::<Vec<_>>())
+            .exec_without_returning(db)
+            .await?;
+    }
+    Ok(())
 }
 
 async fn insert_rows(
