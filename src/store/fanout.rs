@@ -287,7 +287,14 @@ pub async fn publish(
             (r.endpoint_id.to_string(), claimed)
         })
         .collect();
-    announce_work(txn, instance_id, out.fanout.deliveries.keys()).await?;
+    // Endpoints held here need no notice: this instance hands their work
+    // to its own actors (and hears its own notices as nothing).
+    let elsewhere = out
+        .fanout
+        .deliveries
+        .keys()
+        .filter(|e| !(preclaim.owned)(e));
+    announce_work(txn, instance_id, elsewhere).await?;
     if first_seq.is_none() {
         number_in_feed(txn, events, now_ms).await?;
     }
