@@ -395,8 +395,13 @@ pub async fn start_on(
         server,
     } = door;
     // Listening before the first request is answered.
-    let access_listener =
-        http::access_listener::listen(shared.db.clone(), known_keys.clone(), known_partners).await;
+    let access_listener = http::access_listener::listen(
+        shared.db.clone(),
+        shared.config.database.url.clone(),
+        known_keys.clone(),
+        known_partners,
+    )
+    .await;
     let handle = server.handle();
     let task = actix_rt::spawn(server);
     crate::delivery::egress_audit::start(shared.clone(), engine.resolver.clone());

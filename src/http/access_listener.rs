@@ -11,17 +11,22 @@ use sea_orm::{DatabaseConnection, DbBackend, sqlx::postgres::PgListener};
 use super::{known_keys::KnownKeys, known_partners::KnownPartners};
 use crate::store::access_notices::{ACCESS_CHANNEL, AccessChange};
 
-/// Subscribes (so that hookd listens before it answers its first request),
-/// then listens in a task of its own until that is aborted or the pool
-/// closes. After a lost connection it subscribes again and forgets
+/// Subscribes on the database at `url` (so that hookd listens before it
+/// answers its first request), then listens in a task of its own until that
+/// is aborted or `db`'s pool closes. After a lost connection it subscribes again and forgets
 /// everything held, since notifications were missed meanwhile.
 pub async fn listen(
     db: DatabaseConnection,
+    url: String,
     keys: Arc<KnownKeys>,
     partners: Arc<KnownPartners>,
 ) -> actix_rt::task::JoinHandle<()> {
     let postgres = db.get_database_backend() == DbBackend::Postgres;
-    let mut subscribed = if postgres { subscribe(&db).await } else { None };
+    let mut subscribed = if postgres {
+        subscribe(&url).await
+    } else {
+        None
+    };
     actix_rt::spawn(async move {
         if !postgres {
             return;
@@ -34,7 +39,7 @@ pub async fn listen(
                 return;
             }
             actix_rt::time::sleep(Duration::from_secs(1)).await;
-            subscribed = subscribe(&db).await;
+            subscribed = subscribe(&url).await;
             if subscribed.is_some() {
                 forget_everything(&keys, &partners);
             }
@@ -90,9 +95,11 @@ impl Drop for Held {
 }
 
 /// A connection that listens on `hookd_access`; none if it cannot be made.
-async fn subscribe(db: &DatabaseConnection) -> Option<Held> {
+/// It is a connection of its own, not one of the pool's: the pool's serve
+/// requests and deliveries.
+async fn subscribe(url: &str) -> Option<Held> {
     let subscribed = async {
-        let mut listener = PgListener::connect_with(db.get_postgres_connection_pool()).await?;
+        let mut listener = PgListener::connect(url).await?;
         listener.listen(ACCESS_CHANNEL).await?;
         Ok::<_, sea_orm::sqlx::Error>(Held(Some(listener)))
     };
