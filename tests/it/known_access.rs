@@ -2,7 +2,8 @@
 //! found to exist, are held for `access::HELD_FOR`. A revocation through
 //! this instance is honoured from the next request on; one through another
 //! instance (PostgreSQL) as soon as its notification arrives; one nobody
-//! announces (plain SQL) when the entry expires. Unknown keys and partners
+//! announces (plain SQL) when the entry expires, or when an instance whose
+//! listening connection was cut is back on it. Unknown keys and partners
 //! are never held. The tests' clock stands still unless a test moves it, so
 //! no entry expires by itself here.
 
@@ -227,6 +228,43 @@ async fn on_postgresql_a_partner_announced_gone_is_refused_when_the_notice_arriv
     assert!(
         refused.is_some(),
         "a partner announced gone should be forgotten when the notice arrives"
+    );
+    quiesce().await;
+}
+
+#[actix_rt::test]
+async fn on_postgresql_an_instance_whose_listener_lost_its_connection_forgets_what_it_held() {
+    if skip_postgres() {
+        return;
+    }
+    let app = spawn_app(Backend::Postgres).await;
+    let key = service_key(&app).await;
+    expect_key(&app, &key.key, 201, "the key works").await;
+    let revoke = format!("UPDATE api_key SET revoked_at = 1 WHERE id = '{}'", key.id);
+    sql(&app, &revoke).await;
+    expect_key(
+        &app,
+        &key.key,
+        201,
+        "unannounced, the entry fresh: still held",
+    )
+    .await;
+    // Notifications sent while the connection is down are lost: once back,
+    // the instance cannot know what it missed.
+    let cut = app
+        .count(
+            "SELECT COUNT(pg_terminate_backend(pid)) AS n FROM pg_stat_activity \
+             WHERE query LIKE 'LISTEN%hookd_access%' AND pid <> pg_backend_pid()",
+        )
+        .await;
+    assert_eq!(cut, 1, "the instance's listening connection is cut");
+    let refused = wait_until(WAIT, || async {
+        (publish_with(&app, &key.key, &app.partner_id).await == 401).then_some(())
+    })
+    .await;
+    assert!(
+        refused.is_some(),
+        "back on its connection, the instance should look the key up again, and refuse it"
     );
     quiesce().await;
 }
