@@ -47,6 +47,22 @@ async fn expect_partner(app: &TestApp, partner: &str, status: u16, why: &str) {
     );
 }
 
+/// Publishes with `key` for `partner` until the answer is `status`; panics
+/// with `why` if it is not within `WAIT`.
+async fn publish_answers_within_wait(
+    app: &TestApp,
+    key: &str,
+    partner: &str,
+    status: u16,
+    why: &str,
+) {
+    let answered = wait_until(WAIT, || async {
+        (publish_with(app, key, partner).await == status).then_some(())
+    })
+    .await;
+    assert!(answered.is_some(), "{why} (within {WAIT:?})");
+}
+
 async fn sql(app: &TestApp, statement: &str) {
     app.db()
         .execute_unprepared(statement)
@@ -57,6 +73,23 @@ async fn sql(app: &TestApp, statement: &str) {
 /// A service key of its own, made straight in the store.
 async fn service_key(app: &TestApp) -> store::keys::NewKey {
     app.key(Role::Service, None).await
+}
+
+/// A key this instance holds (it published with it), then revoked by plain
+/// SQL, which announces nothing: it is still answered from memory.
+async fn a_key_held_then_revoked_by_plain_sql(app: &TestApp) -> store::keys::NewKey {
+    let key = service_key(app).await;
+    expect_key(app, &key.key, 201, "the key works").await;
+    let revoke = format!("UPDATE api_key SET revoked_at = 1 WHERE id = '{}'", key.id);
+    sql(app, &revoke).await;
+    expect_key(
+        app,
+        &key.key,
+        201,
+        "unannounced, the entry fresh: still held",
+    )
+    .await;
+    key
 }
 
 /// A partner this instance holds (an event was published for it), then
@@ -114,17 +147,7 @@ async fn a_key_revoked_through_the_api_is_refused_on_the_very_next_request(app: 
 
 #[both_backends]
 async fn a_key_revoked_by_plain_sql_is_refused_once_its_entry_expires(app: TestApp) {
-    let key = service_key(&app).await;
-    expect_key(&app, &key.key, 201, "the key works").await;
-    let revoke = format!("UPDATE api_key SET revoked_at = 1 WHERE id = '{}'", key.id);
-    sql(&app, &revoke).await;
-    expect_key(
-        &app,
-        &key.key,
-        201,
-        "unannounced, the entry fresh: still held",
-    )
-    .await;
+    let key = a_key_held_then_revoked_by_plain_sql(&app).await;
     app.advance(HELD_FOR);
     expect_key(
         &app,
@@ -201,14 +224,14 @@ async fn on_postgresql_a_key_revoked_through_another_instance_is_refused_when_th
     let key = service_key(&app).await;
     expect_key(&app, &key.key, 201, "the key works").await;
     revoke_through_the_api(&app, &other_url, &key.id).await;
-    let refused = wait_until(WAIT, || async {
-        (publish_with(&app, &key.key, &app.partner_id).await == 401).then_some(())
-    })
+    publish_answers_within_wait(
+        &app,
+        &key.key,
+        &app.partner_id,
+        401,
+        "the instance that held the key should refuse it once the other announced its revocation",
+    )
     .await;
-    assert!(
-        refused.is_some(),
-        "the instance that held the key should refuse it once the other announced its revocation"
-    );
     quiesce().await;
 }
 
@@ -221,14 +244,14 @@ async fn on_postgresql_a_partner_announced_gone_is_refused_when_the_notice_arriv
     let doomed = a_partner_held_then_removed(&app).await;
     let notify = format!("SELECT pg_notify('hookd_access', 'partner|{}')", doomed);
     sql(&app, &notify).await;
-    let refused = wait_until(WAIT, || async {
-        (publish_with(&app, &app.service_key, &doomed).await == 422).then_some(())
-    })
+    publish_answers_within_wait(
+        &app,
+        &app.service_key,
+        &doomed,
+        422,
+        "a partner announced gone should be forgotten when the notice arrives",
+    )
     .await;
-    assert!(
-        refused.is_some(),
-        "a partner announced gone should be forgotten when the notice arrives"
-    );
     quiesce().await;
 }
 
@@ -238,17 +261,7 @@ async fn on_postgresql_an_instance_whose_listener_lost_its_connection_forgets_wh
         return;
     }
     let app = spawn_app(Backend::Postgres).await;
-    let key = service_key(&app).await;
-    expect_key(&app, &key.key, 201, "the key works").await;
-    let revoke = format!("UPDATE api_key SET revoked_at = 1 WHERE id = '{}'", key.id);
-    sql(&app, &revoke).await;
-    expect_key(
-        &app,
-        &key.key,
-        201,
-        "unannounced, the entry fresh: still held",
-    )
-    .await;
+    let key = a_key_held_then_revoked_by_plain_sql(&app).await;
     // Notifications sent while the connection is down are lost: once back,
     // the instance cannot know what it missed.
     let cut = app
@@ -258,13 +271,13 @@ async fn on_postgresql_an_instance_whose_listener_lost_its_connection_forgets_wh
         )
         .await;
     assert_eq!(cut, 1, "the instance's listening connection is cut");
-    let refused = wait_until(WAIT, || async {
-        (publish_with(&app, &key.key, &app.partner_id).await == 401).then_some(())
-    })
+    publish_answers_within_wait(
+        &app,
+        &key.key,
+        &app.partner_id,
+        401,
+        "back on its connection, the instance should look the key up again, and refuse it",
+    )
     .await;
-    assert!(
-        refused.is_some(),
-        "back on its connection, the instance should look the key up again, and refuse it"
-    );
     quiesce().await;
 }
