@@ -147,8 +147,8 @@ pub struct Running {
     task: actix_rt::task::JoinHandle<std::io::Result<()>>,
     /// The periodic refresh of `known_keys`, stopped before the pool closes.
     keys_refresh: actix_rt::task::JoinHandle<()>,
-    /// What other instances announce of keys and partners (`http::access`),
-    /// stopped before the pool closes.
+    /// What other instances announce of keys and partners
+    /// (`http::access_listener`), stopped before the pool closes.
     access_listener: actix_rt::task::JoinHandle<()>,
     /// The Unix socket's file, removed when hookd stops.
     _socket_file: Option<http::door::unix::SocketFile>,
