@@ -147,6 +147,9 @@ pub struct Running {
     task: actix_rt::task::JoinHandle<std::io::Result<()>>,
     /// The periodic refresh of `known_keys`, stopped before the pool closes.
     keys_refresh: actix_rt::task::JoinHandle<()>,
+    /// What other instances announce of keys and partners
+    /// (`http::access_listener`), stopped before the pool closes.
+    access_listener: actix_rt::task::JoinHandle<()>,
     /// The Unix socket's file, removed when hookd stops.
     _socket_file: Option<http::door::unix::SocketFile>,
     _lock: Option<crate::instance_lock::InstanceLock>,
@@ -202,6 +205,7 @@ impl Running {
             served = &mut self.task => {
                 // The server ended by itself: stop the rest and report why.
                 self.keys_refresh.abort();
+                self.access_listener.abort();
                 self.engine.shutdown().await;
                 self.shared.close_pools().await;
                 return served
@@ -230,6 +234,7 @@ impl Running {
             .context("the web server task failed")
             .and_then(|r| r.context("the web server failed"));
         self.keys_refresh.abort();
+        self.access_listener.abort();
         self.engine.shutdown().await;
         self.shared.close_pools().await;
         served
@@ -302,14 +307,18 @@ pub async fn start_on(
     let lock = crate::instance_lock::acquire(&config.database)?;
     let shared = prepare(config, clock).await?;
     let engine = Engine::start(shared.clone(), &listeners.public.addr.to_string()).await?;
-    let known_keys = match http::known_keys::KnownKeys::load(shared.db.clone()).await {
-        Ok(known) => known,
-        Err(e) => {
-            engine.shutdown().await;
-            shared.close_pools().await;
-            return Err(anyhow::Error::new(e).context("reading the API keys"));
-        }
-    };
+    let known_keys =
+        match http::known_keys::KnownKeys::load(shared.db.clone(), shared.clock.clone()).await {
+            Ok(known) => known,
+            Err(e) => {
+                engine.shutdown().await;
+                shared.close_pools().await;
+                return Err(anyhow::Error::new(e).context("reading the API keys"));
+            }
+        };
+    let known_partners = Arc::new(http::known_partners::KnownPartners::new(
+        shared.clock.clone(),
+    ));
     let api = &shared.config.api;
     let limiter = |rate, burst| {
         Arc::new(http::rate_limit::RateLimiter::new(
@@ -331,6 +340,7 @@ pub async fn start_on(
             api.anonymous_rate_limit_burst,
         ),
         known_keys: known_keys.clone(),
+        known_partners: known_partners.clone(),
         check_hosts: Arc::new(crate::conformance::host_slots::HostSlots::new(
             crate::conformance::CHECK_INTERVAL,
         )),
@@ -384,6 +394,14 @@ pub async fn start_on(
         socket_file,
         server,
     } = door;
+    // Listening before the first request is answered.
+    let access_listener = http::access_listener::listen(
+        shared.db.clone(),
+        shared.config.database.url.clone(),
+        known_keys.clone(),
+        known_partners,
+    )
+    .await;
     let handle = server.handle();
     let task = actix_rt::spawn(server);
     crate::delivery::egress_audit::start(shared.clone(), engine.resolver.clone());
@@ -397,6 +415,7 @@ pub async fn start_on(
         known_keys,
         task,
         keys_refresh,
+        access_listener,
         _socket_file: socket_file,
         _lock: lock,
     })

@@ -28,8 +28,9 @@ pub enum KeyCommand {
     /// List keys, oldest first: id, role, partner and the key's first
     /// characters, never the key itself.
     List(KeyList),
-    /// Revoke a key: the API refuses it from its next request on, and
-    /// dashboard sessions signed in with it end. Written to the audit log.
+    /// Revoke a key: running instances refuse it at once on PostgreSQL
+    /// (within 5 s on SQLite), and dashboard sessions signed in with it end.
+    /// Written to the audit log.
     Revoke {
         /// The key's id (`key_…`, from `hookd key list`).
         id: String,

@@ -1,12 +1,14 @@
 //! Pure domain code: identifiers, events and their envelope, payload
 //! filters, the response policy, the retry schedule, the circuit breaker,
-//! endpoint health over time, the receiver check's scorecard and the clock.
+//! endpoint health over time, the receiver check's scorecard, the clock and
+//! the expiring map in-process caches hold.
 //! No I/O here.
 
 pub mod circuit;
 pub mod client_cert;
 pub mod clock;
 pub mod event;
+pub mod expiring;
 pub mod filter;
 pub mod health;
 pub mod ids;

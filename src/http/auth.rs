@@ -10,12 +10,13 @@
 //! valid key. Only failures spend the budget.
 //!
 //! The check of the key alone (`authenticated`) reads only the request head,
-//! so it can also run before a `100 Continue` is sent (`http::expect`).
+//! so it can also run before a `100 Continue` is sent (`http::expect`). A
+//! key found valid lately is answered from memory (`known_keys`).
 
 use actix_web::{HttpRequest, dev::RequestHead};
 
 use super::{AppState, client_ip, problem::Problem, rate_limit::retry_after};
-use crate::store::keys::{self, Principal, Role};
+use crate::store::keys::{Principal, Role};
 
 fn bearer(head: &RequestHead) -> Option<&str> {
     let value = head.headers.get("authorization")?.to_str().ok()?;
@@ -83,7 +84,7 @@ pub async fn authenticated(head: &RequestHead, state: &AppState) -> Result<Princ
     let Some(token) = bearer(head) else {
         return Err(refuse_from(head, state, Problem::unauthorized()));
     };
-    match keys::authenticate(&state.shared.db, token).await? {
+    match state.known_keys.authenticate(token).await? {
         Some(principal) => Ok(principal),
         None => Err(refuse_from(head, state, Problem::unauthorized())),
     }

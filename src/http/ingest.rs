@@ -1,7 +1,7 @@
 //! `POST /v1/events`: one event or a batch, idempotent on `event_id`, all or
 //! nothing. Nothing is written unless every event is valid.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use sea_orm::DatabaseConnection;
@@ -245,6 +245,12 @@ enum Stored {
 
 /// Refuses the events whose partner does not exist: every one of them.
 pub async fn partners_exist(db: &DatabaseConnection, parsed: &Parsed) -> Result<(), Problem> {
+    let known = store::partners::existing(db, &partner_ids(parsed)).await?;
+    refuse_unknown_partners(parsed, &known)
+}
+
+/// The partners the events name, each once.
+fn partner_ids(parsed: &Parsed) -> Vec<&str> {
     let mut partner_ids: Vec<&str> = parsed
         .events
         .iter()
@@ -252,7 +258,11 @@ pub async fn partners_exist(db: &DatabaseConnection, parsed: &Parsed) -> Result<
         .collect();
     partner_ids.sort_unstable();
     partner_ids.dedup();
-    let known = store::partners::existing(db, &partner_ids).await?;
+    partner_ids
+}
+
+/// Refuses the events whose partner is not among `known`: every one of them.
+fn refuse_unknown_partners(parsed: &Parsed, known: &HashSet<String>) -> Result<(), Problem> {
     let refused = parsed
         .events
         .iter()
@@ -441,7 +451,12 @@ async fn ingest_in(
         &state.shared.catalog,
         &config.payload.screen,
     )?;
-    partners_exist(&state.shared.db, &parsed).await?;
+    // Partners found lately answer from memory (`known_partners`).
+    let known = state
+        .known_partners
+        .existing(&state.shared.db, &partner_ids(&parsed))
+        .await?;
+    refuse_unknown_partners(&parsed, &known)?;
     let Parsed {
         mut events, batch, ..
     } = parsed;

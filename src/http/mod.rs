@@ -4,6 +4,8 @@
 // Handlers answer with a `Problem`; its size on the error path does not matter.
 #![allow(clippy::result_large_err)]
 
+pub mod access;
+pub mod access_listener;
 pub mod admin;
 pub mod admin_audit;
 pub mod admin_deliveries;
@@ -23,6 +25,7 @@ pub mod health;
 pub mod incidents;
 pub mod ingest;
 pub mod known_keys;
+pub mod known_partners;
 pub mod links;
 pub mod observe;
 pub mod openapi;
@@ -50,8 +53,11 @@ pub struct AppState {
     pub service_limiter: Arc<rate_limit::RateLimiter>,
     /// Per client address, for requests without a valid key.
     pub anonymous_limiter: Arc<rate_limit::RateLimiter>,
-    /// The unrevoked keys: who may pass an address's spent budget.
+    /// The unrevoked keys: who may pass an address's spent budget; and the
+    /// principals of keys presented lately.
     pub known_keys: Arc<known_keys::KnownKeys>,
+    /// The partners ingest found lately.
+    pub known_partners: Arc<known_partners::KnownPartners>,
     /// When a check of each target host last started.
     pub check_hosts: Arc<crate::conformance::host_slots::HostSlots>,
 }

@@ -6,7 +6,7 @@ use sea_orm::{ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, Query
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::{StoreError, entity::api_key};
+use super::{StoreError, access_notices, entity::api_key};
 use crate::domain::ids::new_id;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,6 +154,8 @@ pub async fn active_by_id(
     principal(row).map(Some)
 }
 
+/// Revokes a key, and tells every instance on PostgreSQL to stop accepting
+/// it at once (see `access_notices`); whether it was valid until now.
 pub async fn revoke(
     db: &impl ConnectionTrait,
     key_id: &str,
@@ -168,7 +170,15 @@ pub async fn revoke(
         .filter(api_key::Column::RevokedAt.is_null())
         .exec(db)
         .await?;
-    Ok(res.rows_affected == 1)
+    if res.rows_affected != 1 {
+        return Ok(false);
+    }
+    let change = access_notices::AccessChange::KeyRevoked(key_id.to_string());
+    if let Err(e) = access_notices::announce(db, &change).await {
+        // The key is revoked all the same; other instances' caches expire it.
+        tracing::warn!(error = %e, key_id, "other instances could not be told of a key's revocation");
+    }
+    Ok(true)
 }
 
 /// A key as listed: never the key, nor its hash.

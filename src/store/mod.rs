@@ -2,6 +2,7 @@
 //! transaction) and return domain types; partner data is always reached
 //! through a function that takes the partner id.
 
+pub mod access_notices;
 pub mod admin;
 pub mod attempt_search;
 pub mod audit;

@@ -201,9 +201,10 @@ async fn missing_unknown_and_revoked_keys_are_401_and_other_roles_403(backend: B
         .expect("a key");
     let (status, _, _) = app.post_events_with(Some(&revoked.key), &body).await;
     assert_eq!(status, 201, "the key works before revocation");
-    keys::revoke(app.db(), &revoked.id, 0)
-        .await
-        .expect("revoked");
+    let operator = app.operator_key().await;
+    let path = format!("/v1/admin/keys/{}", revoked.id);
+    let (status, answer, _) = app.request("DELETE", &path, &operator, None).await;
+    assert_eq!(status, 204, "the operator revokes the key: {answer}");
     let (status, _, _) = app.post_events_with(Some(&revoked.key), &body).await;
     assert_eq!(status, 401, "a revoked key stops working at once");
 

@@ -30,6 +30,7 @@ mod hostile;
 mod incidents;
 mod ingest;
 mod isolation;
+mod known_access;
 mod lease_window;
 mod notifications;
 mod observe;

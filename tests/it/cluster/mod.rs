@@ -13,6 +13,7 @@ mod database_failover;
 mod failover;
 mod fencing;
 mod handover;
+mod keys;
 mod leases;
 mod outage;
 mod producer;
