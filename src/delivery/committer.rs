@@ -6,9 +6,10 @@
 //! under load the commits grow instead of queueing one by one behind the feed
 //! counter. Each request is answered once its commit is durable.
 //!
-//! All or nothing stays per request: if a group fails (another request
-//! inserted one of its ids meanwhile), each of its requests is committed again
-//! on its own and gets its own answer.
+//! All or nothing stays per request: if a group fails on a repeated id
+//! (another request inserted one of its ids meanwhile, or a request repeats
+//! a stored one), each of its requests is committed again on its own and
+//! gets its own answer. Any other failure is every request's answer.
 
 use std::sync::Arc;
 
@@ -77,15 +78,27 @@ impl Committer {
         let shared = self.shared.clone();
         let hand_over = self.hand_over.clone();
         let work = async move { commit_and_answer(&shared, &hand_over, group).await };
-        ctx.spawn(work.into_actor(self).map(|(), act, ctx| {
+        ctx.spawn(work.into_actor(self).map(|unreachable, act, ctx| {
             act.committing = false;
+            // The database is away: those who waited meanwhile hear so now,
+            // instead of each waiting out the pool once more in turn.
+            if let Some(e) = unreachable {
+                for w in act.pending.drain(..) {
+                    let _ = w.done.send(Err(StoreError::Db(e.clone())));
+                }
+            }
             act.flush(ctx);
         }));
     }
 }
 
-/// Commits the group; if it fails, each request alone.
-async fn commit_and_answer(shared: &Shared, hand_over: &Recipient<Fresh>, group: Vec<Waiting>) {
+/// Commits the group; if it fails on a repeated id, each request alone.
+/// Returns the error when the database could not be reached.
+async fn commit_and_answer(
+    shared: &Shared,
+    hand_over: &Recipient<Fresh>,
+    group: Vec<Waiting>,
+) -> Option<sea_orm::DbErr> {
     let requests: Vec<&Commit> = group.iter().map(|w| &w.commit).collect();
     match commit(shared, &requests).await {
         Ok(committed) => {
@@ -93,6 +106,14 @@ async fn commit_and_answer(shared: &Shared, hand_over: &Recipient<Fresh>, group:
             for w in group {
                 let _ = w.done.send(Ok(()));
             }
+        }
+        // Not a repeated id: the same database would fail each alone too
+        // (and keep every request waiting once per request).
+        Err(StoreError::Db(e)) if !store::is_unique_violation(&e) => {
+            for w in group {
+                let _ = w.done.send(Err(StoreError::Db(e.clone())));
+            }
+            return store::is_unreachable(&e).then_some(e);
         }
         Err(e) if group.len() == 1 => {
             let _ = group.into_iter().next().map(|w| w.done.send(Err(e)));
@@ -106,6 +127,7 @@ async fn commit_and_answer(shared: &Shared, hand_over: &Recipient<Fresh>, group:
             }
         }
     }
+    None
 }
 
 /// [`commit_in`], with a publication span per event when telemetry is on.

@@ -52,11 +52,15 @@ pub async fn publish_in(
             created_at: now_ms,
         })
         .collect();
+    let held = |endpoint: &str| matches!(shared.leases.standing(endpoint), Standing::Owned { .. });
+    // Held here, and its actor not claiming oldest first (work handed to it
+    // now would only go back as rows).
     let owned = |endpoint: &str| {
-        !shared.is_draining() && matches!(shared.leases.standing(endpoint), Standing::Owned { .. })
+        !shared.is_draining() && held(endpoint) && !shared.behind.contains(endpoint)
     };
     let preclaim = Preclaim {
         owned: &owned,
+        held: &held,
         per_endpoint: PER_ENDPOINT,
         lease_until: now_ms + shared.config.delivery.lease.as_millis() as i64,
     };

@@ -5,6 +5,7 @@
 
 pub mod activity;
 pub mod attempt;
+pub mod behind;
 pub mod budget;
 pub mod client;
 pub mod committer;
@@ -91,6 +92,8 @@ pub struct Shared {
     pub oncall: oncall::OnCall,
     /// The tracer when `[telemetry]` is on (`app::prepare` starts it).
     pub telemetry: crate::telemetry::Telemetry,
+    /// Endpoints whose fresh work waits as rows (see `behind`).
+    pub behind: behind::Behind,
 }
 
 impl Shared {
@@ -139,6 +142,7 @@ impl Shared {
             routes: crate::notify::Routes::from_config(&config),
             oncall: oncall::OnCall::default(),
             telemetry: crate::telemetry::Telemetry::off(),
+            behind: behind::Behind::default(),
             db,
             control_db,
             clock,

@@ -184,16 +184,28 @@ async fn write_batch(
         }
     }
     let attempts: Vec<AttemptRecord> = records.iter().map(|(r, _, _)| r.clone()).collect();
+    // The every-day batch: successes at endpoints that were not failing, no
+    // circuit changed, written by one statement, which needs no transaction
+    // of its own around it.
+    let everyday = circuits.is_empty()
+        && by_endpoint.values().all(|h| *h == Health::Succeeded)
+        && store::record_at_once::fits(shared.db.get_database_backend(), &attempts, again);
+    if everyday {
+        let endpoints: Vec<&str> = by_endpoint.keys().copied().collect();
+        if health::failing_among(&shared.db, &endpoints)
+            .await?
+            .is_empty()
+        {
+            let recorded =
+                deliveries::record(&shared.db, &attempts, now, again, &claim_until).await?;
+            warn_superseded(recorded.superseded);
+            return Ok((Changes::default(), recorded.successors));
+        }
+    }
     let _turn = shared.write_turn().await;
     let txn = shared.db.begin().await?;
     let recorded = deliveries::record(&txn, &attempts, now, again, &claim_until).await?;
-    let superseded = recorded.superseded;
-    if superseded > 0 {
-        tracing::warn!(
-            records = superseded,
-            "attempts made under a claim that was superseded (this instance lost the endpoint's lease, or the delivery was deleted) were not recorded"
-        );
-    }
+    warn_superseded(recorded.superseded);
     let circuits: Vec<(&str, i64, Saved)> = circuits
         .into_iter()
         .map(|(e, (epoch, s))| (e, epoch, s))
@@ -217,6 +229,15 @@ async fn write_batch(
     outbox::insert(&txn, &changes.events, now).await?;
     txn.commit().await?;
     Ok((changes, recorded.successors))
+}
+
+fn warn_superseded(records: usize) {
+    if records > 0 {
+        tracing::warn!(
+            records,
+            "attempts made under a claim that was superseded (this instance lost the endpoint's lease, or the delivery was deleted) were not recorded"
+        );
+    }
 }
 
 impl Recorder {

@@ -366,13 +366,7 @@ async fn store_batch(
     Ok(())
 }
 
-/// Whether `e` says another writer stored the same id first.
-pub fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
-    matches!(
-        e.sql_err(),
-        Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
-    )
-}
+pub use crate::store::is_unique_violation;
 
 /// A batch's answer: every event as delivered, and how many were new.
 #[derive(serde::Serialize)]

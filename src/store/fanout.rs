@@ -68,6 +68,9 @@ pub struct Published<'a> {
 /// `per_endpoint` each, leased until `lease_until`.
 pub struct Preclaim<'a> {
     pub owned: &'a dyn Fn(&str) -> bool,
+    /// Endpoints this instance holds: their work is announced to nobody
+    /// (this instance wakes its own actors).
+    pub held: &'a dyn Fn(&str) -> bool,
     pub per_endpoint: usize,
     pub lease_until: i64,
 }
@@ -76,6 +79,7 @@ impl Preclaim<'_> {
     pub fn none() -> Preclaim<'static> {
         Preclaim {
             owned: &|_| false,
+            held: &|_| false,
             per_endpoint: 0,
             lease_until: 0,
         }
@@ -289,11 +293,7 @@ pub async fn publish(
         .collect();
     // Endpoints held here need no notice: this instance hands their work
     // to its own actors (and hears its own notices as nothing).
-    let elsewhere = out
-        .fanout
-        .deliveries
-        .keys()
-        .filter(|e| !(preclaim.owned)(e));
+    let elsewhere = out.fanout.deliveries.keys().filter(|e| !(preclaim.held)(e));
     announce_work(txn, instance_id, elsewhere).await?;
     if first_seq.is_none() {
         number_in_feed(txn, events, now_ms).await?;

@@ -201,6 +201,20 @@ pub(crate) async fn write_lock_first(txn: &impl ConnectionTrait) -> Result<(), D
     Ok(())
 }
 
+/// Whether the database could not be reached at all (as opposed to a query
+/// that failed): the caller may retry, here or on another instance.
+pub fn is_unreachable(e: &DbErr) -> bool {
+    matches!(e, DbErr::ConnectionAcquire(_) | DbErr::Conn(_))
+}
+
+/// Whether `e` says another writer stored the same id first.
+pub fn is_unique_violation(e: &DbErr) -> bool {
+    matches!(
+        e.sql_err(),
+        Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
+    )
+}
+
 /// A raw statement written with `?` placeholders, numbered for PostgreSQL.
 pub(crate) fn sql(backend: DbBackend, text: &str, values: Vec<Value>) -> Statement {
     if backend == DbBackend::Postgres {

@@ -97,6 +97,7 @@ impl EndpointActor {
             match res {
                 Ok((claimed, events, earliest)) => {
                     act.rows_first.claim_ended(start, earliest.is_none());
+                    act.shared.behind.set(&act.id, act.rows_first.on());
                     act.enqueue(claimed, events);
                     // A full claim may have left due rows behind, and a wake
                     // that arrived during it may announce rows it did not
@@ -217,6 +218,7 @@ impl EndpointActor {
         self.due.at(due_at);
         self.rows_first
             .handing_back(due_at, self.shared.clock.now_ms());
+        self.shared.behind.set(&self.id, self.rows_first.on());
         let shared = self.shared.clone();
         ctx.spawn(
             async move {

@@ -481,5 +481,6 @@ impl Actor for EndpointActor {
 
     fn stopped(&mut self, _: &mut Context<Self>) {
         self.shared.activity.actor_stopped();
+        self.shared.behind.set(&self.id, false);
     }
 }

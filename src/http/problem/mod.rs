@@ -392,14 +392,7 @@ impl ResponseError for Problem {
 
 use crate::store::full::is_storage_full;
 
-/// Whether the database could not be reached at all (as opposed to a query
-/// that failed): the caller may retry, here or on another instance.
-fn unreachable(e: &sea_orm::DbErr) -> bool {
-    matches!(
-        e,
-        sea_orm::DbErr::ConnectionAcquire(_) | sea_orm::DbErr::Conn(_)
-    )
-}
+use crate::store::is_unreachable as unreachable;
 
 impl From<crate::store::StoreError> for Problem {
     fn from(e: crate::store::StoreError) -> Problem {
