@@ -4,6 +4,7 @@
 
 pub mod access_notices;
 pub mod admin;
+pub mod attempt_record;
 pub mod attempt_search;
 pub mod audit;
 pub mod backlog;

@@ -19,7 +19,7 @@ use serde_json::json;
 
 use super::{
     StoreError,
-    deliveries::{AttemptRecord, NextState, Trigger},
+    attempt_record::{AttemptRecord, NextState, Trigger},
     ordering::HOLD_IF_ORDERED,
     sql,
 };
