@@ -267,7 +267,8 @@ async fn on_postgresql_an_instance_whose_listener_lost_its_connection_forgets_wh
     let cut = app
         .count(
             "SELECT COUNT(pg_terminate_backend(pid)) AS n FROM pg_stat_activity \
-             WHERE query LIKE 'LISTEN%hookd_access%' AND pid <> pg_backend_pid()",
+             WHERE query LIKE 'LISTEN%hookd_access%' AND pid <> pg_backend_pid() \
+             AND datname = current_database()",
         )
         .await;
     assert_eq!(cut, 1, "the instance's listening connection is cut");
