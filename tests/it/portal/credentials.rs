@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::{SignedIn, open, signed_in_page, signed_in_portal, submit, text};
 use crate::harness::{
-    WAIT,
+    SLOW,
     browser::{Browser, Page, skip_browser},
     receiver::{Receiver, Reply},
     tls::TestCa,
@@ -106,7 +106,7 @@ async fn headers_and_oauth2_set_in_the_portal_reach_the_receiver_of_a_v1a_endpoi
     page.navigate_by("document.querySelector(\"form[action$='/test']\").submit()")
         .await;
     let got = receiver
-        .wait_for(1, WAIT)
+        .wait_for(1, SLOW)
         .await
         .expect("the test event arrives");
     assert_eq!(got[0].header("x-gateway-key"), Some("gw-portal-s3cret"));
@@ -165,7 +165,7 @@ async fn a_client_certificate_set_in_the_portal_gets_a_delivery_through_a_receiv
     page.navigate_by("document.querySelector(\"form[action$='/test']\").submit()")
         .await;
     receiver
-        .wait_for(1, WAIT)
+        .wait_for(1, SLOW)
         .await
         .expect("the receiver takes the certificate");
 

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{SignedIn, open, signed_in_page, signed_in_portal, submit, text};
 use crate::harness::{
-    Backend, TestApp, WAIT,
+    Backend, SLOW, TestApp, WAIT,
     browser::{Browser, Page},
     browser_app::app_and_browser,
     receiver::Receiver,
@@ -178,7 +178,7 @@ created_test!(
         );
         let got = c
             .receiver
-            .wait_for(1, WAIT)
+            .wait_for(1, SLOW)
             .await
             .expect("the test event arrives");
         let r = &got[0];
