@@ -12,7 +12,10 @@ use actix::prelude::*;
 use sea_orm::{DatabaseConnection, DbBackend, sqlx::postgres::PgListener};
 
 use super::messages::{ChangedElsewhere, Wake, WorkFor};
-use crate::store::fanout::{CHANGED_CHANNEL, WORK_CHANNEL, parse_work_notice};
+use crate::store::{
+    fanout::{CHANGED_CHANNEL, WORK_CHANNEL, parse_work_notice},
+    listening::Listening,
+};
 
 /// The channel the trigger notifies.
 pub const CHANNEL: &str = "hookd_outbox";
@@ -76,10 +79,10 @@ pub async fn listen(db: DatabaseConnection, fanout: Hearer, instance_id: String)
     }
 }
 
-async fn subscribe(db: &DatabaseConnection) -> Result<PgListener, sea_orm::sqlx::Error> {
+async fn subscribe(db: &DatabaseConnection) -> Result<Listening, sea_orm::sqlx::Error> {
     let mut listener = PgListener::connect_with(db.get_postgres_connection_pool()).await?;
     listener
         .listen_all([CHANNEL, WORK_CHANNEL, CHANGED_CHANNEL])
         .await?;
-    Ok(listener)
+    Ok(Listening::new(listener))
 }

@@ -9,7 +9,10 @@ use std::{sync::Arc, time::Duration};
 use sea_orm::{DatabaseConnection, DbBackend, sqlx::postgres::PgListener};
 
 use super::{known_keys::KnownKeys, known_partners::KnownPartners};
-use crate::store::access_notices::{ACCESS_CHANNEL, AccessChange};
+use crate::store::{
+    access_notices::{ACCESS_CHANNEL, AccessChange},
+    listening::Listening,
+};
 
 /// Subscribes on the database at `url` (so that hookd listens before it
 /// answers its first request), then listens in a task of its own until that
@@ -48,10 +51,7 @@ pub async fn listen(
 }
 
 /// Forgets what each notification names, until the connection fails.
-async fn hear(mut held: Held, keys: &KnownKeys, partners: &KnownPartners) {
-    let Some(listener) = held.0.as_mut() else {
-        return;
-    };
+async fn hear(mut listener: Listening, keys: &KnownKeys, partners: &KnownPartners) {
     loop {
         match listener.try_recv().await {
             Ok(Some(n)) => match AccessChange::parse(n.payload()) {
@@ -78,30 +78,14 @@ fn forget_everything(keys: &KnownKeys, partners: &KnownPartners) {
     partners.forget_all();
 }
 
-/// A listener whose drop hands its connection back to the pool in a task,
-/// which needs a runtime: dropped where none runs any more (an in-process
-/// hookd whose test ended without stopping it), it is let go instead, to be
-/// closed with the process.
-struct Held(Option<PgListener>);
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        if let Some(listener) = self.0.take()
-            && tokio::runtime::Handle::try_current().is_err()
-        {
-            std::mem::forget(listener);
-        }
-    }
-}
-
 /// A connection that listens on `hookd_access`; none if it cannot be made.
 /// It is a connection of its own, not one of the pool's: the pool's serve
 /// requests and deliveries.
-async fn subscribe(url: &str) -> Option<Held> {
+async fn subscribe(url: &str) -> Option<Listening> {
     let subscribed = async {
         let mut listener = PgListener::connect(url).await?;
         listener.listen(ACCESS_CHANNEL).await?;
-        Ok::<_, sea_orm::sqlx::Error>(Held(Some(listener)))
+        Ok::<_, sea_orm::sqlx::Error>(Listening::new(listener))
     };
     subscribed
         .await

@@ -27,6 +27,7 @@ pub mod health;
 pub mod incident_watch;
 pub mod incidents;
 pub mod keys;
+pub mod listening;
 pub mod mail;
 pub mod notices;
 pub mod ordering;
