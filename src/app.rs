@@ -355,19 +355,14 @@ pub async fn start_on(
         2,
         handle_signals,
         move |surface| {
-            use utoipa_actix_web::AppExt as _;
             let app = App::new().app_data(web::Data::new(state.clone()));
             let app = match surface {
-                http::door::Surface::Whole if serves_api => {
-                    let (app, _) = app
-                        .into_utoipa_app()
-                        .configure(http::routes)
-                        .split_for_parts();
-                    app.app_data(document.clone())
-                        .configure(crate::web::home::routes)
-                        .configure(crate::dashboard::routes)
-                        .configure(crate::portal::routes)
-                }
+                http::door::Surface::Whole if serves_api => app
+                    .configure(http::routes)
+                    .app_data(document.clone())
+                    .configure(crate::web::home::routes)
+                    .configure(crate::dashboard::routes)
+                    .configure(crate::portal::routes),
                 // A delivery-only instance answers the probes and metrics alone.
                 http::door::Surface::Whole | http::door::Surface::Ops => {
                     app.configure(http::ops_routes)

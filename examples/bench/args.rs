@@ -10,9 +10,9 @@ pub struct Args {
     pub backend: String,
     /// `both` is throughput and steady; `steady` is `paced` to one endpoint.
     #[arg(long, default_value = "both",
-          value_parser = ["throughput", "steady", "paced", "single", "slow", "many", "soak", "ordered", "both"])]
+          value_parser = ["throughput", "steady", "paced", "single", "footprint", "slow", "many", "soak", "ordered", "both"])]
     pub scenario: String,
-    /// Throughput, single, slow: events to publish, each to every endpoint.
+    /// Throughput, single, footprint, slow: events to publish, each to every endpoint.
     #[arg(long, default_value_t = 20_000)]
     pub events: usize,
     /// Throughput, single, slow, paced: endpoints (steady: always 1).
@@ -86,6 +86,7 @@ impl Args {
             "steady" => &["steady"],
             "paced" => &["paced"],
             "single" => &["single"],
+            "footprint" => &["footprint"],
             "slow" => &["slow"],
             "soak" => &["soak"],
             "ordered" => &["ordered"],

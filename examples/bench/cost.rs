@@ -70,6 +70,11 @@ impl Others {
     }
 }
 
+/// CPU of process `pid` (all its threads) so far.
+pub fn process_cpu(pid: &str) -> Duration {
+    cpu_of(&format!("/proc/{pid}/stat"))
+}
+
 /// CPU of every process whose parent is the postmaster of the cluster in
 /// `HOOKD_TEST_PG_DIR` (or the tests' default folder), and its own.
 pub fn postgres_cpu() -> Duration {

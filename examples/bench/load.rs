@@ -39,6 +39,32 @@ pub struct Load {
     pub pace: Duration,
 }
 
+impl Producer {
+    /// Publishing into the hookd whose API is at `base` (`http://host:port`)
+    /// with the rows `populate` made.
+    pub fn at(base: &str, made: crate::setup::Populated) -> Producer {
+        Producer {
+            url: format!("{base}/v1/events"),
+            key: made.key,
+            partners: made.partners,
+        }
+    }
+}
+
+impl Load {
+    /// `events` one-event POSTs, `in_flight` at once, as fast as they go.
+    pub fn one_per_post(events: usize, in_flight: usize) -> Load {
+        Load {
+            subjects: 0,
+            ordered: false,
+            events,
+            batch: 1,
+            in_flight,
+            pace: Duration::ZERO,
+        }
+    }
+}
+
 impl Ingested {
     pub fn ended(&self) -> Instant {
         self.first_send + self.elapsed

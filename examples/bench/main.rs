@@ -2,10 +2,10 @@
 //!
 //! ```text
 //! cargo run --release --example bench -- [--backend sqlite|postgres|both]
-//!     [--scenario throughput|steady|paced|single|slow|many|soak|both] [--keep-db]
+//!     [--scenario throughput|steady|paced|single|footprint|slow|many|soak|both] [--keep-db]
 //!     throughput: [--events 20000] [--endpoints 10] [--batch 500] [--concurrency 4]
 //!     steady, paced: [--rate 500] [--seconds 10] [--endpoints 10] (steady: 1 endpoint)
-//!     single: [--events 20000] [--endpoints 10] [--concurrency 16]
+//!     single, footprint: [--events 20000] [--endpoints 10] [--concurrency 16]
 //!     slow: [--events 20000] [--endpoints 10] [--batch 500] [--timeout-secs 2]
 //!     many: [--partners 100] [--per-partner 100] [--rounds 5]
 //!     soak: [--minutes 30] [--rate 200] [--endpoints 10]
@@ -23,9 +23,9 @@
 //! `throughput`, `steady`, `paced`, `single` and `slow` start hookd in this
 //! process (`hookd::app::start`) on a fresh database, with the default
 //! configuration except what loopback delivery needs; `HOOKD_*` variables in
-//! the environment override keys as for `hookd serve`. `many`, `soak` and
-//! `--instances N` run real `hookd serve` child processes instead (see
-//! `many.rs`, `soak.rs`, `cluster.rs`). The receiver (actix-web) and the producer (awc)
+//! the environment override keys as for `hookd serve`. `footprint`, `many`, `soak`
+//! and `--instances N` run real `hookd serve` child processes instead (see
+//! `footprint.rs`, `many.rs`, `soak.rs`, `cluster.rs`). The receiver (actix-web) and the producer (awc)
 //! run on threads of their own, so the engine keeps its thread. Latency runs
 //! from just before the ingest POST is sent to the moment the receiver has
 //! read the whole delivery. PostgreSQL is the tests' private cluster (fsync
@@ -48,6 +48,7 @@ mod pg;
 mod args;
 mod cluster;
 mod cost;
+mod footprint;
 mod inproc;
 mod load;
 mod many;
@@ -126,6 +127,7 @@ fn run(backend: &str, scenario: &str, args: &args::Args) -> anyhow::Result<bool>
         "paced" => system().block_on(paced::run(backend, args, args.endpoints)),
         "single" => system().block_on(single::run(backend, args)),
         "many" => system().block_on(many::run(backend, args)),
+        "footprint" => system().block_on(footprint::run(backend, args)),
         "soak" => system().block_on(soak::run(backend, args)),
         "ordered" => system().block_on(ordered::run(backend, args)),
         _ => slow::run(backend, args),

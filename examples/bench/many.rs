@@ -36,19 +36,11 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
     let prepared = Instant::now();
     let made = setup::populate(&db, partners, &receiver.urls, 8).await?;
     let prepared = prepared.elapsed();
-    let logs = tempfile::tempdir()?;
-    let log = logs.path().join("hookd.log");
-    let mut child = process::serve(&binary, env, &log)?;
-    let pid = child.id();
-    let base = format!("http://{listen}");
-    process::wait_healthy(&mut child, &base, &log).await?;
+    let mut served = process::serve_healthy(&binary, env, &listen).await?;
+    let pid = served.child.id();
     let idle = process::sample(&pid.to_string());
     let sampler = Sampler::start(pid);
-    let producer = Producer {
-        url: format!("{base}/v1/events"),
-        key: made.key,
-        partners: made.partners,
-    };
+    let producer = Producer::at(&served.base, made);
     let load = Load {
         subjects: 0,
         ordered: false,
@@ -79,7 +71,7 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
     let after = process::sample(&pid.to_string());
     let peaks = sampler.finish();
     let db_view = setup::counts(&db).await;
-    let exit = process::stop(&mut child);
+    let exit = process::stop(&mut served.child);
     db.close().await?;
     receiver.server.stop(false).await;
     let report = receiver.report(0..endpoints, |i| &sent[i / per_partner]);
@@ -101,7 +93,7 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
         endpoints.min(4)
     );
     row("many", backend, &figures, &conditions);
-    let (warnings, first) = process::warnings(&log);
+    let (warnings, first) = process::warnings(&served.log);
     detail(&format!(
         "{db_view}; {} receiver connections; endpoints created in {}; hookd exit: {exit}; \
          {warnings} WARN/ERROR lines in hookd's log",

@@ -46,6 +46,35 @@ pub fn free_port() -> anyhow::Result<u16> {
         .port())
 }
 
+/// A `hookd serve` child that answered `/healthz`, and where its log goes.
+pub struct Served {
+    pub child: Child,
+    /// `http://<listen>`.
+    pub base: String,
+    pub log: PathBuf,
+    /// The folder of `log`, kept until this is dropped.
+    _logs: tempfile::TempDir,
+}
+
+/// Starts `binary serve` listening on `listen` and waits until it is healthy.
+pub async fn serve_healthy(
+    binary: &Path,
+    env: Vec<(String, String)>,
+    listen: &str,
+) -> anyhow::Result<Served> {
+    let logs = tempfile::tempdir()?;
+    let log = logs.path().join("hookd.log");
+    let mut child = serve(binary, env, &log)?;
+    let base = format!("http://{listen}");
+    wait_healthy(&mut child, &base, &log).await?;
+    Ok(Served {
+        child,
+        base,
+        log,
+        _logs: logs,
+    })
+}
+
 /// Starts `binary serve` with only `env`, its stderr into `log`.
 pub fn serve(binary: &Path, env: Vec<(String, String)>, log: &Path) -> anyhow::Result<Child> {
     let log = std::fs::File::create(log)?;
@@ -53,6 +82,7 @@ pub fn serve(binary: &Path, env: Vec<(String, String)>, log: &Path) -> anyhow::R
         .arg("serve")
         .env_clear()
         .envs(env)
+        .envs(std::env::vars().filter(|(k, _)| k.starts_with("MALLOC_") || k == "GLIBC_TUNABLES"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)

@@ -3,8 +3,6 @@
 //! deliveries into those made while ingest still ran and those after, which
 //! shows whether delivery keeps up with ingest or catches up later.
 
-use std::time::Duration;
-
 use crate::args::Args;
 use crate::inproc;
 use crate::load::Load;
@@ -13,14 +11,7 @@ use crate::report::{per_sec, row, secs, verdict};
 pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
     let (events, endpoints) = (args.events, args.endpoints);
     let in_flight = args.concurrency.unwrap_or(16);
-    let load = Load {
-        subjects: 0,
-        ordered: false,
-        events,
-        batch: 1,
-        in_flight,
-        pace: Duration::ZERO,
-    };
+    let load = Load::one_per_post(events, in_flight);
     let Some(o) = inproc::run_healthy(backend, args, endpoints, load).await? else {
         return Ok(true);
     };

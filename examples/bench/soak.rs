@@ -74,17 +74,9 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
     let env = setup::env(&url, &listen, &extra);
     let db = setup::migrated(env.clone()).await?;
     let made = setup::populate(&db, 1, &receiver.urls, 8).await?;
-    let logs = tempfile::tempdir()?;
-    let log = logs.path().join("hookd.log");
-    let mut child = process::serve(&binary, env, &log)?;
-    let pid = child.id().to_string();
-    let base = format!("http://{listen}");
-    process::wait_healthy(&mut child, &base, &log).await?;
-    let producer = Producer {
-        url: format!("{base}/v1/events"),
-        key: made.key,
-        partners: made.partners,
-    };
+    let mut served = process::serve_healthy(&binary, env, &listen).await?;
+    let pid = served.child.id().to_string();
+    let producer = Producer::at(&served.base, made);
     let per_minute = Load {
         subjects: 0,
         ordered: false,
@@ -127,7 +119,7 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
     receiver.wait_for(sent.len() * endpoints, stall).await;
     let drained = drain.elapsed();
     let last = process::sample(&pid);
-    let exit = process::stop(&mut child);
+    let exit = process::stop(&mut served.child);
     db.close().await?;
     receiver.server.stop(false).await;
     let report = receiver.report(0..endpoints, |_| &sent);
@@ -165,7 +157,7 @@ pub async fn run(backend: &str, args: &Args) -> anyhow::Result<bool> {
          delivery.schedule {SCHEDULE}, circuit.cooldown_max {COOLDOWN_MAX}"
     );
     row("soak", backend, &figures, &conditions);
-    let (warnings, first) = process::warnings(&log);
+    let (warnings, first) = process::warnings(&served.log);
     detail(&format!(
         "{:.0} s in all; peak RSS {} MiB; open files after the drain {}; hookd exit: {exit}; \
          {warnings} WARN/ERROR lines in hookd's log",

@@ -27,6 +27,7 @@ pub mod ingest;
 pub mod known_keys;
 pub mod known_partners;
 pub mod links;
+pub mod mount;
 pub mod observe;
 pub mod openapi;
 pub mod origin;
@@ -38,7 +39,6 @@ pub mod rate_limit;
 use std::sync::Arc;
 
 use actix_web::HttpResponse;
-use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::delivery::{Engine, Shared};
 
@@ -75,7 +75,7 @@ impl AppState {
 
 /// Every documented route. Registering a handler here is what puts it in
 /// the OpenAPI document.
-pub fn routes(cfg: &mut ServiceConfig) {
+pub fn routes(cfg: &mut impl mount::Mount) {
     use partner::{
         catalog, checks, deliveries, endpoints, event_export, events, filters, ordering,
         receiver_auth, settings,

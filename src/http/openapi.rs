@@ -68,7 +68,8 @@ pub fn generate() -> utoipa::openapi::OpenApi {
     let (_, mut doc) = actix_web::App::new()
         .into_utoipa_app()
         .openapi(base())
-        .configure(super::routes)
+        // A closure, so that `routes` is taken for any lifetime of the config.
+        .configure(|c| super::routes(c))
         .split_for_parts();
     super::links::add(&mut doc);
     describe_the_undescribed(&mut doc);

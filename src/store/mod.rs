@@ -98,6 +98,14 @@ pub async fn connect(cfg: &DatabaseConfig) -> Result<DatabaseConnection, StoreEr
 /// counter every publisher needs, until it woke.
 const IDLE_IN_TRANSACTION: &str = "10s";
 
+/// Prepared statements each SQLite connection keeps. SQLite compiles a
+/// statement into memory of this process (tens of KiB for a join or a CTE),
+/// so sqlx's default of 100 per connection grew hookd by about 50 MiB under
+/// load; the statements a busy instance runs again and again are fewer than
+/// this, and a rarer one is prepared again when it comes. PostgreSQL keeps
+/// its prepared statements in the server, so its pool keeps the default.
+const SQLITE_STATEMENTS: usize = 24;
+
 /// Connections of the control pool: the cluster's heartbeat and leases.
 const CONTROL_CONNECTIONS: u32 = 2;
 
@@ -139,6 +147,7 @@ async fn connect_pool(cfg: &DatabaseConfig, size: u32) -> Result<DatabaseConnect
                 .synchronous(synchronous)
                 .busy_timeout(Duration::from_secs(30))
                 .foreign_keys(true)
+                .statement_cache_capacity(SQLITE_STATEMENTS)
         })
         .map_sqlx_sqlite_pool_opts(|o| o.after_release(full::keep_if_settled))
         .map_sqlx_postgres_opts(|o| {
