@@ -15,6 +15,7 @@ mod budget;
 mod cli;
 mod cluster;
 mod conformance;
+mod connections;
 mod contract;
 mod crash;
 mod dashboard;
