@@ -36,6 +36,18 @@ impl NextState {
             _ => None,
         }
     }
+
+    /// The delivery's state after this transition, as the statements write
+    /// it (`unchanged` leaves the row's own), and its next time: the retry's,
+    /// or `now_ms`.
+    pub fn written(self, now_ms: i64) -> (&'static str, i64) {
+        match self {
+            NextState::Delivered => ("delivered", now_ms),
+            NextState::RetryAt(at) => ("failed", at),
+            NextState::Dead => ("dead", now_ms),
+            NextState::Unchanged => ("unchanged", now_ms),
+        }
+    }
 }
 
 /// One attempt and the delivery's transition, written together.

@@ -173,12 +173,7 @@ pub async fn record<C: ConnectionTrait>(
 
         let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 6);
         for r in chunk {
-            let (state, next_at) = match r.next {
-                NextState::Delivered => ("delivered", now_ms),
-                NextState::RetryAt(at) => ("failed", at),
-                NextState::Dead => ("dead", now_ms),
-                NextState::Unchanged => ("unchanged", now_ms),
-            };
+            let (state, next_at) = r.next.written(now_ms);
             values.extend([
                 r.delivery_id.clone().into(),
                 state.into(),

@@ -39,19 +39,9 @@ pub fn fits(backend: DbBackend, batch: &[AttemptRecord], again: bool) -> bool {
     })
 }
 
-/// The delivery's state and next attempt time after `r`.
-fn transition(r: &AttemptRecord, now_ms: i64) -> (&'static str, i64) {
-    match r.next {
-        NextState::Delivered => ("delivered", now_ms),
-        NextState::RetryAt(at) => ("failed", at),
-        NextState::Dead => ("dead", now_ms),
-        NextState::Unchanged => ("unchanged", now_ms),
-    }
-}
-
 /// One record as the statement reads it.
 fn row(r: &AttemptRecord, now_ms: i64) -> serde_json::Value {
-    let (state, next_at) = transition(r, now_ms);
+    let (state, next_at) = r.next.written(now_ms);
     json!({
         "id": r.id,
         "delivery_id": r.delivery_id,
