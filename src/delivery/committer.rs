@@ -1,7 +1,8 @@
 //! Group commit of fresh events. Ingest requests of a few events (the fast
 //! path, `fresh::MAX_EVENTS`) do not each open a transaction: they queue
 //! here, and every request that arrived while the last commit ran is stored,
-//! fanned out and numbered in the feed by the next one, in one transaction.
+//! fanned out and numbered in the feed by the next one, in one commit (one
+//! statement on PostgreSQL, unless the group needs more: see `fresh`).
 //! No timer waits for company: one request alone is committed at once, and
 //! under load the commits grow instead of queueing one by one behind the feed
 //! counter. Each request is answered once its commit is durable.
@@ -14,7 +15,6 @@
 use std::sync::Arc;
 
 use actix::prelude::*;
-use sea_orm::TransactionTrait;
 use tokio::sync::oneshot;
 
 use super::{Shared, fresh, messages::Fresh};
@@ -154,27 +154,21 @@ async fn commit(
     committed
 }
 
-/// One transaction: every request's events, their deliveries (those of
-/// endpoints held here created claimed), the work notice and feed numbers.
+/// One commit: every request's events with their feed numbers, their
+/// deliveries (those of endpoints held here created claimed) and the work
+/// notice.
 async fn commit_in(
     shared: &Shared,
     requests: &[&Commit],
 ) -> Result<(Publication, Vec<NewEvent>), StoreError> {
     let _turn = shared.write_turn().await;
-    let txn = shared.db.begin().await?;
     let stamped: Vec<(&NewEvent, i64)> = requests
         .iter()
         .flat_map(|r| r.events.iter().map(|e| (e, r.now_ms)))
         .collect();
-    // The feed positions first, so the events are stored with them: one
-    // write per event. The counter stays locked to the commit, which the
-    // group commit holds short.
-    let first_seq = store::fanout::take_feed_positions(&txn, stamped.len()).await?;
-    store::outbox::insert_numbered(&txn, &stamped, first_seq).await?;
-    let events: Vec<NewEvent> = stamped.into_iter().map(|(e, _)| e.clone()).collect();
     let now_ms = requests.iter().map(|r| r.now_ms).max().unwrap_or_default();
-    let publication = fresh::publish_in(&txn, shared, &events, now_ms, first_seq).await?;
-    txn.commit().await?;
+    let publication = fresh::store_and_publish(shared, &stamped, now_ms).await?;
+    let events: Vec<NewEvent> = stamped.into_iter().map(|(e, _)| e.clone()).collect();
     Ok((publication, events))
 }
 

@@ -8,12 +8,15 @@
 
 use std::collections::{HashMap, HashSet};
 
+use sea_orm::TransactionTrait;
+
 use crate::{
     cluster::leases::Standing,
     domain::event::{NewEvent, envelope, envelope_at, envelope_with_data},
     store::{
         StoreError,
-        fanout::{Preclaim, Publication, Published, publish},
+        fanout::{self, Preclaim, Publication, Published, To},
+        notices, outbox, publish_at_once,
     },
 };
 
@@ -28,18 +31,18 @@ pub const MAX_EVENTS: usize = 16;
 /// claimed by the actor as usual. Bounds what a large batch puts in memory.
 pub(crate) const PER_ENDPOINT: usize = 32;
 
-/// Publishes `events` inside `txn`, the transaction that stored them with
-/// their feed positions from `first_seq` on, in this order.
-pub async fn publish_in(
-    txn: &impl sea_orm::ConnectionTrait,
+/// Stores `stored` (each event with the time it was written, none stored
+/// yet) with their feed positions and publishes them: on PostgreSQL in one
+/// statement when nothing in the group needs more
+/// (`store::publish_at_once`), otherwise in one transaction.
+pub async fn store_and_publish(
     shared: &Shared,
-    events: &[NewEvent],
+    stored: &[(&NewEvent, i64)],
     now_ms: i64,
-    first_seq: i64,
 ) -> Result<Publication, StoreError> {
-    let published: Vec<Published<'_>> = events
+    let published: Vec<Published<'_>> = stored
         .iter()
-        .map(|e| Published {
+        .map(|(e, _)| Published {
             id: e.id.as_str(),
             partner_id: &e.partner_id,
             event_type: &e.event_type,
@@ -48,7 +51,7 @@ pub async fn publish_in(
             schema_version: e.schema_version,
             payload: &e.payload,
             renditions: &e.renditions,
-            // Stored in this transaction, at this time.
+            // Stored in this commit, at this time.
             created_at: now_ms,
         })
         .collect();
@@ -64,18 +67,28 @@ pub async fn publish_in(
         per_endpoint: PER_ENDPOINT,
         lease_until: now_ms + shared.config.delivery.lease.as_millis() as i64,
     };
-    let instance = shared.leases.instance_id();
-    let publication = publish(
-        txn,
-        &shared.catalog,
-        &published,
-        now_ms,
-        instance,
-        &preclaim,
-        Some(first_seq),
-    )
-    .await?;
-    crate::store::notices::expand(txn, &published, &shared.routes, now_ms).await?;
+    let subscribers = fanout::subscribers_of(&shared.db, &published).await?;
+    let to = To {
+        catalog: &shared.catalog,
+        subscribers: &subscribers,
+        instance_id: shared.leases.instance_id(),
+        preclaim: &preclaim,
+    };
+    if !notices::expands(&published, &shared.routes)
+        && let Some(publication) =
+            publish_at_once::publish(&shared.db, &to, stored, &published, now_ms).await?
+    {
+        return Ok(publication);
+    }
+    let txn = shared.db.begin().await?;
+    // The feed positions first, so the events are stored with them: one
+    // write per event. The counter stays locked to the commit, which the
+    // group commit holds short.
+    let first_seq = fanout::take_feed_positions(&txn, stored.len()).await?;
+    outbox::insert_numbered(&txn, stored, first_seq).await?;
+    let publication = fanout::publish_to(&txn, &to, &published, now_ms, Some(first_seq)).await?;
+    notices::expand(&txn, &published, &shared.routes, now_ms).await?;
+    txn.commit().await?;
     Ok(publication)
 }
 

@@ -2,115 +2,20 @@
 //! active endpoint of the event's own partner, and get their feed position, in
 //! one transaction.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use sea_orm::{ConnectionTrait, DbBackend, Value};
 
-use super::{StoreError, claims::Claimed, placeholders, sql};
+use super::{StoreError, fanout_plan as plan, placeholders, sql, subscribers::Subscriber};
 use crate::{
-    catalog::{
-        Catalog,
-        render::{NO_RENDERING, Rendering, choose},
-    },
+    catalog::{Catalog, render::Rendering},
     domain::{
-        filter::{EventView, FilterReason, Verdict},
-        ids::new_id,
-        ordering::{Place, place, subject_key},
+        ordering::place,
         renditions::{self, Renditions},
-        subscription::subscribes,
     },
 };
 
-/// What one claim did.
-#[derive(Debug, Default, Clone)]
-pub struct Fanout {
-    pub events: usize,
-    /// Events rejected: they fail the catalog (written around the API).
-    pub rejected: usize,
-    /// Endpoint id → deliveries created for it, due now (or claimed).
-    pub deliveries: BTreeMap<String, usize>,
-    /// Deliveries created waiting behind an earlier one of their subject.
-    pub waiting: usize,
-    /// The events published, when the claim was traced.
-    pub published: Vec<PublishedEvent>,
-    /// Deliveries not created because the event did not pass the
-    /// endpoint's filter, by reason.
-    pub filtered: BTreeMap<FilterReason, usize>,
-}
-
-/// A published event as its publication span names it.
-#[derive(Debug, Clone)]
-pub struct PublishedEvent {
-    pub id: String,
-    pub partner_id: String,
-    pub event_type: String,
-    pub trace: Option<crate::domain::trace::TraceContext>,
-}
-
-/// An event as publishing needs it.
-#[derive(Debug, Clone, Copy)]
-pub struct Published<'a> {
-    pub id: &'a str,
-    pub partner_id: &'a str,
-    pub event_type: &'a str,
-    pub subject_type: Option<&'a str>,
-    pub subject_id: Option<&'a str>,
-    /// The version `payload` is at, and the event's other renditions.
-    pub schema_version: u32,
-    pub payload: &'a str,
-    pub renditions: &'a Renditions,
-    /// When it was written (Unix ms): where its deliveries' window starts.
-    pub created_at: i64,
-}
-
-/// Which new deliveries to create already claimed, for this instance's own
-/// actors to send at once: those of endpoints it holds (`owned`), at most
-/// `per_endpoint` each, leased until `lease_until`.
-pub struct Preclaim<'a> {
-    pub owned: &'a dyn Fn(&str) -> bool,
-    /// Endpoints this instance holds: their work is announced to nobody
-    /// (this instance wakes its own actors).
-    pub held: &'a dyn Fn(&str) -> bool,
-    pub per_endpoint: usize,
-    pub lease_until: i64,
-}
-
-impl Preclaim<'_> {
-    pub fn none() -> Preclaim<'static> {
-        Preclaim {
-            owned: &|_| false,
-            held: &|_| false,
-            per_endpoint: 0,
-            lease_until: 0,
-        }
-    }
-}
-
-/// What publishing did: deliveries per endpoint, and those created claimed.
-#[derive(Debug, Default)]
-pub struct Publication {
-    pub fanout: Fanout,
-    /// (endpoint, the claimed delivery), in event order.
-    pub claimed: Vec<(String, Claimed)>,
-    /// Renditions projected for pinned endpoints, by event (now stored).
-    pub projected: HashMap<String, Renditions>,
-    /// Deliveries created `skipped`: no rendering at the pinned version.
-    pub skipped: usize,
-}
-
-/// One delivery to create.
-struct Row<'a> {
-    id: String,
-    /// The event's place in this batch.
-    event: usize,
-    event_id: &'a str,
-    endpoint_id: &'a str,
-    /// Its subject, when the endpoint orders and the event has one.
-    ordering_key: Option<String>,
-    claimed: bool,
-    place: Place,
-    rendering: Rendering,
-}
+pub use super::fanout_plan::{Fanout, Preclaim, Publication, Published, PublishedEvent};
 
 /// In the caller's transaction: one delivery per subscribed, active endpoint
 /// of each event's own partner, the work announced to the other instances,
@@ -128,74 +33,48 @@ pub async fn publish(
     preclaim: &Preclaim<'_>,
     numbered: Option<i64>,
 ) -> Result<Publication, StoreError> {
-    let backend = txn.get_database_backend();
+    let subscribers = subscribers_of(txn, events).await?;
+    let to = To {
+        catalog,
+        subscribers: &subscribers,
+        instance_id,
+        preclaim,
+    };
+    publish_to(txn, &to, events, now_ms, numbered).await
+}
+
+/// The active endpoints of `events`' partners, by partner.
+pub async fn subscribers_of(
+    db: &impl ConnectionTrait,
+    events: &[Published<'_>],
+) -> Result<HashMap<String, Vec<Subscriber>>, StoreError> {
     let mut partners: Vec<&str> = events.iter().map(|e| e.partner_id).collect();
     partners.sort_unstable();
     partners.dedup();
-    let subscribers = super::subscribers::active(txn, backend, &partners).await?;
+    super::subscribers::active(db, db.get_database_backend(), &partners).await
+}
 
+/// Where a publication goes, and how this instance takes part.
+pub struct To<'a> {
+    pub catalog: &'a Catalog,
+    /// The active endpoints, by partner (`subscribers_of`).
+    pub subscribers: &'a HashMap<String, Vec<Subscriber>>,
+    pub instance_id: &'a str,
+    pub preclaim: &'a Preclaim<'a>,
+}
+
+/// [`publish`] to subscribers already read.
+pub async fn publish_to(
+    txn: &impl ConnectionTrait,
+    to: &To<'_>,
+    events: &[Published<'_>],
+    now_ms: i64,
+    numbered: Option<i64>,
+) -> Result<Publication, StoreError> {
+    let backend = txn.get_database_backend();
     let mut out = Publication::default();
     out.fanout.events = events.len();
-    let mut rows: Vec<Row<'_>> = Vec::new();
-    for (i, e) in events.iter().enumerate() {
-        // Read once, for the first endpoint with a filter.
-        let mut data: Option<serde_json::Value> = None;
-        for s in subscribers.get(e.partner_id).into_iter().flatten() {
-            // Operational events about an endpoint go to the partner's other endpoints.
-            let about_itself =
-                e.event_type.starts_with("endpoint.") && e.subject_id == Some(s.id.as_str());
-            if !subscribes(&s.event_types, e.event_type) || about_itself {
-                continue;
-            }
-            if let Some(filter) = &s.filter {
-                let data = data.get_or_insert_with(|| {
-                    serde_json::from_str(e.payload).unwrap_or(serde_json::Value::Null)
-                });
-                if let Verdict::Filtered(reason) = filter.evaluate(&view(e, data)) {
-                    *out.fanout.filtered.entry(reason).or_default() += 1;
-                    continue;
-                }
-            }
-            let pinned = s.pins.get(e.event_type).copied();
-            let rendering = match out
-                .projected
-                .get(e.id)
-                .and_then(|p| pinned.filter(|v| p.contains_key(v)))
-            {
-                // Projected already for another endpoint of this batch.
-                Some(version) => Rendering::Stored { version },
-                None => choose(
-                    catalog,
-                    e.event_type,
-                    e.schema_version,
-                    e.payload,
-                    e.renditions,
-                    pinned,
-                ),
-            };
-            if let Rendering::Projected { version, data } = &rendering {
-                out.projected
-                    .entry(e.id.to_string())
-                    .or_default()
-                    .insert(*version, data.clone());
-            }
-            out.skipped += usize::from(rendering == Rendering::Skipped);
-            let ordering_key = match (s.ordered, e.subject_type, e.subject_id) {
-                (true, Some(t), Some(id)) => Some(subject_key(t, id)),
-                _ => None,
-            };
-            rows.push(Row {
-                id: new_id("dlv"),
-                event: i,
-                event_id: e.id,
-                endpoint_id: &s.id,
-                ordering_key,
-                claimed: false,
-                place: Place::Head,
-                rendering,
-            });
-        }
-    }
+    let mut rows = plan::route(to.catalog, to.subscribers, events, &mut out);
     // Ordered deliveries are placed behind what their subjects have under
     // way, which needs every earlier publisher's commit: the feed counter
     // is taken first (and gives them their events' feed positions).
@@ -208,55 +87,24 @@ pub async fn publish(
     if ordered {
         place_ordered(txn, &mut rows).await?;
     }
-    for r in rows.iter_mut() {
-        if r.rendering == Rendering::Skipped {
-            continue;
-        }
-        // A waiting delivery needs no claim: closing its head makes it due.
-        if r.place == Place::Waiting {
-            out.fanout.waiting += 1;
-            continue;
-        }
-        let n = out
-            .fanout
-            .deliveries
-            .entry(r.endpoint_id.to_string())
-            .or_default();
-        *n += 1;
-        r.claimed = r.place == Place::Head
-            && *n <= preclaim.per_endpoint
-            && (preclaim.owned)(r.endpoint_id);
-    }
+    plan::mark_claims(&mut rows, to.preclaim, &mut out);
     for chunk in rows.chunks(500) {
         let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 12);
         for r in chunk {
-            let (state, due, seq) = if r.claimed {
-                ("delivering", preclaim.lease_until, 1)
-            } else if r.rendering == Rendering::Skipped {
-                ("skipped", now_ms, 0)
-            } else if r.place == Place::Waiting {
-                ("waiting", now_ms, 0)
-            } else {
-                ("pending", now_ms, 0)
-            };
-            let ordering_seq = match (&r.ordering_key, first_seq) {
-                (Some(_), Some(first)) => Some(first + r.event as i64),
-                _ => None,
-            };
-            let reason = (r.rendering == Rendering::Skipped).then_some(NO_RENDERING);
+            let row = plan::initial(r, to.preclaim, now_ms, first_seq);
             values.extend([
                 r.id.clone().into(),
                 r.event_id.into(),
                 r.endpoint_id.into(),
-                state.into(),
-                due.into(),
+                row.state.into(),
+                row.due.into(),
                 now_ms.into(),
                 now_ms.into(),
-                Value::from(seq),
-                Value::from(r.rendering.version().map(|v| v as i32)),
-                Value::from(reason),
+                Value::from(row.claim_seq),
+                Value::from(row.schema_version),
+                Value::from(row.reason),
                 Value::from(r.ordering_key.clone()),
-                Value::from(ordering_seq),
+                Value::from(row.ordering_seq),
             ]);
         }
         let tuples = vec!["(?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
@@ -271,56 +119,40 @@ pub async fn publish(
         .await?;
     }
     store_projections(txn, events, &out.projected).await?;
-    out.claimed = rows
-        .into_iter()
-        .filter(|r| r.claimed)
-        .map(|r| {
-            let claimed = Claimed {
-                id: r.id,
-                event_id: r.event_id.to_string(),
-                attempt_count: 0,
-                scheduled_attempts: 0,
-                created_at: now_ms,
-                window_from: events[r.event].created_at,
-                replay_id: None,
-                claim_seq: 1,
-                lease_until: preclaim.lease_until,
-                schema_version: r.rendering.version(),
-                ordered: r.ordering_key.is_some(),
-            };
-            (r.endpoint_id.to_string(), claimed)
-        })
-        .collect();
+    out.claimed = plan::claimed(rows, events, to.preclaim, now_ms);
     // Endpoints held here need no notice: this instance hands their work
     // to its own actors (and hears its own notices as nothing).
-    let elsewhere = out.fanout.deliveries.keys().filter(|e| !(preclaim.held)(e));
-    announce_work(txn, instance_id, elsewhere).await?;
+    announce_work(txn, to.instance_id, &work_elsewhere(&out, to.preclaim)).await?;
     if first_seq.is_none() {
         number_in_feed(txn, events, now_ms).await?;
     }
     Ok(out)
 }
 
-/// What a filter sees of `e`: its own partner's event, as the producer
-/// sent it (`data` at the event's own version).
-fn view<'a>(e: &Published<'a>, data: &'a serde_json::Value) -> EventView<'a> {
-    EventView {
-        event_type: e.event_type,
-        subject: e.subject_type.zip(e.subject_id),
-        data,
-    }
+/// The endpoints given work that other instances hold (or nobody does):
+/// their owners are told.
+pub fn work_elsewhere<'a>(out: &'a Publication, preclaim: &Preclaim<'_>) -> Vec<&'a str> {
+    out.fanout
+        .deliveries
+        .keys()
+        .map(String::as_str)
+        .filter(|e| !(preclaim.held)(e))
+        .collect()
 }
 
 /// Places the ordered rows (given in feed order) behind whatever their
 /// subjects have under way.
-async fn place_ordered(txn: &impl ConnectionTrait, rows: &mut [Row<'_>]) -> Result<(), StoreError> {
+async fn place_ordered(
+    txn: &impl ConnectionTrait,
+    rows: &mut [plan::Row<'_>],
+) -> Result<(), StoreError> {
     let subjects: Vec<(String, String)> = rows
         .iter()
         .filter_map(|r| Some((r.endpoint_id.to_string(), r.ordering_key.clone()?)))
         .collect();
     let busy = super::ordering::busy(txn, &subjects).await?;
     // A skipped row (no rendering) is closed: it holds no subject up.
-    let open = |r: &Row<'_>| r.rendering != Rendering::Skipped;
+    let open = |r: &plan::Row<'_>| r.rendering != Rendering::Skipped;
     let places = place(
         rows.iter()
             .map(|r| (r.endpoint_id, r.ordering_key.as_deref().filter(|_| open(r)))),
@@ -413,18 +245,15 @@ pub const WORK_CHANNEL: &str = "hookd_work";
 /// payload at 8000 bytes).
 const IDS_PER_NOTICE: usize = 100;
 
-async fn announce_work<'a>(
+async fn announce_work(
     txn: &impl ConnectionTrait,
     instance_id: &str,
-    endpoints: impl Iterator<Item = &'a String>,
+    endpoints: &[&str],
 ) -> Result<(), StoreError> {
     if txn.get_database_backend() != DbBackend::Postgres {
         return Ok(());
     }
-    let endpoints: Vec<&String> = endpoints.collect();
-    for chunk in endpoints.chunks(IDS_PER_NOTICE) {
-        let ids: Vec<&str> = chunk.iter().map(|s| s.as_str()).collect();
-        let payload = format!("{instance_id}|{}", ids.join(","));
+    for payload in work_notices(instance_id, endpoints) {
         txn.execute_raw(sql(
             DbBackend::Postgres,
             "SELECT pg_notify(?, ?)",
@@ -433,6 +262,15 @@ async fn announce_work<'a>(
         .await?;
     }
     Ok(())
+}
+
+/// The work notices' payloads that tell the other instances of work for
+/// `endpoints`, from `instance_id`.
+pub fn work_notices(instance_id: &str, endpoints: &[&str]) -> Vec<String> {
+    endpoints
+        .chunks(IDS_PER_NOTICE)
+        .map(|ids| format!("{instance_id}|{}", ids.join(",")))
+        .collect()
 }
 
 /// The channel on which an instance tells the others, on PostgreSQL, that an

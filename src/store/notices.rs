@@ -20,6 +20,14 @@ use crate::{
     secret::{Secret, SecretBox},
 };
 
+/// Whether [`expand`] has anything to write for `events`.
+pub fn expands(events: &[Published<'_>], routes: &Routes) -> bool {
+    routes.any()
+        && events
+            .iter()
+            .any(|e| crate::notify::is_notice(e.event_type, e.partner_id))
+}
+
 /// For each notice among `events`: the operator's copy (an unpublished
 /// event of the operator's partner) and the mails. Inside the publishing
 /// transaction, so a notice is announced once however often it is claimed.
@@ -29,16 +37,13 @@ pub async fn expand(
     routes: &Routes,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    if !routes.any() {
+    if !expands(events, routes) {
         return Ok(());
     }
     let notices: Vec<&Published<'_>> = events
         .iter()
         .filter(|e| crate::notify::is_notice(e.event_type, e.partner_id))
         .collect();
-    if notices.is_empty() {
-        return Ok(());
-    }
     let mut copies = Vec::new();
     for e in &notices {
         if routes.operator_copy

@@ -11,6 +11,12 @@
 //! (whose rows every writer locks in the order of their ids, see
 //! `ordering::busy`; a join locks in its own order) take the general path
 //! (`deliveries::record`).
+//!
+//! The rows are found by `id = ANY(ARRAY(…))` as well as by the join: the
+//! planner cannot see how many rows a JSON parameter holds (it guesses
+//! 100), and on a young table whose statistics lag behind (a fresh
+//! install, a benchmark) it then hashes the batch and scans every
+//! delivery. The array makes the primary key the only sensible path.
 
 use std::collections::HashSet;
 
@@ -85,7 +91,8 @@ pub async fn write(
          scheduled_attempts = delivery.scheduled_attempts + 1, last_status = v.status_code, \
          last_latency_ms = v.latency_ms, last_error_category = v.error_category, updated_at = ?, \
          holding = CASE WHEN v.state = 'dead' THEN {HOLD_IF_ORDERED} ELSE 0 END \
-         FROM v WHERE delivery.id = v.delivery_id AND delivery.claim_seq = v.claim_seq \
+         FROM v WHERE delivery.id = ANY(ARRAY(SELECT delivery_id FROM v)) \
+         AND delivery.id = v.delivery_id AND delivery.claim_seq = v.claim_seq \
          RETURNING delivery.id) \
          INSERT INTO attempt (id, delivery_id, attempt_no, trigger, started_at, latency_ms, \
          status_code, error_category, error_detail, response_excerpt, remote_addr, url, \
