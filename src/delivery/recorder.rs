@@ -196,8 +196,7 @@ async fn write_batch(
             .await?
             .is_empty()
         {
-            let recorded =
-                deliveries::record(&shared.db, &attempts, now, again, &claim_until).await?;
+            let recorded = deliveries::record_alone(&shared.db, &attempts, now).await?;
             warn_superseded(recorded.superseded);
             return Ok((Changes::default(), recorded.successors));
         }

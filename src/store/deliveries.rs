@@ -229,6 +229,21 @@ pub async fn record<C: ConnectionTrait>(
     })
 }
 
+/// The every-day batch ([`super::record_at_once::fits`] holds, no ordered
+/// delivery) written on PostgreSQL as one statement with no transaction
+/// around it.
+pub async fn record_alone(
+    db: &sea_orm::DatabaseConnection,
+    batch: &[AttemptRecord],
+    now_ms: i64,
+) -> Result<Recorded, StoreError> {
+    let recorded = super::record_at_once::write_alone(db, batch, now_ms).await?;
+    Ok(Recorded {
+        superseded: batch.len() - recorded.len(),
+        successors: HashMap::new(),
+    })
+}
+
 /// What a group commit of attempts did.
 #[derive(Debug, Default)]
 pub struct Recorded {

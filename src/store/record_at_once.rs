@@ -20,7 +20,10 @@
 
 use std::collections::HashSet;
 
-use sea_orm::{ConnectionTrait, DbBackend, Value};
+use sea_orm::{
+    ConnAcquireErr, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, RuntimeErr, Value,
+    sqlx::{self, Row as _},
+};
 use serde_json::json;
 
 use super::{
@@ -77,8 +80,64 @@ pub async fn write(
     batch: &[AttemptRecord],
     now_ms: i64,
 ) -> Result<HashSet<String>, StoreError> {
+    let values = vec![Value::from(batch_json(batch, now_ms)), Value::from(now_ms)];
+    let recorded = txn
+        .query_all_raw(sql(DbBackend::Postgres, &statement(), values))
+        .await?
+        .iter()
+        .map(|r| r.try_get::<String>("", "delivery_id"))
+        .collect::<Result<HashSet<String>, _>>()?;
+    Ok(recorded)
+}
+
+/// [`write`] as a statement of its own, planned for its parameters each
+/// time it runs (not prepared). A prepared statement's generic plan is
+/// made once per connection; made while the delivery table was small (a
+/// fresh install, the first seconds of a burst), it scans the table, and
+/// keeps scanning it as it grows until the table is next analysed.
+pub async fn write_alone(
+    db: &DatabaseConnection,
+    batch: &[AttemptRecord],
+    now_ms: i64,
+) -> Result<HashSet<String>, StoreError> {
+    let text = sql(DbBackend::Postgres, &statement(), vec![]).sql;
+    let mut conn = db
+        .get_postgres_connection_pool()
+        .acquire()
+        .await
+        .map_err(acquire_error)?;
+    // Built from constants only: the batch travels as a parameter.
+    let rows = sqlx::query(sqlx::AssertSqlSafe(text))
+        .persistent(false)
+        .bind(batch_json(batch, now_ms))
+        .bind(now_ms)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(|e| DbErr::Query(RuntimeErr::SqlxError(e.into())))?;
+    rows.iter()
+        .map(|r| r.try_get::<String, _>("delivery_id"))
+        .collect::<Result<HashSet<String>, _>>()
+        .map_err(|e| StoreError::Db(DbErr::Query(RuntimeErr::SqlxError(e.into()))))
+}
+
+/// A pool's refusal as sea-orm reports it, so that an unreachable database
+/// reads the same whichever way it was asked (`store::is_unreachable`).
+fn acquire_error(e: sqlx::Error) -> DbErr {
+    match e {
+        sqlx::Error::PoolTimedOut => DbErr::ConnectionAcquire(ConnAcquireErr::Timeout),
+        sqlx::Error::PoolClosed => DbErr::ConnectionAcquire(ConnAcquireErr::ConnectionClosed),
+        e => DbErr::Conn(RuntimeErr::SqlxError(e.into())),
+    }
+}
+
+fn batch_json(batch: &[AttemptRecord], now_ms: i64) -> String {
     let rows: Vec<serde_json::Value> = batch.iter().map(|r| row(r, now_ms)).collect();
-    let text = format!(
+    serde_json::Value::Array(rows).to_string()
+}
+
+/// The statement: the batch as `?` 1, the time as `?` 2.
+fn statement() -> String {
+    format!(
         "WITH v AS (SELECT * FROM json_to_recordset(?::json) AS v(id text, delivery_id text, \
          claim_seq bigint, attempt_no int, trigger text, started_at bigint, latency_ms int, \
          status_code int, error_category text, error_detail text, response_excerpt text, \
@@ -101,18 +160,7 @@ pub async fn write(
          v.status_code, v.error_category, v.error_detail, v.response_excerpt, v.remote_addr, \
          v.url, v.next_attempt_at, v.location FROM v JOIN u ON u.id = v.delivery_id \
          RETURNING delivery_id"
-    );
-    let values = vec![
-        Value::from(serde_json::Value::Array(rows).to_string()),
-        Value::from(now_ms),
-    ];
-    let recorded = txn
-        .query_all_raw(sql(DbBackend::Postgres, &text, values))
-        .await?
-        .iter()
-        .map(|r| r.try_get::<String>("", "delivery_id"))
-        .collect::<Result<HashSet<String>, _>>()?;
-    Ok(recorded)
+    )
 }
 
 #[cfg(test)]
@@ -189,6 +237,13 @@ mod tests {
         assert_eq!(delivered["state"], "delivered");
         assert_eq!(delivered["next_at"], 1_000);
         assert!(delivered["next_attempt_at"].is_null());
+    }
+
+    #[test]
+    fn a_pool_that_cannot_give_a_connection_reads_as_an_unreachable_database() {
+        for e in [sqlx::Error::PoolTimedOut, sqlx::Error::PoolClosed] {
+            assert!(super::super::is_unreachable(&acquire_error(e)));
+        }
     }
 
     fn row_of(r: &AttemptRecord) -> serde_json::Value {
