@@ -14,9 +14,9 @@
 //!
 //! The rows are found by `id = ANY(ARRAY(…))` as well as by the join: the
 //! planner cannot see how many rows a JSON parameter holds (it guesses
-//! 100), and on a young table whose statistics lag behind (a fresh
-//! install, a benchmark) it then hashes the batch and scans every
-//! delivery. The array makes the primary key the only sensible path.
+//! 100) and would rather hash the batch and scan every delivery. With the
+//! array, a plan made for the table's true size takes the primary key; the
+//! every-day batch is planned each time for that reason ([`write_alone`]).
 
 use std::collections::HashSet;
 
