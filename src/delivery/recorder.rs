@@ -190,16 +190,10 @@ async fn write_batch(
     let everyday = circuits.is_empty()
         && by_endpoint.values().all(|h| *h == Health::Succeeded)
         && store::record_at_once::fits(shared.db.get_database_backend(), &attempts, again);
-    if everyday {
-        let endpoints: Vec<&str> = by_endpoint.keys().copied().collect();
-        if health::failing_among(&shared.db, &endpoints)
-            .await?
-            .is_empty()
-        {
-            let recorded = deliveries::record_alone(&shared.db, &attempts, now).await?;
-            warn_superseded(recorded.superseded);
-            return Ok((Changes::default(), recorded.successors));
-        }
+    if everyday && let Some(recorded) = deliveries::record_alone(&shared.db, &attempts, now).await?
+    {
+        warn_superseded(recorded.superseded);
+        return Ok((Changes::default(), recorded.successors));
     }
     let _turn = shared.write_turn().await;
     let txn = shared.db.begin().await?;

@@ -229,19 +229,20 @@ pub async fn record<C: ConnectionTrait>(
     })
 }
 
-/// The every-day batch ([`super::record_at_once::fits`] holds, no ordered
-/// delivery) written on PostgreSQL as one statement with no transaction
-/// around it.
+/// The every-day batch ([`super::record_at_once::fits`] holds, all
+/// successes, no circuit moved) written on PostgreSQL as one statement with
+/// no transaction around it; `None` (nothing written) when an endpoint of
+/// the batch is marked failing, whose health the transaction must mend.
 pub async fn record_alone(
     db: &sea_orm::DatabaseConnection,
     batch: &[AttemptRecord],
     now_ms: i64,
-) -> Result<Recorded, StoreError> {
+) -> Result<Option<Recorded>, StoreError> {
     let recorded = super::record_at_once::write_alone(db, batch, now_ms).await?;
-    Ok(Recorded {
+    Ok(recorded.map(|recorded| Recorded {
         superseded: batch.len() - recorded.len(),
         successors: HashMap::new(),
-    })
+    }))
 }
 
 /// What a group commit of attempts did.

@@ -54,6 +54,7 @@ fn row(r: &AttemptRecord, now_ms: i64) -> serde_json::Value {
     json!({
         "id": r.id,
         "delivery_id": r.delivery_id,
+        "endpoint_id": r.endpoint_id,
         "claim_seq": r.claim_seq,
         "attempt_no": r.attempt_no,
         "trigger": r.trigger.as_str(),
@@ -82,7 +83,7 @@ pub async fn write(
 ) -> Result<HashSet<String>, StoreError> {
     let values = vec![Value::from(batch_json(batch, now_ms)), Value::from(now_ms)];
     let recorded = txn
-        .query_all_raw(sql(DbBackend::Postgres, &statement(), values))
+        .query_all_raw(sql(DbBackend::Postgres, &statement(false), values))
         .await?
         .iter()
         .map(|r| r.try_get::<String>("", "delivery_id"))
@@ -90,22 +91,26 @@ pub async fn write(
     Ok(recorded)
 }
 
-/// [`write`] as a statement of its own, planned for its parameters each
-/// time it runs (not prepared). A prepared statement's generic plan is
-/// made once per connection; made while the delivery table was small (a
-/// fresh install, the first seconds of a burst), it scans the table, and
-/// keeps scanning it as it grows until the table is next analysed.
+/// [`write`] as a statement of its own, for a batch of successes that
+/// moves no endpoint's health: `None` (nothing written) if an endpoint of
+/// the batch is marked failing or warned about after all, whose health the
+/// transaction must mend. Planned for its parameters each time it runs
+/// (not prepared): a prepared statement's generic plan is made once per
+/// connection; made while the delivery table was small (a fresh install,
+/// the first seconds of a burst), it scans the table, and keeps scanning
+/// it as it grows until the table is next analysed.
 pub async fn write_alone(
     db: &DatabaseConnection,
     batch: &[AttemptRecord],
     now_ms: i64,
-) -> Result<HashSet<String>, StoreError> {
-    let text = sql(DbBackend::Postgres, &statement(), vec![]).sql;
+) -> Result<Option<HashSet<String>>, StoreError> {
+    let text = sql(DbBackend::Postgres, &statement(true), vec![]).sql;
     let mut conn = db
         .get_postgres_connection_pool()
         .acquire()
         .await
         .map_err(acquire_error)?;
+    let query_error = |e: sqlx::Error| DbErr::Query(RuntimeErr::SqlxError(e.into()));
     // Built from constants only: the batch travels as a parameter.
     let rows = sqlx::query(sqlx::AssertSqlSafe(text))
         .persistent(false)
@@ -113,11 +118,13 @@ pub async fn write_alone(
         .bind(now_ms)
         .fetch_all(&mut *conn)
         .await
-        .map_err(|e| DbErr::Query(RuntimeErr::SqlxError(e.into())))?;
-    rows.iter()
-        .map(|r| r.try_get::<String, _>("delivery_id"))
-        .collect::<Result<HashSet<String>, _>>()
-        .map_err(|e| StoreError::Db(DbErr::Query(RuntimeErr::SqlxError(e.into()))))
+        .map_err(query_error)?;
+    let ids = rows
+        .iter()
+        .map(|r| r.try_get::<Option<String>, _>("delivery_id"))
+        .collect::<Result<Option<HashSet<String>>, _>>()
+        .map_err(query_error)?;
+    Ok(ids)
 }
 
 /// A pool's refusal as sea-orm reports it, so that an unreachable database
@@ -135,14 +142,26 @@ fn batch_json(batch: &[AttemptRecord], now_ms: i64) -> String {
     serde_json::Value::Array(rows).to_string()
 }
 
-/// The statement: the batch as `?` 1, the time as `?` 2.
-fn statement() -> String {
+/// The statement: the batch as `?` 1, the time as `?` 2. `guarded`: it
+/// writes nothing if an endpoint of the batch is marked failing (or
+/// warned about), and answers one row with no delivery id instead.
+fn statement(guarded: bool) -> String {
+    let (guard, unless_guarded, answer) = if guarded {
+        (
+            "h AS (SELECT 1 FROM endpoint WHERE id IN (SELECT endpoint_id FROM v) \
+             AND (failing_since IS NOT NULL OR warned_at IS NOT NULL) LIMIT 1), ",
+            " AND NOT EXISTS (SELECT 1 FROM h)",
+            " SELECT delivery_id FROM i UNION ALL SELECT NULL FROM h",
+        )
+    } else {
+        ("", "", " SELECT delivery_id FROM i")
+    };
     format!(
         "WITH v AS (SELECT * FROM json_to_recordset(?::json) AS v(id text, delivery_id text, \
-         claim_seq bigint, attempt_no int, trigger text, started_at bigint, latency_ms int, \
-         status_code int, error_category text, error_detail text, response_excerpt text, \
-         remote_addr text, url text, next_attempt_at bigint, location text, state text, \
-         next_at bigint)), \
+         endpoint_id text, claim_seq bigint, attempt_no int, trigger text, started_at bigint, \
+         latency_ms int, status_code int, error_category text, error_detail text, \
+         response_excerpt text, remote_addr text, url text, next_attempt_at bigint, \
+         location text, state text, next_at bigint)), {guard}\
          u AS (UPDATE delivery SET \
          state = CASE WHEN v.state = 'failed' AND EXISTS (SELECT 1 FROM endpoint e \
          WHERE e.id = delivery.endpoint_id AND e.status <> 'active') THEN 'paused' ELSE v.state END, \
@@ -151,15 +170,15 @@ fn statement() -> String {
          last_latency_ms = v.latency_ms, last_error_category = v.error_category, updated_at = ?, \
          holding = CASE WHEN v.state = 'dead' THEN {HOLD_IF_ORDERED} ELSE 0 END \
          FROM v WHERE delivery.id = ANY(ARRAY(SELECT delivery_id FROM v)) \
-         AND delivery.id = v.delivery_id AND delivery.claim_seq = v.claim_seq \
-         RETURNING delivery.id) \
-         INSERT INTO attempt (id, delivery_id, attempt_no, trigger, started_at, latency_ms, \
+         AND delivery.id = v.delivery_id AND delivery.claim_seq = v.claim_seq{unless_guarded} \
+         RETURNING delivery.id), \
+         i AS (INSERT INTO attempt (id, delivery_id, attempt_no, trigger, started_at, latency_ms, \
          status_code, error_category, error_detail, response_excerpt, remote_addr, url, \
          next_attempt_at, location) \
          SELECT v.id, v.delivery_id, v.attempt_no, v.trigger, v.started_at, v.latency_ms, \
          v.status_code, v.error_category, v.error_detail, v.response_excerpt, v.remote_addr, \
          v.url, v.next_attempt_at, v.location FROM v JOIN u ON u.id = v.delivery_id \
-         RETURNING delivery_id"
+         RETURNING delivery_id){answer}"
     )
 }
 

@@ -29,10 +29,11 @@ async fn a_snapshot_keeps_seeing_the_rows_of_its_first_read_while_others_commit(
     );
 }
 
-#[both_backends]
-async fn each_attempt_record_is_stored_and_counted_exactly_once(backend: Backend) {
-    use hookd::store::deliveries::{AttemptRecord, NextState, Trigger, record};
-    let app = spawn_app(backend).await;
+/// One event delivered to a fresh endpoint: the endpoint, and the stored
+/// attempt that delivered it.
+async fn delivered_once(
+    app: &crate::harness::TestApp,
+) -> (String, hookd::store::entity::attempt::Model) {
     let receiver = crate::harness::receiver::Receiver::start().await;
     let (endpoint, _) = app.endpoint(&receiver.url()).await;
     let event = app
@@ -53,10 +54,22 @@ async fn each_attempt_record_is_stored_and_counted_exactly_once(backend: Backend
         .await
         .expect("the attempts read")
         .expect("one attempt");
-    let again = |id: String| AttemptRecord {
+    (endpoint, stored)
+}
+
+/// A successful scheduled attempt `id` of `stored`'s delivery, made under
+/// claim `claim_seq`.
+fn success(
+    stored: &hookd::store::entity::attempt::Model,
+    endpoint: &str,
+    id: String,
+    claim_seq: i64,
+) -> hookd::store::deliveries::AttemptRecord {
+    use hookd::store::deliveries::{AttemptRecord, NextState, Trigger};
+    AttemptRecord {
         id,
         delivery_id: stored.delivery_id.clone(),
-        endpoint_id: endpoint.clone(),
+        endpoint_id: endpoint.to_string(),
         attempt_no: 1,
         trigger: Trigger::Scheduled,
         started_at: stored.started_at,
@@ -70,9 +83,17 @@ async fn each_attempt_record_is_stored_and_counted_exactly_once(backend: Backend
         next: NextState::Delivered,
         ordered: false,
         replay_id: None,
-        // The delivery was claimed once, by the attempt that delivered it.
-        claim_seq: 1,
-    };
+        claim_seq,
+    }
+}
+
+#[both_backends]
+async fn each_attempt_record_is_stored_and_counted_exactly_once(backend: Backend) {
+    use hookd::store::deliveries::{AttemptRecord, record};
+    let app = spawn_app(backend).await;
+    let (endpoint, stored) = delivered_once(&app).await;
+    // The delivery was claimed once, by the attempt that delivered it.
+    let again = |id: String| success(&stored, &endpoint, id, 1);
     // The commit whose answer was lost, written again by the recorder.
     record(app.db(), &[again(stored.id.clone())], 0, true, &|_| None)
         .await
@@ -119,6 +140,59 @@ async fn each_attempt_record_is_stored_and_counted_exactly_once(backend: Backend
     assert_eq!(recorded.superseded, 1);
     assert_eq!(app.count(attempts).await, 4, "the stale record was stored");
     assert_eq!(app.count(counted).await, 4, "the stale record was counted");
+}
+
+#[actix_rt::test]
+async fn on_postgresql_successes_at_an_endpoint_marked_failing_are_left_to_the_transaction_that_mends_its_health()
+ {
+    use hookd::store::deliveries::record_alone;
+    use sea_orm::ConnectionTrait;
+    if crate::harness::skip_postgres() {
+        return;
+    }
+    let app = spawn_app(Backend::Postgres).await;
+    let (endpoint, stored) = delivered_once(&app).await;
+    // Claimed again (a replay's worth of work), far from any poll's reach.
+    let claim = format!(
+        "UPDATE delivery SET claim_seq = 2, state = 'delivering', next_attempt_at = 9000000000000 \
+         WHERE id = '{}'",
+        stored.delivery_id
+    );
+    app.db().execute_unprepared(&claim).await.expect("claimed");
+    let mark = |failing: &str| {
+        format!("UPDATE endpoint SET failing_since = {failing} WHERE id = '{endpoint}'")
+    };
+    app.db()
+        .execute_unprepared(&mark("1"))
+        .await
+        .expect("marked failing");
+    let attempts = "SELECT COUNT(*) AS n FROM attempt";
+    let batch = [success(
+        &stored,
+        &endpoint,
+        hookd::domain::ids::new_id("att"),
+        2,
+    )];
+    let written = record_alone(app.db(), &batch, 0)
+        .await
+        .expect("the statement runs");
+    assert!(
+        written.is_none(),
+        "a success at an endpoint marked failing went around the health it must clear"
+    );
+    assert_eq!(app.count(attempts).await, 1, "something was written");
+    app.db()
+        .execute_unprepared(&mark("NULL"))
+        .await
+        .expect("healthy again");
+    let written = record_alone(app.db(), &batch, 0)
+        .await
+        .expect("the statement runs")
+        .expect("a healthy endpoint's successes are written by the statement");
+    assert_eq!(written.superseded, 0);
+    assert_eq!(app.count(attempts).await, 2);
+    drop(app);
+    crate::harness::quiesce().await;
 }
 
 /// The text in `column` of the one row that `sql` gives on `conn`.
