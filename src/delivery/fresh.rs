@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use sea_orm::TransactionTrait;
+use sea_orm::{DbBackend, TransactionTrait};
 
 use crate::{
     cluster::leases::Standing,
@@ -17,6 +17,7 @@ use crate::{
         StoreError,
         fanout::{self, Preclaim, Publication, Published, To},
         notices, outbox, publish_at_once,
+        subscribers::Subscribers,
     },
 };
 
@@ -67,27 +68,73 @@ pub async fn store_and_publish(
         per_endpoint: PER_ENDPOINT,
         lease_until: now_ms + shared.config.delivery.lease.as_millis() as i64,
     };
+    if shared.db.get_database_backend() != DbBackend::Postgres {
+        return in_transaction(shared, &preclaim, None, stored, &published, now_ms).await;
+    }
+    // On PostgreSQL the endpoints are read first, for the one statement.
     let subscribers = fanout::subscribers_of(&shared.db, &published).await?;
-    let to = To {
-        catalog: &shared.catalog,
-        subscribers: &subscribers,
-        instance_id: shared.leases.instance_id(),
-        preclaim: &preclaim,
-    };
+    let to = to(shared, &preclaim, &subscribers);
     if !notices::expands(&published, &shared.routes)
         && let Some(publication) =
             publish_at_once::publish(&shared.db, &to, stored, &published, now_ms).await?
     {
         return Ok(publication);
     }
+    in_transaction(
+        shared,
+        &preclaim,
+        Some(&subscribers),
+        stored,
+        &published,
+        now_ms,
+    )
+    .await
+}
+
+/// Where this instance publishes to `subscribers`.
+fn to<'a>(shared: &'a Shared, preclaim: &'a Preclaim<'a>, subscribers: &'a Subscribers) -> To<'a> {
+    To {
+        catalog: &shared.catalog,
+        subscribers,
+        instance_id: shared.leases.instance_id(),
+        preclaim,
+    }
+}
+
+/// The general publication in one transaction, to the endpoints already
+/// `known` or read inside it. SQLite reads them there, after the first
+/// write: a transaction that reads first cannot always write after.
+async fn in_transaction(
+    shared: &Shared,
+    preclaim: &Preclaim<'_>,
+    known: Option<&Subscribers>,
+    stored: &[(&NewEvent, i64)],
+    published: &[Published<'_>],
+    now_ms: i64,
+) -> Result<Publication, StoreError> {
     let txn = shared.db.begin().await?;
     // The feed positions first, so the events are stored with them: one
     // write per event. The counter stays locked to the commit, which the
     // group commit holds short.
     let first_seq = fanout::take_feed_positions(&txn, stored.len()).await?;
     outbox::insert_numbered(&txn, stored, first_seq).await?;
-    let publication = fanout::publish_to(&txn, &to, &published, now_ms, Some(first_seq)).await?;
-    notices::expand(&txn, &published, &shared.routes, now_ms).await?;
+    let read;
+    let subscribers = match known {
+        Some(known) => known,
+        None => {
+            read = fanout::subscribers_of(&txn, published).await?;
+            &read
+        }
+    };
+    let publication = fanout::publish_to(
+        &txn,
+        &to(shared, preclaim, subscribers),
+        published,
+        now_ms,
+        Some(first_seq),
+    )
+    .await?;
+    notices::expand(&txn, published, &shared.routes, now_ms).await?;
     txn.commit().await?;
     Ok(publication)
 }

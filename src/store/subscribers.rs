@@ -20,12 +20,15 @@ pub struct Subscriber {
     pub filter: Option<Filter>,
 }
 
+/// The active endpoints of some partners, by partner.
+pub type Subscribers = HashMap<String, Vec<Subscriber>>;
+
 /// The active endpoints of `partners`, by partner.
 pub async fn active(
     db: &impl ConnectionTrait,
     backend: DbBackend,
     partners: &[&str],
-) -> Result<HashMap<String, Vec<Subscriber>>, StoreError> {
+) -> Result<Subscribers, StoreError> {
     let rows = super::query_all(
         db,
         sql(
