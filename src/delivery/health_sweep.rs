@@ -99,8 +99,10 @@ impl HealthSweep {
         let shared = self.shared.clone();
         let (mut outage, mut quiet) = (self.outage, self.quiet);
         let work = async move {
+            let began = shared.clock.now_ms();
             let changes = sweep(&shared).await;
-            let notices = super::incident_sweep::sweep(&shared, &mut outage, &mut quiet).await;
+            let notices =
+                super::incident_sweep::sweep(&shared, began, &mut outage, &mut quiet).await;
             let stalled = stalled_subjects(&shared).await;
             (changes, stalled, notices, (outage, quiet))
         };

@@ -14,9 +14,16 @@ use crate::store::{
 use super::Shared;
 
 /// One sweep. `outage` is what this instance remembers of an outage of the
-/// database it is living through. Returns how many notices were queued,
-/// for the fanout to be woken.
-pub async fn sweep(shared: &Shared, outage: &mut Outage, quiet: &mut Option<i64>) -> usize {
+/// database it is living through; `began` is when the health sweep this one
+/// follows began, the latest an outage it meets can have begun (a database
+/// that went away can hold each read for the pool's acquire timeout).
+/// Returns how many notices were queued, for the fanout to be woken.
+pub async fn sweep(
+    shared: &Shared,
+    began: i64,
+    outage: &mut Outage,
+    quiet: &mut Option<i64>,
+) -> usize {
     let config = &shared.config.incidents;
     if !config.enabled {
         return 0;
@@ -25,9 +32,9 @@ pub async fn sweep(shared: &Shared, outage: &mut Outage, quiet: &mut Option<i64>
     let overdue = match incident_watch::overdue(&shared.db, now, now).await {
         Ok(overdue) => overdue,
         Err(e) => {
-            // Whatever the cause, nothing is written: the outage began now
-            // at the latest.
-            outage.failed(now);
+            // Whatever the cause, nothing is written: the outage began when
+            // this sweep did at the latest.
+            outage.failed(began);
             tracing::warn!(error = %e, "the incident sweep cannot read the database");
             return 0;
         }
@@ -65,17 +72,29 @@ async fn backlog(
     let mut events = 0;
     for o in &open {
         let oldest = overdue.get(&o.partner_id).copied();
-        if incident::backlog(oldest, true, now, backlog_age) == Decision::Resolve {
+        if incident::backlog(oldest, true, None, now, backlog_age) == Decision::Resolve {
             events += resolve(shared, &o.id, now).await?;
         }
     }
+    // Those whose oldest overdue delivery waited the threshold, then the
+    // same rule again with when their last backlog incident ended.
+    let candidates: Vec<(&String, i64)> = overdue
+        .iter()
+        .filter(|(partner, _)| !open.iter().any(|o| &o.partner_id == *partner))
+        .filter(|(_, due)| {
+            incident::backlog(Some(**due), false, None, now, backlog_age) != Decision::Nothing
+        })
+        .map(|(partner, due)| (partner, *due))
+        .collect();
+    if candidates.is_empty() {
+        return Ok(events);
+    }
+    let ended = incidents::last_resolved(&shared.db, Cause::Backlog).await?;
     let message = incident::backlog_message(shared.config.incidents.backlog_age);
-    for (partner, due) in overdue {
-        if open.iter().any(|o| &o.partner_id == partner) {
-            continue;
-        }
+    for (partner, due) in candidates {
+        let last = ended.get(partner).copied();
         if let Decision::Open { started_at } =
-            incident::backlog(Some(*due), false, now, backlog_age)
+            incident::backlog(Some(due), false, last, now, backlog_age)
         {
             let opening = Opening {
                 partner_id: partner,

@@ -184,11 +184,22 @@ pub fn caught_up_since(oldest_due: Option<i64>, opened_at: i64) -> bool {
 }
 
 /// The backlog rule for one partner: open when its oldest overdue delivery
-/// has waited `backlog_age_ms`, from when that delivery was due; resolve
+/// has waited `backlog_age_ms`, from when that delivery was due or, if
+/// later, from when its last backlog incident was resolved (`ended`: a
+/// backlog counts from the end of the one before, never twice); resolve
 /// the open one when it has caught up.
-pub fn backlog(oldest_due: Option<i64>, open: bool, now_ms: i64, backlog_age_ms: i64) -> Decision {
-    match (open, oldest_due) {
-        (false, Some(due)) if now_ms - due >= backlog_age_ms => Decision::Open { started_at: due },
+pub fn backlog(
+    oldest_due: Option<i64>,
+    open: bool,
+    ended: Option<i64>,
+    now_ms: i64,
+    backlog_age_ms: i64,
+) -> Decision {
+    let since = oldest_due.map(|due| ended.map_or(due, |ended| due.max(ended)));
+    match (open, since) {
+        (false, Some(since)) if now_ms - since >= backlog_age_ms => {
+            Decision::Open { started_at: since }
+        }
         (false, _) => Decision::Nothing,
         (true, _) if caught_up(oldest_due, now_ms, backlog_age_ms) => Decision::Resolve,
         (true, _) => Decision::Keep,
@@ -242,16 +253,19 @@ mod tests {
     #[test]
     fn a_backlog_younger_than_the_threshold_opens_nothing() {
         assert_eq!(
-            backlog(Some(0), false, 14 * MIN, 15 * MIN),
+            backlog(Some(0), false, None, 14 * MIN, 15 * MIN),
             Decision::Nothing
         );
-        assert_eq!(backlog(None, false, 14 * MIN, 15 * MIN), Decision::Nothing);
+        assert_eq!(
+            backlog(None, false, None, 14 * MIN, 15 * MIN),
+            Decision::Nothing
+        );
     }
 
     #[test]
     fn a_backlog_as_old_as_the_threshold_opens_from_when_its_oldest_was_due() {
         assert_eq!(
-            backlog(Some(3 * MIN), false, 18 * MIN, 15 * MIN),
+            backlog(Some(3 * MIN), false, None, 18 * MIN, 15 * MIN),
             Decision::Open {
                 started_at: 3 * MIN
             }
@@ -259,10 +273,40 @@ mod tests {
     }
 
     #[test]
+    fn a_backlog_counts_from_the_end_of_the_last_one_never_twice() {
+        assert_eq!(
+            backlog(Some(3 * MIN), false, Some(10 * MIN), 18 * MIN, 15 * MIN),
+            Decision::Nothing,
+            "the delivery due at 3 was the last incident's, which ended at 10"
+        );
+        assert_eq!(
+            backlog(Some(3 * MIN), false, Some(10 * MIN), 25 * MIN, 15 * MIN),
+            Decision::Open {
+                started_at: 10 * MIN
+            }
+        );
+        assert_eq!(
+            backlog(Some(12 * MIN), false, Some(10 * MIN), 27 * MIN, 15 * MIN),
+            Decision::Open {
+                started_at: 12 * MIN
+            }
+        );
+    }
+
+    #[test]
     fn an_open_backlog_incident_resolves_only_when_delivery_caught_up() {
-        assert_eq!(backlog(Some(0), true, 10 * MIN, 15 * MIN), Decision::Keep);
-        assert_eq!(backlog(Some(0), true, 3 * MIN, 15 * MIN), Decision::Resolve);
-        assert_eq!(backlog(None, true, 99 * MIN, 15 * MIN), Decision::Resolve);
+        assert_eq!(
+            backlog(Some(0), true, None, 10 * MIN, 15 * MIN),
+            Decision::Keep
+        );
+        assert_eq!(
+            backlog(Some(0), true, None, 3 * MIN, 15 * MIN),
+            Decision::Resolve
+        );
+        assert_eq!(
+            backlog(None, true, None, 99 * MIN, 15 * MIN),
+            Decision::Resolve
+        );
     }
 
     #[test]

@@ -63,18 +63,29 @@ pub struct Opening<'a> {
 }
 
 /// In the caller's transaction: opens the incident and queues its notice,
-/// unless one of this partner and cause is open already (`None`).
+/// unless one of this partner and cause is open already (`None`). The
+/// detector's openings are also refused when one of this partner and
+/// cause was resolved after the new one would start: what it saw was
+/// read before that resolution, and the incident that ended covered it.
+/// The check and the insert are one statement, so two instances that
+/// sweep at once cannot resolve and reopen the same backlog.
 pub async fn open(
     txn: &impl ConnectionTrait,
     o: &Opening<'_>,
     now_ms: i64,
 ) -> Result<Option<Incident>, StoreError> {
+    let ended_after = match o.opened_by {
+        OpenedBy::Detector => o.started_at,
+        OpenedBy::Operator => i64::MAX,
+    };
     let rows = query_all(
         txn,
         sql(
             txn.get_database_backend(),
             &format!(
-                "INSERT INTO incident ({COLUMNS}) VALUES (?, ?, ?, ?, ?, NULL, NULL, ?, ?) \
+                "INSERT INTO incident ({COLUMNS}) SELECT ?, ?, ?, ?, ?, NULL, NULL, ?, ? \
+                 WHERE NOT EXISTS (SELECT 1 FROM incident \
+                   WHERE partner_id = ? AND cause = ? AND resolved_at > ?) \
                  ON CONFLICT DO NOTHING RETURNING {COLUMNS}"
             ),
             vec![
@@ -85,6 +96,9 @@ pub async fn open(
                 o.started_at.into(),
                 o.opened_by.as_str().into(),
                 now_ms.into(),
+                o.partner_id.into(),
+                o.cause.as_str().into(),
+                ended_after.into(),
             ],
         ),
         row,
@@ -196,6 +210,26 @@ pub async fn open_of(db: &impl ConnectionTrait, cause: Cause) -> Result<Vec<Inci
         row,
     )
     .await?)
+}
+
+/// When each partner's last incident of `cause` was resolved, for the
+/// partners that have one.
+pub async fn last_resolved(
+    db: &impl ConnectionTrait,
+    cause: Cause,
+) -> Result<std::collections::HashMap<String, i64>, StoreError> {
+    let rows = query_all(
+        db,
+        sql(
+            db.get_database_backend(),
+            "SELECT partner_id, MAX(resolved_at) AS ended FROM incident \
+             WHERE cause = ? AND resolved_at IS NOT NULL GROUP BY partner_id",
+            vec![cause.as_str().into()],
+        ),
+        |r| Ok((r.try_get("", "partner_id")?, r.try_get("", "ended")?)),
+    )
+    .await?;
+    Ok(rows.into_iter().collect())
 }
 
 /// One partner's incidents (`Some`), or every partner's: open ones first,

@@ -51,6 +51,30 @@ async fn a_backlog(app: &TestApp) -> (Receiver, i64) {
     (receiver, due)
 }
 
+/// Each delivery's state and each attempt, to tell why a count is off.
+async fn what_was_delivered(app: &TestApp) -> String {
+    use sea_orm::{ConnectionTrait, Statement};
+    let db = app.db();
+    let mut lines = Vec::new();
+    for q in [
+        "SELECT id || ' ' || state || ' attempts ' || attempt_count || ' next ' || next_attempt_at \
+         || ' created ' || created_at || ' updated ' || updated_at || ' claim ' || claim_seq AS x \
+         FROM delivery ORDER BY id",
+        "SELECT delivery_id || ' attempt ' || attempt_no || ' at ' || started_at || ' status ' \
+         || COALESCE(status_code, -1) AS x FROM attempt ORDER BY delivery_id",
+    ] {
+        let rows = db
+            .query_all_raw(Statement::from_string(db.get_database_backend(), q))
+            .await
+            .expect("the store answers");
+        lines.extend(
+            rows.iter()
+                .filter_map(|r| r.try_get::<String>("", "x").ok()),
+        );
+    }
+    lines.join("\n")
+}
+
 #[both_backends]
 async fn a_backlog_older_than_the_threshold_tells_its_partner_once_and_resolves_with_the_count(
     backend: Backend,
@@ -92,8 +116,10 @@ async fn a_backlog_older_than_the_threshold_tells_its_partner_once_and_resolves_
         "resolved on the clock's time once it drained: {resolved}"
     );
     assert_eq!(
-        resolved["delayed_events"], EVENTS,
-        "every event waited inside the range: {resolved}"
+        resolved["delayed_events"],
+        EVENTS,
+        "every event waited inside the range: {resolved}\n{}",
+        what_was_delivered(&app).await
     );
 
     assert_eq!(channel.heard("hookd.incident.opened").len(), 1, "told once");
@@ -181,4 +207,52 @@ async fn two_openings_at_once_make_one_incident(backend: Backend) {
         .count();
     assert_eq!(opened, 1, "exactly one of the two opened it");
     assert_eq!(incidents_of(&app, &app.partner_id).await, 1);
+}
+
+#[both_backends]
+async fn a_sweep_that_read_before_a_resolution_does_not_open_the_backlog_again(backend: Backend) {
+    use hookd::{
+        domain::incident::{Cause, OpenedBy},
+        store::incidents::{Opening, open_now, resolve_now},
+    };
+    // The detector stays out: this test plays two instances' sweeps.
+    let app = sweeping_hookd(backend, &[("HOOKD_INCIDENTS__ENABLED", "false")]).await;
+    let due = app.clock.now_ms();
+    let opening = Opening {
+        partner_id: &app.partner_id,
+        cause: Cause::Backlog,
+        message: "late",
+        started_at: due,
+        opened_by: OpenedBy::Detector,
+    };
+    app.advance(Duration::from_secs(20 * 60));
+    let now = app.clock.now_ms();
+    let first = open_now(app.db(), &opening, now)
+        .await
+        .expect("opening runs")
+        .expect("one instance opens it");
+    resolve_now(app.db(), &first.id, now)
+        .await
+        .expect("resolving runs")
+        .expect("another resolves it once the backlog drained");
+
+    let stale = open_now(app.db(), &opening, now)
+        .await
+        .expect("opening runs");
+    assert!(
+        stale.is_none(),
+        "an instance whose read came before the resolution opens nothing: {stale:?}"
+    );
+    assert_eq!(incidents_of(&app, &app.partner_id).await, 1);
+
+    let later = Opening {
+        started_at: now,
+        ..opening.clone()
+    };
+    let next = open_now(app.db(), &later, now).await.expect("opening runs");
+    assert!(
+        next.is_some(),
+        "a backlog from the end of the last one on is a new incident"
+    );
+    assert_eq!(incidents_of(&app, &app.partner_id).await, 2);
 }
