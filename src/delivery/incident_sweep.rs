@@ -43,7 +43,13 @@ pub async fn sweep(
     let ended = outage.answered(now, ms(config.database_down));
     match database(shared, ended, &overdue, now).await {
         Ok(made) => events += made,
-        Err(e) => tracing::warn!(error = %e, "opening or resolving database incidents failed"),
+        Err(e) => {
+            // An outage not yet told is told by the next sweep.
+            if let Some((since, _)) = ended {
+                outage.failed(since);
+            }
+            tracing::warn!(error = %e, "opening or resolving database incidents failed");
+        }
     }
     match instances(shared, quiet, &overdue, now).await {
         Ok(made) => events += made,

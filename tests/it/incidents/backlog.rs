@@ -60,6 +60,8 @@ async fn what_was_delivered(app: &TestApp) -> String {
         "SELECT id || ' ' || state || ' attempts ' || attempt_count || ' next ' || next_attempt_at \
          || ' created ' || created_at || ' updated ' || updated_at || ' claim ' || claim_seq AS x \
          FROM delivery ORDER BY id",
+        "SELECT id || ' ' || status || ' failing ' || COALESCE(failing_since, -1) || ' circuit ' \
+         || COALESCE(circuit_open_until, -1) || ' limit ' || COALESCE(rate_limit, -1) AS x FROM endpoint",
         "SELECT delivery_id || ' attempt ' || attempt_no || ' at ' || started_at || ' status ' \
          || COALESCE(status_code, -1) AS x FROM attempt ORDER BY delivery_id",
     ] {
