@@ -119,3 +119,39 @@ async fn a_fast_path_commit_sends_no_outbox_notice_and_another_writers_event_doe
     drop(app);
     crate::harness::quiesce().await;
 }
+
+/// Requests that keep coming while the deliveries of the ones before are
+/// being recorded: every group commit meets other writers (the recorder,
+/// the claims), and each request is still answered 201. On SQLite a group
+/// transaction that read before its first write could not take the write
+/// lock once another writer had committed, and answered 500.
+#[both_backends]
+async fn events_posted_while_deliveries_are_recorded_are_each_created(app: TestApp) {
+    const WAVES: usize = 12;
+    const IN_FLIGHT: usize = 16;
+    let receiver = Receiver::start().await;
+    for n in 0..4 {
+        app.endpoint(&format!("{}/{n}", receiver.url().trim_end_matches('/')))
+            .await;
+    }
+    let mut refused = Vec::new();
+    for wave in 0..WAVES {
+        let bodies: Vec<_> = (0..IN_FLIGHT)
+            .map(|i| json!({"type": "a.b", "partner_id": app.partner_id, "data": {"wave": wave, "i": i}}))
+            .collect();
+        let answers = join_all(bodies.iter().map(|b| app.post_events(b))).await;
+        refused.extend(answers.into_iter().filter(|(s, _)| *s != 201));
+    }
+    assert!(refused.is_empty(), "every request is created: {refused:?}");
+    let events = WAVES * IN_FLIGHT;
+    let arrived = wait_until(Duration::from_secs(30), || async {
+        (receiver.distinct_deliveries() == 4 * events).then_some(())
+    })
+    .await;
+    assert!(
+        arrived.is_some(),
+        "every event reaches every endpoint: {} of {}",
+        receiver.distinct_deliveries(),
+        4 * events
+    );
+}
