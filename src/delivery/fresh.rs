@@ -15,8 +15,9 @@ use crate::{
     domain::event::{NewEvent, envelope, envelope_at, envelope_with_data},
     store::{
         StoreError,
-        fanout::{self, Preclaim, Publication, Published, To},
-        notices, outbox, publish_at_once,
+        fanout::{self, Preclaim, Publication, Published, Routed, To},
+        notices, outbox,
+        publish_at_once::{self, AtOnce},
         subscribers::Subscribers,
     },
 };
@@ -74,21 +75,26 @@ pub async fn store_and_publish(
     // On PostgreSQL the endpoints are read first, for the one statement.
     let subscribers = fanout::subscribers_of(&shared.db, &published).await?;
     let to = to(shared, &preclaim, &subscribers);
-    if !notices::expands(&published, &shared.routes)
-        && let Some(publication) =
-            publish_at_once::publish(&shared.db, &to, stored, &published, now_ms).await?
-    {
-        return Ok(publication);
-    }
-    in_transaction(
-        shared,
-        &preclaim,
-        Some(&subscribers),
-        stored,
-        &published,
-        now_ms,
-    )
-    .await
+    let routed = if notices::expands(&published, &shared.routes) {
+        None
+    } else {
+        match publish_at_once::publish(&shared.db, &to, stored, &published, now_ms).await? {
+            AtOnce::Published(publication) => return Ok(publication),
+            AtOnce::Unfit(routed) => Some(routed),
+        }
+    };
+    let known = Known {
+        subscribers: &subscribers,
+        routed,
+    };
+    in_transaction(shared, &preclaim, Some(known), stored, &published, now_ms).await
+}
+
+/// What was read and routed before the transaction.
+struct Known<'a> {
+    subscribers: &'a Subscribers,
+    /// The batch routed to them, if it was.
+    routed: Option<Routed<'a>>,
 }
 
 /// Where this instance publishes to `subscribers`.
@@ -102,14 +108,15 @@ fn to<'a>(shared: &'a Shared, preclaim: &'a Preclaim<'a>, subscribers: &'a Subsc
 }
 
 /// The general publication in one transaction, to the endpoints already
-/// `known` or read inside it. SQLite reads them there, after the first
-/// write: a transaction that reads first cannot always write after.
-async fn in_transaction(
+/// `known` (and routed to them, if it was) or read inside it. SQLite reads
+/// them there, after the first write: a transaction that reads first
+/// cannot always write after.
+async fn in_transaction<'a>(
     shared: &Shared,
     preclaim: &Preclaim<'_>,
-    known: Option<&Subscribers>,
+    known: Option<Known<'a>>,
     stored: &[(&NewEvent, i64)],
-    published: &[Published<'_>],
+    published: &[Published<'a>],
     now_ms: i64,
 ) -> Result<Publication, StoreError> {
     let txn = shared.db.begin().await?;
@@ -119,21 +126,20 @@ async fn in_transaction(
     let first_seq = fanout::take_feed_positions(&txn, stored.len()).await?;
     outbox::insert_numbered(&txn, stored, first_seq).await?;
     let read;
-    let subscribers = match known {
-        Some(known) => known,
+    let (subscribers, routed) = match known {
+        Some(known) => (known.subscribers, known.routed),
         None => {
             read = fanout::subscribers_of(&txn, published).await?;
-            &read
+            (&read, None)
         }
     };
-    let publication = fanout::publish_to(
-        &txn,
-        &to(shared, preclaim, subscribers),
-        published,
-        now_ms,
-        Some(first_seq),
-    )
-    .await?;
+    let to = to(shared, preclaim, subscribers);
+    let publication = match routed {
+        Some(routed) => {
+            fanout::publish_routed(&txn, &to, published, routed, now_ms, Some(first_seq)).await?
+        }
+        None => fanout::publish_to(&txn, &to, published, now_ms, Some(first_seq)).await?,
+    };
     notices::expand(&txn, published, &shared.routes, now_ms).await?;
     txn.commit().await?;
     Ok(publication)

@@ -15,7 +15,7 @@ use crate::{
     },
 };
 
-pub use super::fanout_plan::{Fanout, Preclaim, Publication, Published, PublishedEvent};
+pub use super::fanout_plan::{Fanout, Preclaim, Publication, Published, PublishedEvent, Routed};
 
 /// In the caller's transaction: one delivery per subscribed, active endpoint
 /// of each event's own partner, the work announced to the other instances,
@@ -71,10 +71,21 @@ pub async fn publish_to(
     now_ms: i64,
     numbered: Option<i64>,
 ) -> Result<Publication, StoreError> {
+    let routed = plan::routed(to.catalog, to.subscribers, events);
+    publish_routed(txn, to, events, routed, now_ms, numbered).await
+}
+
+/// [`publish`] of a batch already routed to its subscribers.
+pub async fn publish_routed(
+    txn: &impl ConnectionTrait,
+    to: &To<'_>,
+    events: &[Published<'_>],
+    routed: Routed<'_>,
+    now_ms: i64,
+    numbered: Option<i64>,
+) -> Result<Publication, StoreError> {
     let backend = txn.get_database_backend();
-    let mut out = Publication::default();
-    out.fanout.events = events.len();
-    let mut rows = plan::route(to.catalog, to.subscribers, events, &mut out);
+    let Routed { mut rows, mut out } = routed;
     // Ordered deliveries are placed behind what their subjects have under
     // way, which needs every earlier publisher's commit: the feed counter
     // is taken first (and gives them their events' feed positions).

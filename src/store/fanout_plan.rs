@@ -99,6 +99,26 @@ pub struct Publication {
     pub skipped: usize,
 }
 
+/// A batch routed: the deliveries to create and what routing found, not
+/// yet written.
+pub struct Routed<'a> {
+    pub rows: Vec<Row<'a>>,
+    pub out: Publication,
+}
+
+/// Routes `events` to `subscribers` ([`route`]), counting into a new
+/// publication.
+pub fn routed<'a>(
+    catalog: &Catalog,
+    subscribers: &'a HashMap<String, Vec<Subscriber>>,
+    events: &[Published<'a>],
+) -> Routed<'a> {
+    let mut out = Publication::default();
+    out.fanout.events = events.len();
+    let rows = route(catalog, subscribers, events, &mut out);
+    Routed { rows, out }
+}
+
 /// One delivery to create.
 pub struct Row<'a> {
     pub id: String,

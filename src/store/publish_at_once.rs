@@ -69,21 +69,20 @@ pub fn fits(backend: DbBackend, rows: &[Row<'_>], out: &Publication) -> bool {
 
 /// Stores `stored` (each event with the time it was written; `published`
 /// is the same events as publishing sees them) and publishes them in one
-/// statement, if [`fits`] holds for what they need; `None` (nothing
-/// written) when they need the transaction.
-pub async fn publish(
+/// statement, if [`fits`] holds for what they need; else nothing is
+/// written and they come back routed, for the transaction.
+pub async fn publish<'a>(
     db: &impl ConnectionTrait,
-    to: &To<'_>,
+    to: &To<'a>,
     stored: &[(&NewEvent, i64)],
-    published: &[Published<'_>],
+    published: &[Published<'a>],
     now_ms: i64,
-) -> Result<Option<Publication>, StoreError> {
-    let mut out = Publication::default();
-    out.fanout.events = published.len();
-    let mut rows = plan::route(to.catalog, to.subscribers, published, &mut out);
-    if !fits(db.get_database_backend(), &rows, &out) {
-        return Ok(None);
+) -> Result<AtOnce<'a>, StoreError> {
+    let routed = plan::routed(to.catalog, to.subscribers, published);
+    if !fits(db.get_database_backend(), &routed.rows, &routed.out) {
+        return Ok(AtOnce::Unfit(routed));
     }
+    let plan::Routed { mut rows, mut out } = routed;
     plan::mark_claims(&mut rows, to.preclaim, &mut out);
     let events = events_json(stored)?;
     let deliveries = deliveries_json(&rows, to, now_ms)?;
@@ -113,7 +112,15 @@ pub async fn publish(
         ));
     }
     out.claimed = plan::claimed(rows, published, to.preclaim, now_ms);
-    Ok(Some(out))
+    Ok(AtOnce::Published(out))
+}
+
+/// What [`publish`] did with a batch.
+pub enum AtOnce<'a> {
+    /// Published in the one statement.
+    Published(Publication),
+    /// Left for a transaction, routed already.
+    Unfit(plan::Routed<'a>),
 }
 
 const STATEMENT: &str = "WITH c AS (UPDATE feed_counter SET value = value + ? WHERE id = 1 RETURNING value), \
