@@ -346,7 +346,7 @@ impl Handler<Fresh> for FanoutActor {
             let shared = self.shared.clone();
             let release = async move {
                 let now = shared.clock.now_ms();
-                if let Err(e) = store::claims::release(&shared.db, &orphans, now).await {
+                if let Err(e) = store::claims::release(&shared.db, &orphans, now, now).await {
                     tracing::warn!(error = %e, "handing back fresh deliveries failed; their lease brings them back");
                 }
             };

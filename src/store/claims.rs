@@ -159,19 +159,32 @@ pub async fn claim_replays(
         .collect())
 }
 
+/// When a claimed delivery was due before its claim took it: a fresh one
+/// when it was created, one attempted before when it was claimed (a claim
+/// takes only due rows). The incident watch dates claimed rows alike.
+const WAS_DUE: &str = "CASE WHEN attempt_count = 0 THEN created_at ELSE updated_at END";
+
 /// Returns claimed deliveries to the queue unattempted (an actor stopping, or
-/// a circuit that opened while they waited), due at `due_at`. Each is given
-/// as (delivery, claim_seq): one claimed again since is left alone.
+/// a circuit that opened while they waited), due at `due_at` if that is
+/// after `now_ms` (a circuit's time); else due when they were due before
+/// their claim, so that a backlog handed back keeps its age and its place
+/// (it is neither hidden from the incident watch nor sent behind younger
+/// work). Each is given as (delivery, claim_seq): one claimed again since
+/// is left alone.
 pub async fn release(
     db: &sea_orm::DatabaseConnection,
     claims: &[(String, i64)],
     due_at: i64,
+    now_ms: i64,
 ) -> Result<(), StoreError> {
     for_claims(
         db,
-        "UPDATE delivery SET state = CASE WHEN attempt_count = 0 THEN 'pending' ELSE 'failed' END, \
-         next_attempt_at = ? WHERE state = 'delivering' AND ({claims})",
-        due_at,
+        &format!(
+            "UPDATE delivery SET state = CASE WHEN attempt_count = 0 THEN 'pending' ELSE 'failed' END, \
+             next_attempt_at = CASE WHEN ? > ? THEN ? ELSE {WAS_DUE} END \
+             WHERE state = 'delivering' AND ({{claims}})"
+        ),
+        vec![due_at.into(), now_ms.into(), due_at.into()],
         claims,
     )
     .await
@@ -188,7 +201,7 @@ pub async fn release_replays(
     for_claims(
         db,
         "UPDATE replay SET next_attempt_at = ? WHERE {claims}",
-        at,
+        vec![at.into()],
         claims,
     )
     .await
@@ -223,14 +236,14 @@ pub async fn extend(
     for_claims(
         db,
         "UPDATE delivery SET next_attempt_at = ? WHERE state = 'delivering' AND ({claims})",
-        lease_until,
+        vec![lease_until.into()],
         deliveries,
     )
     .await?;
     for_claims(
         db,
         "UPDATE replay SET next_attempt_at = ? WHERE {claims}",
-        lease_until,
+        vec![lease_until.into()],
         replays,
     )
     .await
@@ -240,11 +253,11 @@ pub async fn extend(
 async fn for_claims(
     db: &sea_orm::DatabaseConnection,
     text: &str,
-    at: i64,
+    first: Vec<Value>,
     claims: &[(String, i64)],
 ) -> Result<(), StoreError> {
     for chunk in claims.chunks(200) {
-        let mut values: Vec<Value> = vec![at.into()];
+        let mut values: Vec<Value> = first.clone();
         for (id, seq) in chunk {
             values.extend([Value::from(id.clone()), Value::from(*seq)]);
         }

@@ -223,7 +223,7 @@ impl EndpointActor {
         ctx.spawn(
             async move {
                 let now = shared.clock.now_ms();
-                let released = match store::claims::release(&shared.db, &ids, due_at).await {
+                let released = match store::claims::release(&shared.db, &ids, due_at, now).await {
                     Ok(()) => store::claims::release_replays(&shared.db, &replays, now).await,
                     Err(e) => Err(e),
                 };

@@ -258,3 +258,93 @@ async fn a_sweep_that_read_before_a_resolution_does_not_open_the_backlog_again(b
     );
     assert_eq!(incidents_of(&app, &app.partner_id).await, 2);
 }
+
+/// PostgreSQL only: an instance that does not deliver needs it, and here
+/// the test plays the actor that claimed the deliveries.
+#[actix_rt::test]
+async fn deliveries_handed_back_unsent_keep_the_time_they_were_due() {
+    use hookd::store::{claims, incident_watch};
+    use sea_orm::ConnectionTrait;
+    if harness::skip_postgres() {
+        return;
+    }
+    let app = sweeping_hookd(
+        Backend::Postgres,
+        &[
+            ("HOOKD_CLUSTER__ROLE", "api"),
+            ("HOOKD_INCIDENTS__ENABLED", "false"),
+        ],
+    )
+    .await;
+    let receiver = Receiver::start().await;
+    let (endpoint, _) = app
+        .endpoint_for(&app.partner_id, &receiver.url(), &["a.b"], 1)
+        .await;
+    let due = app.clock.now_ms();
+    for n in 0..3 {
+        app.publish("a.b", json!({"n": n})).await;
+    }
+    app.advance(Duration::from_secs(20 * 60));
+    let now = app.clock.now_ms();
+    let db = app.db();
+    let claim = |seq: i64| {
+        format!(
+            "UPDATE delivery SET state = 'delivering', claim_seq = {seq}, next_attempt_at = {}, \
+             updated_at = {now} WHERE endpoint_id = '{endpoint}'",
+            now + 20_000
+        )
+    };
+    let due_times = || async {
+        app.count(&format!(
+            "SELECT COUNT(*) AS n FROM delivery WHERE endpoint_id = '{endpoint}' \
+             AND state = 'pending' AND next_attempt_at = {due}"
+        ))
+        .await
+    };
+
+    // Claimed twenty minutes late, then handed back unsent (their lease
+    // ran out in the actor's queue behind a slow receiver).
+    db.execute_unprepared(&claim(7)).await.expect("claimed");
+    claims::release(db, &claimed(&app, &endpoint, 7).await, now, now)
+        .await
+        .expect("handed back");
+    assert_eq!(due_times().await, 3, "each is due when it was before");
+    let overdue = incident_watch::overdue(db, now, now)
+        .await
+        .expect("the watch reads");
+    assert_eq!(
+        overdue.get(&app.partner_id),
+        Some(&due),
+        "the backlog keeps its age: {overdue:?}"
+    );
+
+    // Handed back for a circuit's time, they wait for it.
+    db.execute_unprepared(&claim(8)).await.expect("claimed");
+    claims::release(db, &claimed(&app, &endpoint, 8).await, now + 60_000, now)
+        .await
+        .expect("handed back");
+    let later = app
+        .count(&format!(
+            "SELECT COUNT(*) AS n FROM delivery WHERE endpoint_id = '{endpoint}' \
+             AND state = 'pending' AND next_attempt_at = {}",
+            now + 60_000
+        ))
+        .await;
+    assert_eq!(later, 3, "due when the circuit lets them go");
+}
+
+/// The endpoint's deliveries, as claims numbered `seq`.
+async fn claimed(app: &TestApp, endpoint: &str, seq: i64) -> Vec<(String, i64)> {
+    use sea_orm::{ConnectionTrait, Statement};
+    let db = app.db();
+    let rows = db
+        .query_all_raw(Statement::from_string(
+            db.get_database_backend(),
+            format!("SELECT id FROM delivery WHERE endpoint_id = '{endpoint}' ORDER BY id"),
+        ))
+        .await
+        .expect("the store answers");
+    rows.iter()
+        .map(|r| (r.try_get::<String>("", "id").expect("an id"), seq))
+        .collect()
+}
