@@ -51,7 +51,9 @@ pub async fn overdue(
 }
 
 /// The partners with a delivery due while the database was unreachable,
-/// from `since` until `back`: one still waiting that was due before `back`,
+/// from `since` until `back`: one still waiting that was due before `back`
+/// (claimed ones too, dated as [`DUE_AT`] dates them: an actor may have
+/// claimed it and not yet sent it),
 /// or one created before `back` and attempted since `since` (nothing can
 /// be recorded meanwhile, so those attempts came once it was back).
 pub async fn due_during(
@@ -63,11 +65,13 @@ pub async fn due_during(
         db,
         sql(
             db.get_database_backend(),
-            "SELECT DISTINCT e.partner_id FROM delivery d JOIN endpoint e ON e.id = d.endpoint_id \
-             WHERE e.partner_id <> ? AND d.created_at < ? AND (\
-               (d.state IN ('pending', 'failed', 'delivering') AND d.next_attempt_at < ?) \
-               OR EXISTS (SELECT 1 FROM attempt a WHERE a.delivery_id = d.id AND a.started_at >= ?)) \
-             ORDER BY e.partner_id",
+            &format!(
+                "SELECT DISTINCT e.partner_id FROM delivery d JOIN endpoint e ON e.id = d.endpoint_id \
+                 WHERE e.partner_id <> ? AND d.created_at < ? AND (\
+                   (d.state IN ('pending', 'failed', 'delivering') AND {DUE_AT} < ?) \
+                   OR EXISTS (SELECT 1 FROM attempt a WHERE a.delivery_id = d.id AND a.started_at >= ?)) \
+                 ORDER BY e.partner_id"
+            ),
             vec![
                 OPERATOR_PARTNER.into(),
                 back.into(),

@@ -137,3 +137,43 @@ async fn an_instance_that_starts_after_the_threshold_of_silence_tells_the_partne
     assert_eq!(incidents_of(&app, &app.partner_id).await, 1);
     harness::quiesce().await;
 }
+
+/// PostgreSQL only (an instance that does not deliver): a delivery an actor
+/// claimed and has not sent yet still waited through the silence.
+#[actix_rt::test]
+async fn a_delivery_claimed_but_not_yet_sent_counts_as_waiting_through_the_silence() {
+    use hookd::store::incident_watch;
+    use sea_orm::ConnectionTrait;
+    if harness::skip_postgres() {
+        return;
+    }
+    let app = sweeping_hookd(
+        Backend::Postgres,
+        &[
+            ("HOOKD_CLUSTER__ROLE", "api"),
+            ("HOOKD_INCIDENTS__ENABLED", "false"),
+        ],
+    )
+    .await;
+    let receiver = Receiver::start().await;
+    let (endpoint, _) = app
+        .endpoint_for(&app.partner_id, &receiver.url(), &["a.b"], 4)
+        .await;
+    let since = app.clock.now_ms();
+    app.publish("a.b", json!({})).await;
+    app.advance(Duration::from_secs(6 * 60));
+    let back = app.clock.now_ms();
+    // The first instance back has claimed it, leased for a minute.
+    app.db()
+        .execute_unprepared(&format!(
+            "UPDATE delivery SET state = 'delivering', claim_seq = 1, next_attempt_at = {}, \
+             updated_at = {back} WHERE endpoint_id = '{endpoint}'",
+            back + 60_000
+        ))
+        .await
+        .expect("claimed");
+    let partners = incident_watch::due_during(app.db(), since, back)
+        .await
+        .expect("the watch reads");
+    assert_eq!(partners, vec![app.partner_id.clone()]);
+}
