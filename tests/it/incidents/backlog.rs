@@ -8,7 +8,7 @@ use hookd::domain::{clock::Clock, event::format_time};
 use hookd_test_macros::both_backends;
 use serde_json::json;
 
-use super::{Channel, HEAR_WITHIN, incidents_of, listed, sweeping_hookd};
+use super::{Channel, HEAR_WITHIN, api_only_hookd, incidents_of, listed, sweeping_hookd};
 use crate::harness::{
     self, Backend, SLOW, TestApp, WAIT, another_instance,
     receiver::{Receiver, Reply},
@@ -268,14 +268,7 @@ async fn deliveries_handed_back_unsent_keep_the_time_they_were_due() {
     if harness::skip_postgres() {
         return;
     }
-    let app = sweeping_hookd(
-        Backend::Postgres,
-        &[
-            ("HOOKD_CLUSTER__ROLE", "api"),
-            ("HOOKD_INCIDENTS__ENABLED", "false"),
-        ],
-    )
-    .await;
+    let app = api_only_hookd().await;
     let receiver = Receiver::start().await;
     let (endpoint, _) = app
         .endpoint_for(&app.partner_id, &receiver.url(), &["a.b"], 1)

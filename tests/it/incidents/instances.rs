@@ -10,7 +10,7 @@ use std::time::Duration;
 use hookd::domain::{clock::Clock, event::format_time};
 use serde_json::json;
 
-use super::{Channel, HEAR_WITHIN, incidents_of, listed, sweeping_hookd};
+use super::{Channel, HEAR_WITHIN, api_only_hookd, incidents_of, listed, sweeping_hookd};
 use crate::harness::{self, Backend, WAIT, another_instance, receiver::Receiver, wait_until};
 
 /// A second instance of `role`, sweeping as often as the test's.
@@ -106,14 +106,7 @@ async fn an_instance_that_starts_after_the_threshold_of_silence_tells_the_partne
         return;
     }
     // The API-only instance looks for nothing: the one that starts tells.
-    let app = sweeping_hookd(
-        Backend::Postgres,
-        &[
-            ("HOOKD_CLUSTER__ROLE", "api"),
-            ("HOOKD_INCIDENTS__ENABLED", "false"),
-        ],
-    )
-    .await;
+    let app = api_only_hookd().await;
     let key = app.partner_key().await;
     let channel = Channel::of(&app, &key).await;
     let receiver = Receiver::start().await;
@@ -147,14 +140,7 @@ async fn a_delivery_claimed_but_not_yet_sent_counts_as_waiting_through_the_silen
     if harness::skip_postgres() {
         return;
     }
-    let app = sweeping_hookd(
-        Backend::Postgres,
-        &[
-            ("HOOKD_CLUSTER__ROLE", "api"),
-            ("HOOKD_INCIDENTS__ENABLED", "false"),
-        ],
-    )
-    .await;
+    let app = api_only_hookd().await;
     let receiver = Receiver::start().await;
     let (endpoint, _) = app
         .endpoint_for(&app.partner_id, &receiver.url(), &["a.b"], 4)

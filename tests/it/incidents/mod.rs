@@ -52,6 +52,19 @@ impl Channel {
     }
 }
 
+/// An API-only hookd on PostgreSQL (the only backend another process can
+/// share) that looks for no incident itself: the test plays the rest.
+pub async fn api_only_hookd() -> TestApp {
+    sweeping_hookd(
+        Backend::Postgres,
+        &[
+            ("HOOKD_CLUSTER__ROLE", "api"),
+            ("HOOKD_INCIDENTS__ENABLED", "false"),
+        ],
+    )
+    .await
+}
+
 /// hookd sweeping every 50 ms, with requests allowed 8 s (receivers here
 /// are slow on purpose, not failing).
 pub async fn sweeping_hookd(backend: Backend, extra: &[(&str, &str)]) -> TestApp {
