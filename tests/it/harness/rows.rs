@@ -32,3 +32,22 @@ pub async fn assert_rows(app: &TestApp, table: &str, n: i64, why: &str) {
 pub async fn assert_stored_events(app: &TestApp, n: i64, why: &str) {
     assert_rows(app, "outbox_event", n, why).await;
 }
+
+/// The text column `x` of every row `queries` answer, a line each: what a
+/// failing assertion shows of the store.
+pub async fn lines(app: &TestApp, queries: &[&str]) -> String {
+    use sea_orm::{ConnectionTrait, Statement};
+    let db = app.db();
+    let mut lines = Vec::new();
+    for q in queries {
+        let rows = db
+            .query_all_raw(Statement::from_string(db.get_database_backend(), *q))
+            .await
+            .expect("the store answers");
+        lines.extend(
+            rows.iter()
+                .filter_map(|r| r.try_get::<String>("", "x").ok()),
+        );
+    }
+    lines.join("\n")
+}

@@ -53,28 +53,19 @@ async fn a_backlog(app: &TestApp) -> (Receiver, i64) {
 
 /// Each delivery's state and each attempt, to tell why a count is off.
 async fn what_was_delivered(app: &TestApp) -> String {
-    use sea_orm::{ConnectionTrait, Statement};
-    let db = app.db();
-    let mut lines = Vec::new();
-    for q in [
-        "SELECT id || ' ' || state || ' attempts ' || attempt_count || ' next ' || next_attempt_at \
-         || ' created ' || created_at || ' updated ' || updated_at || ' claim ' || claim_seq AS x \
-         FROM delivery ORDER BY id",
-        "SELECT id || ' ' || status || ' failing ' || COALESCE(failing_since, -1) || ' circuit ' \
-         || COALESCE(circuit_open_until, -1) || ' limit ' || COALESCE(rate_limit, -1) AS x FROM endpoint",
-        "SELECT delivery_id || ' attempt ' || attempt_no || ' at ' || started_at || ' status ' \
-         || COALESCE(status_code, -1) AS x FROM attempt ORDER BY delivery_id",
-    ] {
-        let rows = db
-            .query_all_raw(Statement::from_string(db.get_database_backend(), q))
-            .await
-            .expect("the store answers");
-        lines.extend(
-            rows.iter()
-                .filter_map(|r| r.try_get::<String>("", "x").ok()),
-        );
-    }
-    lines.join("\n")
+    crate::harness::rows::lines(
+        app,
+        &[
+            "SELECT id || ' ' || state || ' attempts ' || attempt_count || ' next ' || next_attempt_at \
+             || ' created ' || created_at || ' updated ' || updated_at || ' claim ' || claim_seq AS x \
+             FROM delivery ORDER BY id",
+            "SELECT id || ' ' || status || ' failing ' || COALESCE(failing_since, -1) || ' circuit ' \
+             || COALESCE(circuit_open_until, -1) || ' limit ' || COALESCE(rate_limit, -1) AS x FROM endpoint",
+            "SELECT delivery_id || ' attempt ' || attempt_no || ' at ' || started_at || ' status ' \
+             || COALESCE(status_code, -1) AS x FROM attempt ORDER BY delivery_id",
+        ],
+    )
+    .await
 }
 
 #[both_backends]

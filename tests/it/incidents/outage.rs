@@ -111,24 +111,15 @@ async fn a_database_outage_longer_than_the_threshold_is_told_from_its_true_start
 
 /// The incidents, and each notice's deliveries, to tell why none was heard.
 async fn incidents_and_notices(app: &harness::TestApp) -> String {
-    use sea_orm::Statement;
-    let db = app.db();
-    let mut lines = Vec::new();
-    for q in [
-        "SELECT 'incident ' || id || ' ' || cause || ' from ' || started_at \
-         || ' resolved ' || COALESCE(resolved_at, -1) AS x FROM incident ORDER BY id",
-        "SELECT 'notice ' || o.event_id || ' ' || o.type || ' delivery ' || COALESCE(d.state, 'none') \
-         || ' attempts ' || COALESCE(d.attempt_count, -1) AS x FROM outbox_event o \
-         LEFT JOIN delivery d ON d.event_id = o.event_id WHERE o.type LIKE 'hookd.%' ORDER BY o.event_id",
-    ] {
-        let rows = db
-            .query_all_raw(Statement::from_string(db.get_database_backend(), q))
-            .await
-            .expect("the store answers");
-        lines.extend(
-            rows.iter()
-                .filter_map(|r| r.try_get::<String>("", "x").ok()),
-        );
-    }
-    lines.join("\n")
+    crate::harness::rows::lines(
+        app,
+        &[
+            "SELECT 'incident ' || id || ' ' || cause || ' from ' || started_at \
+             || ' resolved ' || COALESCE(resolved_at, -1) AS x FROM incident ORDER BY id",
+            "SELECT 'notice ' || o.event_id || ' ' || o.type || ' delivery ' || COALESCE(d.state, 'none') \
+             || ' attempts ' || COALESCE(d.attempt_count, -1) AS x FROM outbox_event o \
+             LEFT JOIN delivery d ON d.event_id = o.event_id WHERE o.type LIKE 'hookd.%' ORDER BY o.event_id",
+        ],
+    )
+    .await
 }
