@@ -1,43 +1,49 @@
 //! The group commit of attempt outcomes: attempts and the deliveries'
 //! transitions, written together, each fenced by the claim that made it.
 
-use sea_orm::{ConnectionTrait, Value};
+use sea_orm::ConnectionTrait;
 
 use std::collections::HashMap;
 
 use super::{
     StoreError,
     claimed::Claimed,
-    ordering::{self, HOLD_IF_ORDERED, Subject},
-    placeholders, sql,
+    ordering::{self, Subject},
+    record_rows::{delete_replays, insert_attempts, move_deliveries},
+    sql,
 };
 use crate::domain::ids::new_id;
 
 pub use super::attempt_record::{AttemptRecord, NextState, Trigger};
 
-/// The records of `batch` whose claim still stands: the delivery (or, for a
-/// replay, the replay) carries the claim number the attempt was made under.
-/// A record from a claim superseded since (an instance paused past its
-/// lease, whose work was claimed again elsewhere) is left out, so a stale
-/// owner's late write never wins. On PostgreSQL the rows stay locked until
-/// the batch commits, so no claim slips in between.
+/// The records of `batch` whose claim still stands, as far as it is read
+/// here: the delivery (or, for a replay, the replay) carries the claim
+/// number the attempt was made under. A record from a claim superseded
+/// since (an instance paused past its lease, whose work was claimed again
+/// elsewhere) is left out, so a stale owner's late write never wins.
+///
+/// On PostgreSQL the rows are locked here, in id order, until the batch
+/// commits, so no claim slips in between and concurrent writers lock in
+/// one order. On SQLite (one writer at a time) a delivery's claim is
+/// checked by the UPDATE that moves it (`record_rows::move_deliveries`),
+/// which saves a read of every row; only replays are read here.
 async fn still_claimed<'a, C: ConnectionTrait>(
     txn: &C,
     batch: Vec<&'a AttemptRecord>,
-) -> Result<(Vec<&'a AttemptRecord>, usize), StoreError> {
-    let lock = if txn.get_database_backend() == sea_orm::DbBackend::Postgres {
-        " FOR UPDATE"
-    } else {
-        ""
-    };
+) -> Result<Vec<&'a AttemptRecord>, StoreError> {
+    let postgres = txn.get_database_backend() == sea_orm::DbBackend::Postgres;
+    let lock = if postgres { " FOR UPDATE" } else { "" };
     let deliveries: Vec<String> = batch
         .iter()
-        .filter(|r| r.replay_id.is_none())
+        .filter(|r| r.replay_id.is_none() && postgres)
         .map(|r| r.delivery_id.clone())
         .collect();
     let replays: Vec<String> = batch.iter().filter_map(|r| r.replay_id.clone()).collect();
     let mut current = std::collections::HashMap::new();
     for (table, ids) in [("delivery", deliveries), ("replay", replays)] {
+        if ids.is_empty() {
+            continue;
+        }
         let text =
             format!("SELECT id, claim_seq FROM {table} WHERE id IN ({{ids}}) ORDER BY id{lock}");
         let rows = super::query_in_chunks(txn, &text, &[], &ids, &[], |r| {
@@ -49,14 +55,15 @@ async fn still_claimed<'a, C: ConnectionTrait>(
         .await?;
         current.extend(rows.into_iter().map(|(id, seq)| ((table, id), seq)));
     }
-    let (kept, dropped): (Vec<_>, Vec<_>) = batch.into_iter().partition(|r| {
-        let key = match &r.replay_id {
-            Some(replay) => ("replay", replay.clone()),
-            None => ("delivery", r.delivery_id.clone()),
-        };
-        current.get(&key) == Some(&r.claim_seq)
-    });
-    Ok((kept, dropped.len()))
+    Ok(batch
+        .into_iter()
+        .filter(|r| match &r.replay_id {
+            Some(replay) => current.get(&("replay", replay.clone())) == Some(&r.claim_seq),
+            None => {
+                !postgres || current.get(&("delivery", r.delivery_id.clone())) == Some(&r.claim_seq)
+            }
+        })
+        .collect())
 }
 
 /// The records of `batch` whose attempt id is not stored yet. After a
@@ -132,96 +139,30 @@ pub async fn record<C: ConnectionTrait>(
     } else {
         batch.iter().collect()
     };
-    let (batch, superseded) = still_claimed(txn, batch).await?;
+    let total = batch.len();
+    let batch = still_claimed(txn, batch).await?;
     // An UPDATE … FROM (VALUES …) applies one source row per target row:
     // two attempts of one delivery (a replay beside a scheduled attempt)
     // go in successive rounds, so each is counted and applied in order.
     let rounds = rounds_by_delivery(batch, |r| r.delivery_id.as_str());
-    for chunk in rounds.iter().flat_map(|round| round.chunks(200)) {
-        let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 14);
-        for r in chunk {
-            values.extend([
-                r.id.clone().into(),
-                r.delivery_id.clone().into(),
-                (r.attempt_no as i32).into(),
-                r.trigger.as_str().into(),
-                r.started_at.into(),
-                Value::from(Some(r.latency_ms as i32)),
-                Value::from(r.status_code.map(i32::from)),
-                Value::from(r.error.as_ref().map(|e| e.0.as_str().to_string())),
-                Value::from(r.error.as_ref().map(|e| e.1.clone())),
-                Value::from(r.excerpt.clone()),
-                Value::from(r.remote_addr.clone()),
-                Value::from(r.url.clone()),
-                Value::from(r.next.retry_at()),
-                Value::from(r.location.clone()),
-            ]);
+    let mut kept_rounds = Vec::with_capacity(rounds.len());
+    for round in &rounds {
+        let mut kept_round = Vec::with_capacity(round.len());
+        for chunk in round.chunks(200) {
+            let moved = move_deliveries(txn, chunk, now_ms).await?;
+            let kept: Vec<&AttemptRecord> = chunk
+                .iter()
+                .copied()
+                .filter(|r| moved.contains(r.delivery_id.as_str()))
+                .collect();
+            insert_attempts(txn, &kept).await?;
+            delete_replays(txn, &kept).await?;
+            kept_round.extend(kept);
         }
-        let tuples = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
-        // An attempt whose delivery was deleted meanwhile (its endpoint
-        // removed) is dropped rather than failing the whole batch.
-        txn.execute_raw(sql(
-            backend,
-            &format!(
-                "INSERT INTO attempt (id, delivery_id, attempt_no, trigger, started_at, latency_ms, status_code, \
-                 error_category, error_detail, response_excerpt, remote_addr, url, next_attempt_at, location) \
-                 SELECT * FROM (VALUES {tuples}) AS v WHERE EXISTS (SELECT 1 FROM delivery d WHERE d.id = v.column2)"
-            ),
-            values,
-        ))
-        .await?;
-
-        let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 6);
-        for r in chunk {
-            let (state, next_at) = r.next.written(now_ms);
-            values.extend([
-                r.delivery_id.clone().into(),
-                state.into(),
-                next_at.into(),
-                Value::from(r.status_code.map(i64::from)),
-                Value::from(Some(i64::from(r.latency_ms))),
-                Value::from(r.error.as_ref().map(|e| e.0.as_str().to_string())),
-                // Only scheduled attempts move the delivery along its schedule.
-                i64::from(r.trigger == Trigger::Scheduled).into(),
-            ]);
-        }
-        // VALUES columns are named column1… on both backends.
-        let tuples = vec!["(?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
-        txn.execute_raw(sql(
-            backend,
-            &format!(
-                "UPDATE delivery SET \
-                 state = CASE WHEN v.column2 = 'unchanged' THEN delivery.state \
-                 WHEN v.column2 = 'failed' AND EXISTS (SELECT 1 FROM endpoint e \
-                 WHERE e.id = delivery.endpoint_id AND e.status <> 'active') THEN 'paused' \
-                 ELSE v.column2 END, \
-                 next_attempt_at = CASE WHEN v.column2 = 'unchanged' THEN delivery.next_attempt_at ELSE v.column3 END, \
-                 attempt_count = delivery.attempt_count + 1, scheduled_attempts = delivery.scheduled_attempts + v.column7, \
-                 last_status = v.column4, last_latency_ms = v.column5, \
-                 last_error_category = v.column6, updated_at = ?, \
-                 holding = CASE WHEN v.column2 = 'dead' THEN {HOLD_IF_ORDERED} \
-                 WHEN v.column2 = 'unchanged' THEN delivery.holding ELSE 0 END \
-                 FROM (VALUES {tuples}) AS v WHERE delivery.id = v.column1"
-            ),
-            std::iter::once(Value::from(now_ms)).chain(values).collect(),
-        ))
-        .await?;
-
-        let replays: Vec<Value> = chunk
-            .iter()
-            .filter_map(|r| r.replay_id.clone())
-            .map(Value::from)
-            .collect();
-        if !replays.is_empty() {
-            let n = replays.len();
-            txn.execute_raw(sql(
-                backend,
-                &format!("DELETE FROM replay WHERE id IN ({})", placeholders(n)),
-                replays,
-            ))
-            .await?;
-        }
+        kept_rounds.push(kept_round);
     }
+    let superseded = total - kept_rounds.iter().map(Vec::len).sum::<usize>();
+    let rounds = kept_rounds;
     let successors = advance_subjects(txn, &rounds, now_ms, claim_until).await?;
     Ok(Recorded {
         superseded,

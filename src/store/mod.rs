@@ -41,6 +41,7 @@ pub mod publish_at_once;
 pub mod pulse;
 pub mod receiver_auth;
 pub mod record_at_once;
+mod record_rows;
 pub mod retention;
 pub mod samples;
 pub mod scoped;

@@ -140,6 +140,22 @@ async fn each_attempt_record_is_stored_and_counted_exactly_once(backend: Backend
     assert_eq!(recorded.superseded, 1);
     assert_eq!(app.count(attempts).await, 4, "the stale record was stored");
     assert_eq!(app.count(counted).await, 4, "the stale record was counted");
+    // A record whose delivery was deleted meanwhile (its endpoint removed)
+    // is dropped, not an error that fails the batch beside it.
+    let orphan = AttemptRecord {
+        delivery_id: "dlv_deleted_meanwhile".into(),
+        ..again(hookd::domain::ids::new_id("att"))
+    };
+    let beside = again(hookd::domain::ids::new_id("att"));
+    let recorded = record(app.db(), &[orphan, beside], 0, false, &|_| None)
+        .await
+        .expect("the orphan record is dropped without an error");
+    assert_eq!(recorded.superseded, 1);
+    assert_eq!(
+        app.count(attempts).await,
+        5,
+        "only the record beside it is stored"
+    );
 }
 
 #[actix_rt::test]
