@@ -155,3 +155,68 @@ async fn events_posted_while_deliveries_are_recorded_are_each_created(app: TestA
         4 * events
     );
 }
+
+/// PostgreSQL: two group commits run at once. While another transaction
+/// holds the feed counter, a request posted after the first one's commit
+/// began does not queue behind it in memory: both commits wait at the
+/// counter's lock. Released, both are created, with feed positions of
+/// their own, one after the other.
+#[actix_rt::test]
+async fn on_postgresql_a_second_group_commit_runs_while_the_first_waits() {
+    use futures_util::future::join;
+    use sea_orm::{ConnectionTrait as _, TransactionTrait as _};
+    if crate::harness::skip_postgres() {
+        return;
+    }
+    // Room in the pool for the holder, both commits and the looks below.
+    let room = [("HOOKD_DATABASE__MAX_CONNECTIONS", "10")];
+    let app = crate::harness::spawn_app_with(Backend::Postgres, &room).await;
+    let holder = app.db().begin().await.expect("a transaction");
+    holder
+        .execute_unprepared("SELECT value FROM feed_counter WHERE id = 1 FOR UPDATE")
+        .await
+        .expect("the feed counter held");
+    let waiting = |n: i64| {
+        let app = &app;
+        async move {
+            let sql = "SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() \
+                       AND wait_event_type = 'Lock' AND query LIKE '%feed_counter%'";
+            wait_until(Duration::from_secs(10), || async {
+                (app.count(sql).await >= n).then_some(())
+            })
+            .await
+            .is_some()
+        }
+    };
+    let body = |n: i64| json!({"type": "a.b", "partner_id": app.partner_id, "data": {"n": n}});
+    let (first, second) = (body(1), body(2));
+    let ((first, _), ((second, _), both_waited)) = join(app.post_events(&first), async {
+        assert!(
+            waiting(1).await,
+            "the first commit reached the feed counter"
+        );
+        join(app.post_events(&second), async {
+            let both = waiting(2).await;
+            holder.commit().await.expect("the feed counter released");
+            both
+        })
+        .await
+    })
+    .await;
+    assert!(
+        both_waited,
+        "the second request's commit waited in memory behind the first, not at the counter"
+    );
+    assert_eq!((first, second), (201, 201), "both events are created");
+    let positions = app
+        .count("SELECT MAX(feed_seq) - MIN(feed_seq) AS n FROM outbox_event")
+        .await;
+    let stored = app
+        .count("SELECT COUNT(DISTINCT feed_seq) AS n FROM outbox_event")
+        .await;
+    assert_eq!(
+        (stored, positions),
+        (2, 1),
+        "two feed positions, one after the other"
+    );
+}
