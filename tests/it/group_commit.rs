@@ -219,4 +219,6 @@ async fn on_postgresql_a_second_group_commit_runs_while_the_first_waits() {
         (2, 1),
         "two feed positions, one after the other"
     );
+    drop(app);
+    crate::harness::quiesce().await;
 }

@@ -162,4 +162,8 @@ async fn a_delivery_claimed_but_not_yet_sent_counts_as_waiting_through_the_silen
         .await
         .expect("the watch reads");
     assert_eq!(partners, vec![app.partner_id.clone()]);
+    // Stopped while the runtime runs: a claim in flight at the test's end
+    // would otherwise hand its connection back after the runtime is gone.
+    drop(app);
+    harness::quiesce().await;
 }
