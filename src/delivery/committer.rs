@@ -5,8 +5,7 @@
 //! statement on PostgreSQL, unless the group needs more: see `fresh`).
 //! No timer waits for company: one request alone is committed at once, and
 //! under load the commits grow instead of queueing one by one behind the feed
-//! counter. On PostgreSQL two commits run at once (see [`lanes`]). Each
-//! request is answered once its commit is durable.
+//! counter. Each request is answered once its commit is durable.
 //!
 //! All or nothing stays per request: if a group fails on a repeated id
 //! (another request inserted one of its ids meanwhile, or a request repeats
@@ -47,21 +46,7 @@ pub struct Committer {
     shared: Arc<Shared>,
     hand_over: Recipient<Fresh>,
     pending: Vec<Waiting>,
-    /// Commits running now, at most [`lanes`].
-    committing: usize,
-}
-
-/// How many group commits run at once. On PostgreSQL two: while one
-/// group's statement runs, the next reads its endpoints, builds its rows and
-/// waits at the feed counter, whose row lock (held to the commit) keeps
-/// feed positions in commit order; the commits no longer take turns with
-/// the work around them. A third only splits the groups smaller. On SQLite
-/// one: it has one writer.
-fn lanes(shared: &Shared) -> usize {
-    match shared.db.get_database_backend() {
-        sea_orm::DbBackend::Postgres => 2,
-        _ => 1,
-    }
+    committing: bool,
 }
 
 impl Committer {
@@ -70,12 +55,12 @@ impl Committer {
             shared,
             hand_over,
             pending: Vec::new(),
-            committing: 0,
+            committing: false,
         }
     }
 
     fn flush(&mut self, ctx: &mut Context<Self>) {
-        if self.committing >= lanes(&self.shared) || self.pending.is_empty() {
+        if self.committing || self.pending.is_empty() {
             return;
         }
         let mut events = 0;
@@ -89,12 +74,12 @@ impl Committer {
             .count()
             .max(1);
         let group: Vec<Waiting> = self.pending.drain(..take).collect();
-        self.committing += 1;
+        self.committing = true;
         let shared = self.shared.clone();
         let hand_over = self.hand_over.clone();
         let work = async move { commit_and_answer(&shared, &hand_over, group).await };
         ctx.spawn(work.into_actor(self).map(|unreachable, act, ctx| {
-            act.committing -= 1;
+            act.committing = false;
             // The database is away: those who waited meanwhile hear so now,
             // instead of each waiting out the pool once more in turn.
             if let Some(e) = unreachable {
