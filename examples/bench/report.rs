@@ -55,14 +55,24 @@ fn today() -> String {
     chrono::Utc::now().format("%Y-%m-%d").to_string()
 }
 
-/// The commit the bench was run from (`git rev-parse --short HEAD` in the
-/// checkout), with `+changes` when tracked files differ from it; `unknown`
-/// outside a git checkout.
+/// The commit the bench was run from (`git rev-parse --short HEAD`), with
+/// `+changes` when tracked files differ from it: of the checkout it runs in
+/// when it runs in one (so a copied binary of an older commit, run from a
+/// worktree of that commit, names it), else of the one it was built in;
+/// `unknown` outside both.
 fn commit() -> String {
+    let here = std::env::current_dir().ok().filter(|dir| {
+        Command::new("git")
+            .args(["rev-parse", "--is-inside-work-tree"])
+            .current_dir(dir)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let dir = here.unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
     let git = |args: &[&str]| {
         Command::new("git")
             .args(args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .current_dir(&dir)
             .output()
             .ok()
             .filter(|o| o.status.success())
