@@ -109,6 +109,15 @@ const IDLE_IN_TRANSACTION: &str = "10s";
 /// its prepared statements in the server, so its pool keeps the default.
 const SQLITE_STATEMENTS: usize = 24;
 
+/// A pooled PostgreSQL connection idle this long is pinged before it is
+/// handed out (one that died with its server is closed then, not used). A
+/// busy connection is not: sqlx's default pings on every acquire, a round
+/// trip to the server before each statement or transaction, a third of the
+/// time of a short read. A busy connection that died fails its statement,
+/// which every caller already retries, and is dropped on its release.
+/// SQLite runs in this process and has no connection to lose.
+const PING_IF_IDLE_FOR: Duration = Duration::from_secs(5);
+
 /// Connections of the control pool: the cluster's heartbeat and leases.
 const CONTROL_CONNECTIONS: u32 = 2;
 
@@ -140,6 +149,11 @@ async fn connect_pool(cfg: &DatabaseConfig, size: u32) -> Result<DatabaseConnect
         SqliteSynchronous::Normal => sea_orm::sqlx::sqlite::SqliteSynchronous::Normal,
     };
     let mut opts = ConnectOptions::new(url);
+    if cfg.is_sqlite() {
+        opts.test_before_acquire(false);
+    } else {
+        opts.test_before_acquire_if_idle_for(PING_IF_IDLE_FOR);
+    }
     opts.max_connections(size)
         .min_connections(1)
         .acquire_timeout(cfg.acquire_timeout)
