@@ -72,22 +72,43 @@ pub async fn store_and_publish(
     if shared.db.get_database_backend() != DbBackend::Postgres {
         return in_transaction(shared, &preclaim, None, stored, &published, now_ms).await;
     }
-    // On PostgreSQL the endpoints are read first, for the one statement.
-    let subscribers = fanout::subscribers_of(&shared.db, &published).await?;
-    let to = to(shared, &preclaim, &subscribers);
-    let routed = if notices::expands(&published, &shared.routes) {
-        None
-    } else {
-        match publish_at_once::publish(&shared.db, &to, stored, &published, now_ms).await? {
-            AtOnce::Published(publication) => return Ok(publication),
-            AtOnce::Unfit(routed) => Some(routed),
-        }
-    };
-    let known = Known {
-        subscribers: &subscribers,
-        routed,
-    };
-    in_transaction(shared, &preclaim, Some(known), stored, &published, now_ms).await
+    // On PostgreSQL the endpoints are known before the one statement: kept
+    // from an earlier commit, or read now. The statement checks that they
+    // are still so; if not, they are read again (once; then the
+    // transaction reads them itself).
+    let partners = fanout::partners_of(&published);
+    for _ in 0..2 {
+        let (subscribers, kept) = match shared.routing.get(&partners) {
+            Some(kept) => (kept, true),
+            None => {
+                let read = fanout::subscribers_of(&shared.db, &published).await?;
+                shared.routing.keep(&partners, &read);
+                (read, false)
+            }
+        };
+        let to = to(shared, &preclaim, &subscribers);
+        let routed = if notices::expands(&published, &shared.routes) {
+            None
+        } else {
+            let at_once =
+                publish_at_once::publish(&shared.db, &to, &partners, stored, &published, now_ms);
+            match at_once.await? {
+                AtOnce::Published(publication) => return Ok(publication),
+                AtOnce::Stale => {
+                    shared.routing.forget(&partners);
+                    continue;
+                }
+                AtOnce::Unfit(routed) => Some(routed),
+            }
+        };
+        // The transaction trusts what it is given: only what was read now.
+        let known = (!kept).then_some(Known {
+            subscribers: &subscribers,
+            routed,
+        });
+        return in_transaction(shared, &preclaim, known, stored, &published, now_ms).await;
+    }
+    in_transaction(shared, &preclaim, None, stored, &published, now_ms).await
 }
 
 /// What was read and routed before the transaction.

@@ -94,6 +94,8 @@ pub struct Shared {
     pub telemetry: crate::telemetry::Telemetry,
     /// Endpoints whose fresh work waits as rows (see `behind`).
     pub behind: behind::Behind,
+    /// Partners' endpoints as the last group commit read them (PostgreSQL).
+    pub routing: crate::store::routing_cache::RoutingCache,
 }
 
 impl Shared {
@@ -143,6 +145,7 @@ impl Shared {
             oncall: oncall::OnCall::default(),
             telemetry: crate::telemetry::Telemetry::off(),
             behind: behind::Behind::default(),
+            routing: Default::default(),
             db,
             control_db,
             clock,

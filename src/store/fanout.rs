@@ -48,10 +48,16 @@ pub async fn subscribers_of(
     db: &impl ConnectionTrait,
     events: &[Published<'_>],
 ) -> Result<HashMap<String, Vec<Subscriber>>, StoreError> {
+    let partners = partners_of(events);
+    super::subscribers::active(db, db.get_database_backend(), &partners).await
+}
+
+/// The partners of `events`, each once.
+pub fn partners_of<'a>(events: &[Published<'a>]) -> Vec<&'a str> {
     let mut partners: Vec<&str> = events.iter().map(|e| e.partner_id).collect();
     partners.sort_unstable();
     partners.dedup();
-    super::subscribers::active(db, db.get_database_backend(), &partners).await
+    partners
 }
 
 /// Where a publication goes, and how this instance takes part.

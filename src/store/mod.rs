@@ -43,6 +43,7 @@ pub mod receiver_auth;
 pub mod record_at_once;
 mod record_rows;
 pub mod retention;
+pub mod routing_cache;
 pub mod samples;
 pub mod scoped;
 pub mod scoped_feed;

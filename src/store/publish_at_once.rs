@@ -8,11 +8,17 @@
 //! a READ COMMITTED transaction sees what was committed before it, no
 //! more), and the rest is this statement.
 //!
+//! The subscribers may also come from `routing_cache`, read by an earlier
+//! commit: the statement first compares each partner's fingerprint with the
+//! rows it sees and, if one changed, writes nothing ([`AtOnce::Stale`]).
+//!
 //! It covers groups whose deliveries need nothing but inserts. Ordered
 //! deliveries (placed behind what their subjects have under way, which must
 //! be read after the counter is taken) and renditions projected for pinned
 //! endpoints (stored with the event) take the transaction
 //! (`fanout::publish_to`).
+
+use std::sync::LazyLock;
 
 use sea_orm::{ConnectionTrait, DbBackend, Value};
 use serde::Serialize;
@@ -22,6 +28,7 @@ use super::{
     fanout::{Publication, Published, To, WORK_CHANNEL, work_elsewhere, work_notices},
     fanout_plan::{self as plan, Row},
     sql,
+    subscribers::{VERSIONS_NOW, fingerprint},
 };
 use crate::domain::event::NewEvent;
 
@@ -59,6 +66,13 @@ struct DeliveryRow<'a> {
     reason: Option<&'static str>,
 }
 
+/// A partner of the group with the fingerprint of its endpoints as read.
+#[derive(Serialize)]
+struct SeenRow<'a> {
+    partner_id: &'a str,
+    fingerprint: String,
+}
+
 /// Whether the planned rows can be written by the one statement: no
 /// delivery is ordered and nothing was projected.
 pub fn fits(backend: DbBackend, rows: &[Row<'_>], out: &Publication) -> bool {
@@ -68,12 +82,14 @@ pub fn fits(backend: DbBackend, rows: &[Row<'_>], out: &Publication) -> bool {
 }
 
 /// Stores `stored` (each event with the time it was written; `published`
-/// is the same events as publishing sees them) and publishes them in one
-/// statement, if [`fits`] holds for what they need; else nothing is
-/// written and they come back routed, for the transaction.
+/// is the same events as publishing sees them, of `partners`) and publishes
+/// them in one statement, if [`fits`] holds for what they need and the
+/// partners' endpoints are still as `to.subscribers` has them; else nothing
+/// is written.
 pub async fn publish<'a>(
     db: &impl ConnectionTrait,
     to: &To<'a>,
+    partners: &[&str],
     stored: &[(&NewEvent, i64)],
     published: &[Published<'a>],
     now_ms: i64,
@@ -93,6 +109,7 @@ pub async fn publish<'a>(
     .map_err(|e| StoreError::Corrupt(format!("work notices: {e}")))?;
     let n = stored.len() as i64;
     let values = vec![
+        Value::from(seen_json(partners, to)?),
         Value::from(n),
         Value::from(n),
         Value::from(events),
@@ -102,11 +119,17 @@ pub async fn publish<'a>(
         Value::from(WORK_CHANNEL),
         Value::from(notices),
     ];
-    let end = db
-        .query_one_raw(sql(DbBackend::Postgres, STATEMENT, values))
-        .await?
-        .and_then(|r| r.try_get::<Option<i64>>("", "feed_end").ok().flatten());
-    if end.is_none() {
+    let row = db
+        .query_one_raw(sql(DbBackend::Postgres, &STATEMENT, values))
+        .await?;
+    let read = |column: &str| {
+        row.as_ref()
+            .and_then(|r| r.try_get::<Option<i64>>("", column).ok().flatten())
+    };
+    if read("fresh") == Some(0) {
+        return Ok(AtOnce::Stale);
+    }
+    if read("feed_end").is_none() {
         return Err(StoreError::Corrupt(
             "the feed_counter row is missing".into(),
         ));
@@ -121,9 +144,21 @@ pub enum AtOnce<'a> {
     Published(Publication),
     /// Left for a transaction, routed already.
     Unfit(plan::Routed<'a>),
+    /// Nothing written: a partner's endpoints changed since they were read.
+    Stale,
 }
 
-const STATEMENT: &str = "WITH c AS (UPDATE feed_counter SET value = value + ? WHERE id = 1 RETURNING value), \
+/// `g.fresh` is 1 when every partner's endpoints are as they were read; all
+/// else writes only then.
+static STATEMENT: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "WITH g AS (SELECT CASE WHEN bool_and({VERSIONS_NOW} = x.fingerprint) THEN 1 ELSE 0 END AS fresh \
+         FROM json_to_recordset(?::json) AS x(partner_id text, fingerprint text)), {WRITES}"
+    )
+});
+
+const WRITES: &str = "c AS (UPDATE feed_counter SET value = value + ? WHERE id = 1 \
+     AND (SELECT fresh FROM g) = 1 RETURNING value), \
      e AS (INSERT INTO outbox_event (event_id, partner_id, \"type\", subject_type, subject_id, \
      subject_version, occurred_at, schema_version, payload, correlation_id, created_at, \
      published_at, feed_seq, renditions, traceparent, tracestate) \
@@ -140,9 +175,27 @@ const STATEMENT: &str = "WITH c AS (UPDATE feed_counter SET value = value + ? WH
      r.schema_version, r.reason \
      FROM json_to_recordset(?::json) AS r(id text, event_id text, endpoint_id text, \
      state text, due bigint, claim_seq bigint, schema_version int, reason text) \
+     WHERE (SELECT fresh FROM g) = 1 \
      ON CONFLICT (event_id, endpoint_id) DO NOTHING), \
-     w AS (SELECT pg_notify(?, x) FROM json_array_elements_text(?::json) AS x) \
-     SELECT (SELECT value FROM c) AS feed_end, (SELECT count(*) FROM w) AS notices";
+     w AS (SELECT pg_notify(?, x) FROM json_array_elements_text(?::json) AS x \
+     WHERE (SELECT fresh FROM g) = 1) \
+     SELECT (SELECT value FROM c) AS feed_end, (SELECT fresh::bigint FROM g) AS fresh, \
+     (SELECT count(*) FROM w) AS notices";
+
+/// Each of `partners` with the fingerprint of its endpoints in `to`.
+fn seen_json(partners: &[&str], to: &To<'_>) -> Result<String, StoreError> {
+    let rows: Vec<SeenRow<'_>> = partners
+        .iter()
+        .map(|p| SeenRow {
+            partner_id: p,
+            fingerprint: to
+                .subscribers
+                .get(*p)
+                .map_or_else(String::new, |s| fingerprint(s)),
+        })
+        .collect();
+    serde_json::to_string(&rows).map_err(|e| StoreError::Corrupt(format!("partners: {e}")))
+}
 
 fn events_json(stored: &[(&NewEvent, i64)]) -> Result<String, StoreError> {
     let rows: Vec<EventRow<'_>> = stored

@@ -45,6 +45,7 @@ mod rate_limits_shared;
 mod receiver_auth;
 mod receivers;
 mod records;
+mod routing;
 mod skips;
 mod stop;
 mod store;
