@@ -29,6 +29,7 @@ mod m20261206_000020_incidents;
 mod m20261206_000021_event_time;
 mod m20261206_000022_instance_role;
 mod m20261206_000023_delivery_pulse;
+mod m20261207_000024_record_function;
 
 pub struct Migrator;
 
@@ -59,6 +60,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261206_000021_event_time::Migration),
             Box::new(m20261206_000022_instance_role::Migration),
             Box::new(m20261206_000023_delivery_pulse::Migration),
+            Box::new(m20261207_000024_record_function::Migration),
         ]
     }
 }

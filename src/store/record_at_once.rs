@@ -12,24 +12,22 @@
 //! `ordering::busy`; a join locks in its own order) take the general path
 //! (`deliveries::record`).
 //!
-//! The rows are found by `id = ANY(ARRAY(…))` as well as by the join: the
-//! planner cannot see how many rows a JSON parameter holds (it guesses
-//! 100) and would rather hash the batch and scan every delivery. With the
-//! array, a plan made for the table's true size takes the primary key; the
-//! every-day batch is planned each time for that reason ([`write_alone`]).
+//! The statement is a function, `hookd_record_attempts` (created by a
+//! migration), so that the server plans it once per session: its rows are
+//! found by `id = ANY(ARRAY(…))` as well as by the join, and it is planned
+//! with sequential scans off, so a plan made on a young, small table still
+//! takes the primary key once the table has grown (the planner cannot see
+//! how many rows a JSON parameter holds, guesses 100, and would rather hash
+//! the batch and scan every delivery).
 
 use std::collections::HashSet;
 
-use sea_orm::{
-    ConnAcquireErr, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, RuntimeErr, Value,
-    sqlx::{self, Row as _},
-};
+use sea_orm::{ConnectionTrait, DbBackend, Value};
 use serde_json::json;
 
 use super::{
     StoreError,
     attempt_record::{AttemptRecord, NextState, Trigger},
-    ordering::HOLD_IF_ORDERED,
     sql,
 };
 
@@ -81,105 +79,51 @@ pub async fn write(
     batch: &[AttemptRecord],
     now_ms: i64,
 ) -> Result<HashSet<String>, StoreError> {
-    let values = vec![Value::from(batch_json(batch, now_ms)), Value::from(now_ms)];
-    let recorded = txn
-        .query_all_raw(sql(DbBackend::Postgres, &statement(false), values))
-        .await?
-        .iter()
-        .map(|r| r.try_get::<String>("", "delivery_id"))
-        .collect::<Result<HashSet<String>, _>>()?;
-    Ok(recorded)
+    let recorded = call(txn, batch, now_ms, false).await?;
+    Ok(recorded.into_iter().flatten().collect())
 }
 
 /// [`write`] as a statement of its own, for a batch of successes that
 /// moves no endpoint's health: `None` (nothing written) if an endpoint of
 /// the batch is marked failing or warned about after all, whose health the
-/// transaction must mend. Planned for its parameters each time it runs
-/// (not prepared): a prepared statement's generic plan is made once per
-/// connection; made while the delivery table was small (a fresh install,
-/// the first seconds of a burst), it scans the table, and keeps scanning
-/// it as it grows until the table is next analysed.
+/// transaction must mend.
 pub async fn write_alone(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     batch: &[AttemptRecord],
     now_ms: i64,
 ) -> Result<Option<HashSet<String>>, StoreError> {
-    let text = sql(DbBackend::Postgres, &statement(true), vec![]).sql;
-    let mut conn = db
-        .get_postgres_connection_pool()
-        .acquire()
-        .await
-        .map_err(acquire_error)?;
-    let query_error = |e: sqlx::Error| DbErr::Query(RuntimeErr::SqlxError(e.into()));
-    // Built from constants only: the batch travels as a parameter.
-    let rows = sqlx::query(sqlx::AssertSqlSafe(text))
-        .persistent(false)
-        .bind(batch_json(batch, now_ms))
-        .bind(now_ms)
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(query_error)?;
+    let recorded = call(db, batch, now_ms, true).await?;
+    Ok(recorded.into_iter().collect())
+}
+
+/// The function's answer: a delivery id per attempt written, or (when
+/// `guarded`) one NULL instead of any if an endpoint's health needs mending.
+async fn call(
+    db: &impl ConnectionTrait,
+    batch: &[AttemptRecord],
+    now_ms: i64,
+    guarded: bool,
+) -> Result<Vec<Option<String>>, StoreError> {
+    let values = vec![
+        Value::from(batch_json(batch, now_ms)),
+        Value::from(guarded),
+        Value::from(now_ms),
+    ];
+    let rows = db
+        .query_all_raw(sql(DbBackend::Postgres, STATEMENT, values))
+        .await?;
     let ids = rows
         .iter()
-        .map(|r| r.try_get::<Option<String>, _>("delivery_id"))
-        .collect::<Result<Option<HashSet<String>>, _>>()
-        .map_err(query_error)?;
+        .map(|r| r.try_get::<Option<String>>("", "delivery_id"))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(ids)
 }
 
-/// A pool's refusal as sea-orm reports it, so that an unreachable database
-/// reads the same whichever way it was asked (`store::is_unreachable`).
-fn acquire_error(e: sqlx::Error) -> DbErr {
-    match e {
-        sqlx::Error::PoolTimedOut => DbErr::ConnectionAcquire(ConnAcquireErr::Timeout),
-        sqlx::Error::PoolClosed => DbErr::ConnectionAcquire(ConnAcquireErr::ConnectionClosed),
-        e => DbErr::Conn(RuntimeErr::SqlxError(e.into())),
-    }
-}
+const STATEMENT: &str = "SELECT r AS delivery_id FROM hookd_record_attempts(?::json, ?, ?) AS r";
 
 fn batch_json(batch: &[AttemptRecord], now_ms: i64) -> String {
     let rows: Vec<serde_json::Value> = batch.iter().map(|r| row(r, now_ms)).collect();
     serde_json::Value::Array(rows).to_string()
-}
-
-/// The statement: the batch as `?` 1, the time as `?` 2. `guarded`: it
-/// writes nothing if an endpoint of the batch is marked failing (or
-/// warned about), and answers one row with no delivery id instead.
-fn statement(guarded: bool) -> String {
-    let (guard, unless_guarded, answer) = if guarded {
-        (
-            "h AS (SELECT 1 FROM endpoint WHERE id IN (SELECT endpoint_id FROM v) \
-             AND (failing_since IS NOT NULL OR warned_at IS NOT NULL) LIMIT 1), ",
-            " AND NOT EXISTS (SELECT 1 FROM h)",
-            " SELECT delivery_id FROM i UNION ALL SELECT NULL FROM h",
-        )
-    } else {
-        ("", "", " SELECT delivery_id FROM i")
-    };
-    format!(
-        "WITH v AS (SELECT * FROM json_to_recordset(?::json) AS v(id text, delivery_id text, \
-         endpoint_id text, claim_seq bigint, attempt_no int, trigger text, started_at bigint, \
-         latency_ms int, status_code int, error_category text, error_detail text, \
-         response_excerpt text, remote_addr text, url text, next_attempt_at bigint, \
-         location text, state text, next_at bigint)), {guard}\
-         u AS (UPDATE delivery SET \
-         state = CASE WHEN v.state = 'failed' AND EXISTS (SELECT 1 FROM endpoint e \
-         WHERE e.id = delivery.endpoint_id AND e.status <> 'active') THEN 'paused' ELSE v.state END, \
-         next_attempt_at = v.next_at, attempt_count = delivery.attempt_count + 1, \
-         scheduled_attempts = delivery.scheduled_attempts + 1, last_status = v.status_code, \
-         last_latency_ms = v.latency_ms, last_error_category = v.error_category, updated_at = ?, \
-         holding = CASE WHEN v.state = 'dead' THEN {HOLD_IF_ORDERED} ELSE 0 END \
-         FROM v WHERE delivery.id = ANY(ARRAY(SELECT delivery_id FROM v)) \
-         AND delivery.id = v.delivery_id AND delivery.claim_seq = v.claim_seq{unless_guarded} \
-         RETURNING delivery.id), \
-         i AS (INSERT INTO attempt (id, delivery_id, attempt_no, trigger, started_at, latency_ms, \
-         status_code, error_category, error_detail, response_excerpt, remote_addr, url, \
-         next_attempt_at, location) \
-         SELECT v.id, v.delivery_id, v.attempt_no, v.trigger, v.started_at, v.latency_ms, \
-         v.status_code, v.error_category, v.error_detail, v.response_excerpt, v.remote_addr, \
-         v.url, v.next_attempt_at, v.location FROM v JOIN u ON u.id = v.delivery_id \
-         RETURNING delivery_id){answer}"
-    )
 }
 
 #[cfg(test)]
@@ -256,13 +200,6 @@ mod tests {
         assert_eq!(delivered["state"], "delivered");
         assert_eq!(delivered["next_at"], 1_000);
         assert!(delivered["next_attempt_at"].is_null());
-    }
-
-    #[test]
-    fn a_pool_that_cannot_give_a_connection_reads_as_an_unreachable_database() {
-        for e in [sqlx::Error::PoolTimedOut, sqlx::Error::PoolClosed] {
-            assert!(super::super::is_unreachable(&acquire_error(e)));
-        }
     }
 
     fn row_of(r: &AttemptRecord) -> serde_json::Value {

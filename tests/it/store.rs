@@ -306,3 +306,58 @@ async fn every_pooled_sqlite_connection_syncs_as_configured() {
         "NORMAL (1) when configured"
     );
 }
+
+/// The recorder's every-day statement (`hookd_record_attempts`) keeps its
+/// plan for the session, and that plan must find the batch's rows by
+/// primary key even when it was made on an empty table: a plan that scans
+/// the table would scan it on every record as it grows.
+#[actix_rt::test]
+async fn on_postgresql_the_recorders_kept_plan_never_scans_the_delivery_table() {
+    use sea_orm::{ConnectionTrait, TransactionTrait};
+    if crate::harness::skip_postgres() {
+        return;
+    }
+    let app = spawn_app(Backend::Postgres).await;
+    let txn = app.db().begin().await.expect("a transaction");
+    let batch = serde_json::json!([
+        {"id": "att_1", "delivery_id": "dlv_1", "endpoint_id": "ep_1", "claim_seq": 1,
+         "attempt_no": 1, "trigger": "scheduled", "started_at": 1, "latency_ms": 1,
+         "status_code": 200, "state": "delivered", "next_at": 1},
+        {"id": "att_2", "delivery_id": "dlv_2", "endpoint_id": "ep_1", "claim_seq": 1,
+         "attempt_no": 1, "trigger": "scheduled", "started_at": 1, "latency_ms": 1,
+         "status_code": 200, "state": "delivered", "next_at": 1}
+    ]);
+    let before = delivery_scans(&txn).await;
+    // Past the five calls after which PostgreSQL keeps a generic plan.
+    for _ in 0..8 {
+        txn.execute_unprepared(&format!(
+            "SELECT r FROM hookd_record_attempts('{batch}'::json, true, 1) AS r"
+        ))
+        .await
+        .expect("the function runs");
+    }
+    let after = delivery_scans(&txn).await;
+    assert_eq!(after.0, before.0, "the empty delivery table was scanned");
+    assert!(
+        after.1 - before.1 >= 8,
+        "each call looked its rows up by key: {before:?} then {after:?}"
+    );
+    txn.rollback().await.expect("rollback");
+    drop(app);
+    crate::harness::quiesce().await;
+}
+
+/// This session's (sequential, index) scans of `delivery` not yet reported:
+/// within one transaction they only grow.
+async fn delivery_scans(db: &impl sea_orm::ConnectionTrait) -> (i64, i64) {
+    let row = db
+        .query_one_raw(sea_orm::Statement::from_string(
+            sea_orm::DbBackend::Postgres,
+            "SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables WHERE relname = 'delivery'",
+        ))
+        .await
+        .expect("the statistics are read")
+        .expect("the delivery table has a row");
+    let count = |c: &str| row.try_get::<i64>("", c).expect(c);
+    (count("seq_scan"), count("idx_scan"))
+}
