@@ -29,6 +29,7 @@ pub mod incident_watch;
 pub mod incidents;
 pub mod keys;
 pub mod listening;
+pub mod lost;
 pub mod mail;
 pub mod notices;
 pub mod ordering;
@@ -230,10 +231,11 @@ pub(crate) async fn write_lock_first(txn: &impl ConnectionTrait) -> Result<(), D
     Ok(())
 }
 
-/// Whether the database could not be reached at all (as opposed to a query
-/// that failed): the caller may retry, here or on another instance.
+/// Whether the database could not be reached at all, or the connection
+/// was lost under a statement (as opposed to a query that failed): the
+/// caller may retry, here or on another instance.
 pub fn is_unreachable(e: &DbErr) -> bool {
-    matches!(e, DbErr::ConnectionAcquire(_) | DbErr::Conn(_))
+    matches!(e, DbErr::ConnectionAcquire(_) | DbErr::Conn(_)) || lost::is_connection_lost(e)
 }
 
 /// Whether `e` says another writer stored the same id first.
