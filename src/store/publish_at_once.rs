@@ -122,14 +122,14 @@ pub async fn publish<'a>(
     let row = db
         .query_one_raw(sql(DbBackend::Postgres, &STATEMENT, values))
         .await?;
-    let read = |column: &str| {
-        row.as_ref()
-            .and_then(|r| r.try_get::<Option<i64>>("", column).ok().flatten())
-    };
-    if read("fresh") == Some(0) {
+    let fresh = row
+        .as_ref()
+        .and_then(|r| r.try_get::<bool>("", "fresh").ok());
+    if fresh == Some(false) {
         return Ok(AtOnce::Stale);
     }
-    if read("feed_end").is_none() {
+    let end = row.and_then(|r| r.try_get::<Option<i64>>("", "feed_end").ok().flatten());
+    if end.is_none() {
         return Err(StoreError::Corrupt(
             "the feed_counter row is missing".into(),
         ));
@@ -148,17 +148,17 @@ pub enum AtOnce<'a> {
     Stale,
 }
 
-/// `g.fresh` is 1 when every partner's endpoints are as they were read; all
-/// else writes only then.
+/// `g.fresh` holds when every partner's endpoints are as they were read;
+/// all else writes only then.
 static STATEMENT: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "WITH g AS (SELECT CASE WHEN bool_and({VERSIONS_NOW} = x.fingerprint) THEN 1 ELSE 0 END AS fresh \
+        "WITH g AS (SELECT COALESCE(bool_and({VERSIONS_NOW} = x.fingerprint), false) AS fresh \
          FROM json_to_recordset(?::json) AS x(partner_id text, fingerprint text)), {WRITES}"
     )
 });
 
 const WRITES: &str = "c AS (UPDATE feed_counter SET value = value + ? WHERE id = 1 \
-     AND (SELECT fresh FROM g) = 1 RETURNING value), \
+     AND (SELECT fresh FROM g) RETURNING value), \
      e AS (INSERT INTO outbox_event (event_id, partner_id, \"type\", subject_type, subject_id, \
      subject_version, occurred_at, schema_version, payload, correlation_id, created_at, \
      published_at, feed_seq, renditions, traceparent, tracestate) \
@@ -175,11 +175,11 @@ const WRITES: &str = "c AS (UPDATE feed_counter SET value = value + ? WHERE id =
      r.schema_version, r.reason \
      FROM json_to_recordset(?::json) AS r(id text, event_id text, endpoint_id text, \
      state text, due bigint, claim_seq bigint, schema_version int, reason text) \
-     WHERE (SELECT fresh FROM g) = 1 \
+     WHERE (SELECT fresh FROM g) \
      ON CONFLICT (event_id, endpoint_id) DO NOTHING), \
      w AS (SELECT pg_notify(?, x) FROM json_array_elements_text(?::json) AS x \
-     WHERE (SELECT fresh FROM g) = 1) \
-     SELECT (SELECT value FROM c) AS feed_end, (SELECT fresh::bigint FROM g) AS fresh, \
+     WHERE (SELECT fresh FROM g)) \
+     SELECT (SELECT value FROM c) AS feed_end, (SELECT fresh FROM g) AS fresh, \
      (SELECT count(*) FROM w) AS notices";
 
 /// Each of `partners` with the fingerprint of its endpoints in `to`.
