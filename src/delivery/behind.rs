@@ -3,16 +3,40 @@
 //! them is created as rows, not handed over claimed: handed over, it would
 //! only be handed back (a row written twice more, claimed and released,
 //! for nothing). The committer reads it; the endpoint actors keep it.
+//!
+//! It also counts the group commits finished: a claim that began after a
+//! commit was counted saw its rows, one that began before may not have
+//! (see `oldest_first::RowsFirst::rows_added`).
 
-use std::{collections::HashSet, sync::Mutex};
+use std::{
+    collections::HashSet,
+    sync::{
+        Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+};
 
 #[derive(Debug, Default)]
-pub struct Behind(Mutex<HashSet<String>>);
+pub struct Behind {
+    endpoints: Mutex<HashSet<String>>,
+    commits: AtomicU64,
+}
 
 impl Behind {
+    /// A group commit finished: its number (the first is 1).
+    pub fn committed(&self) -> u64 {
+        self.commits.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// How many group commits had finished by now: each of their rows is
+    /// visible to a statement that begins after this is read.
+    pub fn commits_finished(&self) -> u64 {
+        self.commits.load(Ordering::SeqCst)
+    }
+
     /// Records whether `endpoint`'s actor claims in the database's order.
     pub fn set(&self, endpoint: &str, rows_first: bool) {
-        let mut set = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut set = self.endpoints.lock().unwrap_or_else(|e| e.into_inner());
         if rows_first {
             if !set.contains(endpoint) {
                 set.insert(endpoint.to_string());
@@ -24,7 +48,7 @@ impl Behind {
 
     /// Whether fresh work for `endpoint` must wait as rows.
     pub fn contains(&self, endpoint: &str) -> bool {
-        self.0
+        self.endpoints
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .contains(endpoint)
@@ -45,5 +69,14 @@ mod tests {
         assert!(!behind.contains("ep_2"));
         behind.set("ep_1", false);
         assert!(!behind.contains("ep_1"));
+    }
+
+    #[test]
+    fn commits_are_numbered_from_one_as_they_finish() {
+        let behind = Behind::default();
+        assert_eq!(behind.commits_finished(), 0);
+        assert_eq!(behind.committed(), 1);
+        assert_eq!(behind.committed(), 2);
+        assert_eq!(behind.commits_finished(), 2);
     }
 }

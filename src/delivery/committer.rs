@@ -185,7 +185,9 @@ fn after_commit(
     shared
         .metrics
         .deliveries_filtered(&publication.fanout.filtered);
-    hand_over.do_send(Fresh(fresh::handover(publication, &events)));
+    let mut handover = fresh::handover(publication, &events);
+    handover.commit = shared.behind.committed();
+    hand_over.do_send(Fresh(handover));
 }
 
 impl Actor for Committer {

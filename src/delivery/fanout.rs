@@ -67,11 +67,23 @@ impl FanoutActor {
 
     /// Wakes the endpoint's actor, starting (or restarting) it if needed.
     fn wake_child(&mut self, ctx: &mut Context<Self>, endpoint_id: &str, new_work: bool) {
+        self.wake_child_for(ctx, endpoint_id, new_work, None);
+    }
+
+    /// As `wake_child`; `committed`: the group commit that wrote rows for it.
+    fn wake_child_for(
+        &mut self,
+        ctx: &mut Context<Self>,
+        endpoint_id: &str,
+        new_work: bool,
+        committed: Option<u64>,
+    ) {
         if let Some(child) = self.child(ctx, endpoint_id, false) {
             child.seq += 1;
             child.addr.do_send(endpoint::Wake {
                 new_work,
                 seq: child.seq,
+                committed,
             });
         }
     }
@@ -319,7 +331,11 @@ impl Handler<Idle> for FanoutActor {
 impl Handler<Fresh> for FanoutActor {
     type Result = ();
     fn handle(&mut self, msg: Fresh, ctx: &mut Context<Self>) {
-        let super::fresh::Handover { jobs, to_claim } = msg.0;
+        let super::fresh::Handover {
+            jobs,
+            to_claim,
+            commit,
+        } = msg.0;
         let mut orphans: Vec<(String, i64)> = Vec::new();
         for (endpoint_id, jobs) in jobs {
             let more = to_claim.contains(&endpoint_id);
@@ -340,7 +356,7 @@ impl Handler<Fresh> for FanoutActor {
             }
         }
         for endpoint_id in &to_claim {
-            self.wake_child(ctx, endpoint_id, true);
+            self.wake_child_for(ctx, endpoint_id, true, Some(commit));
         }
         if !orphans.is_empty() {
             let shared = self.shared.clone();
@@ -381,6 +397,7 @@ impl Handler<LeasesChanged> for FanoutActor {
                 child.addr.do_send(endpoint::Wake {
                     new_work: false,
                     seq: child.seq,
+                    committed: None,
                 });
             }
         }

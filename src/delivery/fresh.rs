@@ -173,6 +173,8 @@ pub struct Handover {
     pub jobs: HashMap<String, Vec<Job>>,
     /// Endpoints with deliveries left for their actor to claim.
     pub to_claim: HashSet<String>,
+    /// The commit's number (`behind::Behind::committed`).
+    pub commit: u64,
 }
 
 /// The committed publication as work for the actors.

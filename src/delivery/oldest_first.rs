@@ -3,7 +3,10 @@
 //! its actor), everything handed over afterwards is younger than them, so it
 //! goes back as rows too and the actor claims in the database's order. The
 //! mode ends when a claim finds nothing more due and no hand-back could have
-//! slipped past it. Pure bookkeeping; the endpoint actor acts on it.
+//! slipped past it. Rows a group commit wrote for the actor to claim (more
+//! than it hands over in memory, or fresh work while the mode is on) count
+//! as a hand-back: they too are older than what is handed over after them.
+//! Pure bookkeeping; the endpoint actor acts on it.
 
 /// What one claim saw of the hand-backs, to decide whether it may end the mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +36,17 @@ impl RowsFirst {
         self.pending += 1;
         if due_at <= now {
             self.on = true;
+            self.handbacks += 1;
+        }
+    }
+
+    /// A commit wrote due rows for the actor to claim (it announces them
+    /// after the commit). `seen`: the claim running now began after that
+    /// commit finished, so it sees them and may end the mode; otherwise
+    /// it may have missed them and may not.
+    pub fn rows_added(&mut self, seen: bool) {
+        self.on = true;
+        if !seen {
             self.handbacks += 1;
         }
     }
@@ -110,6 +124,37 @@ mod tests {
         rows.handed_back();
         rows.claim_ended(start, false);
         assert!(rows.on(), "the claim may not have seen those rows");
+    }
+
+    #[test]
+    fn rows_committed_for_the_actor_put_handovers_behind_them() {
+        let mut rows = RowsFirst::default();
+        rows.rows_added(false);
+        assert!(rows.on());
+        let start = rows.claim_starts();
+        rows.claim_ended(start, false);
+        assert!(!rows.on(), "a claim that began after them took them");
+    }
+
+    #[test]
+    fn rows_committed_during_a_claim_that_could_not_see_them_keep_it_on() {
+        let mut rows = RowsFirst::default();
+        rows.handing_back(NOW, NOW);
+        rows.handed_back();
+        let start = rows.claim_starts();
+        rows.rows_added(false);
+        rows.claim_ended(start, false);
+        assert!(rows.on(), "the claim began before their commit finished");
+    }
+
+    #[test]
+    fn rows_committed_before_the_running_claim_began_let_it_end_it() {
+        let mut rows = RowsFirst::default();
+        let start = rows.claim_starts();
+        rows.rows_added(true);
+        assert!(rows.on());
+        rows.claim_ended(start, false);
+        assert!(!rows.on());
     }
 
     #[test]

@@ -29,6 +29,7 @@ impl EndpointActor {
             return;
         }
         self.claiming = true;
+        self.commits_before_claim = self.shared.behind.commits_finished();
         self.woken = false;
         let start = self.rows_first.claim_starts();
         let shared = self.shared.clone();

@@ -18,6 +18,9 @@ pub struct Wake {
     pub new_work: bool,
     /// The supervisor's count of wakes sent to this actor (see `Idle`).
     pub seq: u64,
+    /// The group commit that wrote rows for this actor to claim, if that
+    /// is why it is woken (see `oldest_first`).
+    pub committed: Option<u64>,
 }
 
 /// Told to the supervisor when the actor has nothing left to do.
@@ -37,6 +40,12 @@ impl Handler<Wake> for EndpointActor {
         if msg.new_work {
             self.due.unknown();
             self.woken = true;
+        }
+        if let Some(commit) = msg.committed {
+            // Those rows are older than anything handed over after them.
+            let seen = self.claiming && commit <= self.commits_before_claim;
+            self.rows_first.rows_added(seen);
+            self.shared.behind.set(&self.id, true);
         }
         self.pump(ctx);
     }

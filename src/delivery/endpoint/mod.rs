@@ -96,6 +96,9 @@ pub struct EndpointActor {
     pub(super) changes_seen: u64,
     /// A claim is running; sending goes on meanwhile.
     claiming: bool,
+    /// The group commits finished when the running claim began: their rows
+    /// are visible to it.
+    commits_before_claim: u64,
     /// Deliveries claimed for this actor by the recorder (the next of their
     /// ordered subjects), waiting for their events to be read.
     handed: Vec<crate::store::claims::Claimed>,
@@ -155,6 +158,7 @@ impl EndpointActor {
             reloading: false,
             changes_seen: 0,
             claiming: false,
+            commits_before_claim: 0,
             handed: Vec::new(),
             reading_handed: false,
             idle_timer: None,
