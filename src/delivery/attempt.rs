@@ -202,11 +202,15 @@ pub(super) async fn attempt_once(
         Err(e) => return unsent(ErrorCategory::Internal, e.to_string()),
     };
     // The last look before the wire: a decision made under the lease may
-    // have waited out a pause (SIGSTOP, a stalled VM) in the resolver.
-    if !matches!(
-        shared.leases.standing(&loaded.endpoint.id),
-        crate::cluster::leases::Standing::Owned { .. }
-    ) {
+    // have waited out a pause (SIGSTOP, a stalled VM) in the resolver. (The
+    // connections look again at each write: `fenced_io`.)
+    let owned = || {
+        matches!(
+            shared.leases.standing(&loaded.endpoint.id),
+            crate::cluster::leases::Standing::Owned { .. }
+        )
+    };
+    if !owned() {
         return None;
     }
     let tls = match &loaded.presented.tls {
@@ -229,12 +233,13 @@ pub(super) async fn attempt_once(
         match &*current {
             Some(c) if c.addrs == addrs && Arc::ptr_eq(&c.tls, tls) => c.clone(),
             _ => {
-                let c = Rc::new(PinnedClient::new(
+                let c = Rc::new(PinnedClient::fenced(
                     addrs,
                     tls.clone(),
                     &shared.limits,
                     &shared.route,
                     loaded.endpoint.concurrency as usize,
+                    lease_fence(shared, &loaded.endpoint.id),
                 ));
                 *current = Some(c.clone());
                 c
@@ -250,6 +255,11 @@ pub(super) async fn attempt_once(
         (bearer.as_deref(), trace),
     )
     .await;
+    // No answer, and the lease gone meanwhile: the fence may have withheld
+    // it (and a record under a lost lease would change nothing anyway).
+    if observed.status.is_none() && !owned() {
+        return None;
+    }
     // A refused token is replaced once, and the request sent again with it.
     let Some(c) = loaded
         .presented
@@ -265,6 +275,18 @@ pub(super) async fn attempt_once(
         }
         Err(e) => unsent(ErrorCategory::Auth, e),
     }
+}
+
+/// Whether `endpoint`'s lease is confirmed here, asked by its connections
+/// at each write.
+fn lease_fence(shared: &Arc<Shared>, endpoint: &str) -> super::fenced_io::Fence {
+    let (leases, endpoint) = (shared.leases.clone(), endpoint.to_string());
+    super::fenced_io::Fence::new(move || {
+        matches!(
+            leases.standing(&endpoint),
+            crate::cluster::leases::Standing::Owned { .. }
+        )
+    })
 }
 
 /// Signs the job now and sends it with the endpoint's headers (and token).
