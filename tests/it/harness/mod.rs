@@ -12,6 +12,7 @@ pub mod otlp;
 pub mod outcome;
 pub mod payloads;
 pub mod pg;
+pub mod ports;
 pub mod process;
 pub mod python;
 pub mod receiver;

@@ -57,13 +57,7 @@ pub fn log_tail(text: &str) -> &str {
     &text[start..]
 }
 
-/// A free TCP port on 127.0.0.1 (bound, read, released).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port on 127.0.0.1")
-        .port()
-}
+pub use super::ports::free_port;
 
 /// A `hookd` child process; dropping it kills it, so no test leaves one behind.
 pub struct Hookd {
