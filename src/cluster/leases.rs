@@ -83,6 +83,12 @@ impl Leases {
         }
     }
 
+    /// Whether this instance owns the endpoint with its lease confirmed
+    /// now: what sending, and handing work over in memory, need.
+    pub fn confirmed(&self, endpoint_id: &str) -> bool {
+        matches!(self.standing(endpoint_id), Standing::Owned { .. })
+    }
+
     /// Whether an actor should run here for this endpoint.
     pub fn holds(&self, endpoint_id: &str) -> bool {
         matches!(self.read().held.get(endpoint_id), Some(Held::Owned(..)))

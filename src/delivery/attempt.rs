@@ -204,12 +204,7 @@ pub(super) async fn attempt_once(
     // The last look before the wire: a decision made under the lease may
     // have waited out a pause (SIGSTOP, a stalled VM) in the resolver. (The
     // connections look again at each write: `fenced_io`.)
-    let owned = || {
-        matches!(
-            shared.leases.standing(&loaded.endpoint.id),
-            crate::cluster::leases::Standing::Owned { .. }
-        )
-    };
+    let owned = || shared.leases.confirmed(&loaded.endpoint.id);
     if !owned() {
         return None;
     }
@@ -281,12 +276,7 @@ pub(super) async fn attempt_once(
 /// at each write.
 fn lease_fence(shared: &Arc<Shared>, endpoint: &str) -> super::fenced_io::Fence {
     let (leases, endpoint) = (shared.leases.clone(), endpoint.to_string());
-    super::fenced_io::Fence::new(move || {
-        matches!(
-            leases.standing(&endpoint),
-            crate::cluster::leases::Standing::Owned { .. }
-        )
-    })
+    super::fenced_io::Fence::new(move || leases.confirmed(&endpoint))
 }
 
 /// Signs the job now and sends it with the endpoint's headers (and token).

@@ -11,7 +11,6 @@ use std::collections::{HashMap, HashSet};
 use sea_orm::{DbBackend, TransactionTrait};
 
 use crate::{
-    cluster::leases::Standing,
     domain::event::{NewEvent, envelope, envelope_at, envelope_with_data},
     store::{
         StoreError,
@@ -57,7 +56,7 @@ pub async fn store_and_publish(
             created_at: now_ms,
         })
         .collect();
-    let held = |endpoint: &str| matches!(shared.leases.standing(endpoint), Standing::Owned { .. });
+    let held = |endpoint: &str| shared.leases.confirmed(endpoint);
     // Held here, and its actor not claiming oldest first (work handed to it
     // now would only go back as rows).
     let owned = |endpoint: &str| {

@@ -24,7 +24,6 @@ use super::{
     Shared,
     messages::{EndpointsDisabled, Record, RecordLost, StopNow, Wake},
 };
-use crate::cluster::leases::Standing;
 use crate::domain::circuit::Saved;
 use crate::store::claims::Claimed;
 use crate::store::{
@@ -154,7 +153,7 @@ async fn write_batch(
     // again before it sends).
     let lease_until = now + shared.config.delivery.lease.as_millis() as i64;
     let claim_until = |endpoint: &str| {
-        let held = matches!(shared.leases.standing(endpoint), Standing::Owned { .. });
+        let held = shared.leases.confirmed(endpoint);
         (held && !shared.is_draining()).then_some(lease_until)
     };
     let thresholds = Thresholds {

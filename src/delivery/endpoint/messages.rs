@@ -45,7 +45,7 @@ impl Handler<Wake> for EndpointActor {
             // Those rows are older than anything handed over after them.
             let seen = self.claiming && commit <= self.commits_before_claim;
             self.rows_first.rows_added(seen);
-            self.shared.behind.set(&self.id, true);
+            self.shared.behind.set(&self.id, self.rows_first.on());
         }
         self.pump(ctx);
     }
