@@ -38,7 +38,8 @@
 //!    pages, server-rendered, escaped, no script), [`portal`] (the partner's).
 //! 10. commands: [`app`] (wiring: database, engine and server), [`cli`] (the
 //!     command line), [`demo`] (everything end to end on this machine in one
-//!     command).
+//!     command), [`runtime`] (the actix system a command runs on, and its
+//!     teardown).
 
 pub mod app;
 pub mod catalog;
@@ -59,6 +60,7 @@ pub mod metrics;
 pub mod notify;
 pub mod outbox;
 pub mod portal;
+pub mod runtime;
 pub mod secret;
 pub mod signing;
 pub mod store;

@@ -3,8 +3,13 @@
 use clap::Parser as _;
 use tracing_subscriber::{EnvFilter, layer::SubscriberExt as _, util::SubscriberInitExt as _};
 
-#[actix_rt::main]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
+    // Torn down where a task still holding a database connection can hand it
+    // back, so no exit ends in an abort.
+    hookd::runtime::run(Box::pin(command()))
+}
+
+async fn command() -> std::process::ExitCode {
     let cli = hookd::cli::Cli::parse();
     let config = match hookd::config::Config::load(cli.config.as_deref(), std::env::vars()) {
         Ok(c) => c,

@@ -34,7 +34,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("conformance", &["conformance"]),
     ("http", &["http"]),
     ("pages", &["web", "dashboard", "portal"]),
-    ("commands", &["app", "cli", "demo"]),
+    ("commands", &["app", "cli", "demo", "runtime"]),
 ];
 
 fn library() -> Library {

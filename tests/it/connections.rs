@@ -31,7 +31,7 @@ async fn connections(db: &DatabaseConnection) -> (i64, i64) {
     )
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn on_postgresql_a_listening_connection_dropped_where_no_runtime_runs_is_closed() {
     if skip_postgres() {
         return;

@@ -80,7 +80,7 @@ fn uuid_id(i: usize) -> String {
 /// PostgreSQL only: events the fast path stores are published in their own
 /// transaction, so their insert wakes no fanout (`hookd_outbox` stays quiet),
 /// while an event another writer commits unpublished still wakes it.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_fast_path_commit_sends_no_outbox_notice_and_another_writers_event_does() {
     use sea_orm::sqlx::postgres::PgListener;
     if crate::harness::skip_postgres() {

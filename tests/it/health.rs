@@ -340,7 +340,7 @@ async fn a_failure_after_recovery_starts_a_new_period_warned_an_hour_after_it(ba
 
 /// PostgreSQL only (SQLite takes one running hookd): an instance sweeps as it
 /// starts, not only at its first tick.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn an_instance_sweeps_once_as_it_starts_on_postgres() {
     if crate::harness::skip_postgres() {
         return;

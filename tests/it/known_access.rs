@@ -213,7 +213,7 @@ async fn a_partner_refused_as_unknown_is_found_the_moment_it_is_made(app: TestAp
 /// Two instances on one PostgreSQL database, sharing the tests' standing
 /// clock: nothing expires, so only the notification can make the second
 /// refuse what the first revoked.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn on_postgresql_a_key_revoked_through_another_instance_is_refused_when_the_notice_arrives() {
     if skip_postgres() {
         return;
@@ -235,7 +235,7 @@ async fn on_postgresql_a_key_revoked_through_another_instance_is_refused_when_th
     quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn on_postgresql_a_partner_announced_gone_is_refused_when_the_notice_arrives() {
     if skip_postgres() {
         return;
@@ -255,7 +255,7 @@ async fn on_postgresql_a_partner_announced_gone_is_refused_when_the_notice_arriv
     quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn on_postgresql_an_instance_whose_listener_lost_its_connection_forgets_what_it_held() {
     if skip_postgres() {
         return;

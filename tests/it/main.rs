@@ -49,4 +49,5 @@ mod routing;
 mod skips;
 mod stop;
 mod store;
+mod suite;
 mod thresholds;

@@ -197,7 +197,7 @@ async fn a_stop_lets_attempts_in_flight_finish_and_records_each_once(backend: Ba
     app_db.close().await.expect("closed");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_second_serve_on_one_sqlite_file_is_refused_and_says_why() {
     let (url, _db) = harness::database(Backend::Sqlite).await;
     let work = tempfile::tempdir().expect("a working folder");

@@ -158,7 +158,7 @@ async fn each_attempt_record_is_stored_and_counted_exactly_once(backend: Backend
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn on_postgresql_successes_at_an_endpoint_marked_failing_are_left_to_the_transaction_that_mends_its_health()
  {
     use hookd::store::deliveries::record_alone;
@@ -223,7 +223,7 @@ async fn text_of(conn: &impl sea_orm::ConnectionTrait, sql: &str, column: &str) 
         .unwrap_or_else(|e| panic!("`{sql}` gives a text `{column}`: {e}"))
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn every_postgresql_session_asks_the_server_to_end_a_transaction_left_idle_for_ten_seconds() {
     use sea_orm::TransactionTrait;
     if crate::harness::skip_postgres() {
@@ -293,7 +293,7 @@ async fn synchronous_on_every_connection(setting: &str, pool: u32) -> Vec<i64> {
     values
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn every_pooled_sqlite_connection_syncs_as_configured() {
     assert_eq!(
         synchronous_on_every_connection("full", 4).await,
@@ -311,7 +311,7 @@ async fn every_pooled_sqlite_connection_syncs_as_configured() {
 /// plan for the session, and that plan must find the batch's rows by
 /// primary key even when it was made on an empty table: a plan that scans
 /// the table would scan it on every record as it grows.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn on_postgresql_the_recorders_kept_plan_never_scans_the_delivery_table() {
     use sea_orm::{ConnectionTrait, TransactionTrait};
     if crate::harness::skip_postgres() {

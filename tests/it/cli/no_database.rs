@@ -69,7 +69,7 @@ fn migrate_creates_the_database_that_the_other_commands_then_use() {
     assert_eq!(String::from_utf8_lossy(&listed.stdout).trim(), "(none)");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_command_on_a_postgres_database_that_does_not_exist_names_it() {
     let (url, _) = harness::database(Backend::Postgres).await;
     let (server, _) = url.rsplit_once('/').expect("a database name");

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::Fleet;
 use crate::harness::{SLOW, WAIT, wait_until};
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_url_changed_through_one_instance_is_used_by_the_owner_at_once() {
     let Some((fleet, _)) = Fleet::registered(2, 2).await else {
         return;

@@ -24,7 +24,7 @@ const RESUME_WITHIN: Duration = Duration::from_secs(10);
 const BATCH: usize = 4;
 const EVERY: Duration = Duration::from_millis(20);
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn hookd_rides_a_postgresql_failover_without_a_restart_or_a_lost_event() {
     if harness::skip_postgres() {
         return;

@@ -15,7 +15,7 @@ use crate::harness::{SLOW, wait_until};
 /// 250 ms between events.
 const RESUME_WITHIN: Duration = LEASE_TTL.saturating_add(Duration::from_millis(500));
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_killed_instances_endpoints_resume_on_the_others_and_nothing_is_lost() {
     let started = Instant::now();
     // Four events a second, 20 endpoints: well within 2 x 5 requests a second each.

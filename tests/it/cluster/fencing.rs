@@ -27,7 +27,7 @@ type Samples = Vec<(Instant, Vec<Lease>)>;
 /// instance's claims have all run out when it wakes.
 const PAUSE: Duration = Duration::from_secs(6);
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_paused_instance_sends_nothing_for_the_endpoints_taken_over_while_it_slept() {
     let started = Instant::now();
     let Some((mut fleet, ids)) = Fleet::registered(3, 20).await else {

@@ -50,7 +50,7 @@ async fn unchanged_for(fleet: &Fleet, quiet: Duration) -> Vec<super::Lease> {
     last
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn endpoints_won_back_by_a_resumed_instance_deliver_again_within_two_seconds() {
     let Some((fleet, ids)) = Fleet::registered_with_ttl(2, 10, TTL).await else {
         return;

@@ -10,7 +10,7 @@ use hookd::http::access::HELD_FOR;
 use super::Fleet;
 use crate::harness::{WAIT, call_raw, wait_until};
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_key_revoked_on_one_instance_is_refused_by_another_before_its_entry_could_expire() {
     let Some((fleet, _)) = Fleet::registered(2, 1).await else {
         return;

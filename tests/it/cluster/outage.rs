@@ -20,7 +20,7 @@ const INGEST_WITHIN: Duration = Duration::from_millis(2500);
 /// How soon after the database is back hookd must be ready again.
 const READY_WITHIN: Duration = Duration::from_secs(20);
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_20_second_database_outage_is_answered_with_503_and_loses_nothing() {
     if harness::skip_postgres() {
         return;

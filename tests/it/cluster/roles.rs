@@ -11,7 +11,7 @@ use crate::harness::{
     wait_until,
 };
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn events_an_api_instance_accepts_wait_for_a_delivery_instance_which_alone_sends_them() {
     let Some((mut fleet, _)) = Fleet::registered(0, 3).await else {
         return;
@@ -93,7 +93,7 @@ async fn events_an_api_instance_accepts_wait_for_a_delivery_instance_which_alone
     fleet.assert_no_panic();
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_delivery_instance_answers_probes_and_metrics_but_no_api_dashboard_or_portal() {
     let Some((mut fleet, _)) = Fleet::registered(0, 1).await else {
         return;
@@ -122,7 +122,7 @@ async fn a_delivery_instance_answers_probes_and_metrics_but_no_api_dashboard_or_
     }
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_split_role_on_sqlite_is_refused_at_start_with_the_reason() {
     let dir = tempfile::tempdir().expect("a folder");
     let url = format!(

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::Fleet;
 use crate::harness::{SLOW, WAIT, wait_until};
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_rolling_restart_with_sigterm_loses_and_repeats_no_delivery() {
     let started = Instant::now();
     let every = Duration::from_millis(200);

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{Fleet, LEASE_TTL};
 use crate::harness::{SLOW, WAIT, answer, call_raw, wait_until};
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn three_instances_deliver_2000_webhooks_without_exceeding_any_endpoints_concurrency() {
     let started = std::time::Instant::now();
     let Some((fleet, _)) = Fleet::registered(3, 20).await else {
@@ -41,7 +41,7 @@ async fn three_instances_deliver_2000_webhooks_without_exceeding_any_endpoints_c
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_instances_api_lists_each_live_instance_with_the_endpoints_it_owns() {
     let Some((fleet, ids)) = Fleet::registered(3, 20).await else {
         return;
@@ -73,7 +73,7 @@ async fn the_instances_api_lists_each_live_instance_with_the_endpoints_it_owns()
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn an_instance_stopped_with_sigterm_is_gone_from_the_instances_api_at_once() {
     let Some((mut fleet, _)) = Fleet::registered(3, 20).await else {
         return;

@@ -167,7 +167,7 @@ async fn another_endpoint_on_the_same_host_is_checked_a_minute_later_and_not_soo
 
 /// The limit is in the database: another instance refuses too (SQLite
 /// takes one instance, so this runs on PostgreSQL only).
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_once_a_minute_limit_holds_on_another_instance() {
     if harness::skip_postgres() {
         return;
@@ -212,7 +212,7 @@ async fn the_checks_of_an_unknown_endpoint_are_a_404(app: TestApp) {
     assert_eq!(status, 404, "{body}");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_api_check_goes_through_the_egress_proxy() {
     use crate::harness::tinyproxy::{Setup, Tinyproxy};
     let Some(proxy) = Tinyproxy::start(Setup {

@@ -34,7 +34,7 @@ fn card(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).expect("one JSON object")
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_command_line_prints_the_json_scorecard_and_exits_0_for_a_good_receiver() {
     let secret = Secret::generate();
     let (good, _) = receiver(&secret, Behaviour::Correct);
@@ -48,7 +48,7 @@ async fn the_command_line_prints_the_json_scorecard_and_exits_0_for_a_good_recei
     assert_eq!(card["passed"], true);
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_command_line_exits_1_for_a_receiver_that_fails_a_case_and_names_it() {
     let secret = Secret::generate();
     let (bad, _) = receiver(&secret, Behaviour::AcceptsBadSignatures);
@@ -65,7 +65,7 @@ async fn the_command_line_exits_1_for_a_receiver_that_fails_a_case_and_names_it(
     assert_eq!(card["cases"][2]["passed"], false);
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn without_json_the_command_line_prints_a_table_with_a_line_per_case() {
     let secret = Secret::generate();
     let (good, _) = receiver(&secret, Behaviour::Correct);
@@ -78,7 +78,7 @@ async fn without_json_the_command_line_prints_a_table_with_a_line_per_case() {
     assert!(table.contains("8 of 8 cases passed"), "{table}");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_command_line_refuses_a_loopback_receiver_without_the_egress_settings_with_exit_2() {
     let secret = Secret::generate();
     let (addr, inbox) = receiver(&secret, Behaviour::Correct);
@@ -93,7 +93,7 @@ async fn the_command_line_refuses_a_loopback_receiver_without_the_egress_setting
     assert_eq!(inbox.requests(), 0, "nothing was sent");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_command_line_refuses_a_secret_that_is_not_one_with_exit_2() {
     let (addr, inbox) = receiver(&Secret::generate(), Behaviour::Correct);
     let out = check_receiver(
@@ -110,7 +110,7 @@ async fn the_command_line_refuses_a_secret_that_is_not_one_with_exit_2() {
     assert_eq!(inbox.requests(), 0, "nothing was sent");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_command_line_sends_through_the_egress_proxy_and_fails_as_proxy_without_it() {
     use crate::harness::tinyproxy::{Setup, Tinyproxy};
     let Some(mut proxy) = Tinyproxy::start(Setup {

@@ -81,7 +81,7 @@ fn failed_cases(card: &Scorecard) -> Vec<&str> {
         .collect()
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_correct_receiver_passes_all_eight_cases_without_a_hint() {
     let (card, _inbox) = checked(Behaviour::Correct).await;
     assert!(card.passed, "{}", card.table());
@@ -93,7 +93,7 @@ async fn a_correct_receiver_passes_all_eight_cases_without_a_hint() {
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_check_sends_one_request_per_case_and_its_events_reach_no_business_handler() {
     let (_card, inbox) = checked(Behaviour::Correct).await;
     assert_eq!(inbox.requests(), 8, "one request per case");
@@ -105,7 +105,7 @@ async fn the_check_sends_one_request_per_case_and_its_events_reach_no_business_h
     assert!(inbox.applied_nothing(), "marked: no business handler ran");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_receiver_that_accepts_bad_signatures_fails_exactly_those_cases_with_hints() {
     let (card, _inbox) = checked(Behaviour::AcceptsBadSignatures).await;
     assert!(!card.passed);
@@ -131,7 +131,7 @@ async fn a_receiver_that_accepts_bad_signatures_fails_exactly_those_cases_with_h
     assert!(wrong.got.starts_with("204 in "), "{}", wrong.got);
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_receiver_answering_in_3_s_passes_with_a_warning() {
     let (card, _inbox) = checked(Behaviour::SlowFirst(Duration::from_secs(3))).await;
     assert!(card.passed, "slow is still a pass: {}", card.table());
@@ -143,7 +143,7 @@ async fn a_receiver_answering_in_3_s_passes_with_a_warning() {
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_receiver_answering_after_5_s_fails_the_valid_case() {
     let started = std::time::Instant::now();
     let (card, _inbox) = checked(Behaviour::SlowFirst(Duration::from_secs(6))).await;

@@ -148,7 +148,7 @@ pub async fn resume_and_deliver(
     resumed_after
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_full_disk_is_a_503_loses_nothing_acknowledged_and_resumes_once_space_is_freed() {
     let disk = SmallDisk::mount(SIZE);
     let url = format!("sqlite://{}/hookd.db", disk.path().display());

@@ -34,7 +34,7 @@ async fn is_up(url: &str) -> bool {
     }
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_full_postgresql_disk_is_a_503_and_hookd_resumes_without_a_restart() {
     if harness::skip_postgres() {
         return;

@@ -50,7 +50,7 @@ pub(crate) async fn close_database(app: &TestApp) -> (sea_orm::DatabaseConnectio
     (admin, name.to_string())
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_database_outage_while_running_loses_no_work() {
     if harness::skip_postgres() {
         return;

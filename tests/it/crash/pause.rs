@@ -21,7 +21,7 @@ const ANSWER_AFTER: Duration = Duration::from_millis(500);
 /// Longer than the request timeout (2 s in the tests' configuration).
 const PAUSE: Duration = Duration::from_secs(4);
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn an_answer_received_while_paused_is_recorded_as_received_not_as_a_timeout() {
     let (url, _db) = harness::database(Backend::Sqlite).await;
     let receiver = Receiver::start().await;

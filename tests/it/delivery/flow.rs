@@ -129,7 +129,7 @@ async fn the_fanout_reaches_only_subscribed_active_endpoints_of_the_events_partn
 /// PostgreSQL only: an event another writer commits straight into the outbox
 /// (the host service's own transaction, no API call) is fanned out at once by
 /// LISTEN/NOTIFY, long before the (here one-minute) poll would find it.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn an_event_committed_by_another_writer_is_delivered_at_once_on_postgres() {
     if crate::harness::skip_postgres() {
         return;

@@ -79,7 +79,7 @@ fn strict_rules() -> (EgressRules, actix::Addr<ResolverActor>) {
     (rules, resolver)
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn every_loopback_spelling_is_refused_at_registration() {
     let (rules, resolver) = strict_rules();
     for url in loopback_spellings(8443) {
@@ -90,7 +90,7 @@ async fn every_loopback_spelling_is_refused_at_registration() {
     }
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn private_metadata_and_special_addresses_are_refused_at_registration() {
     let (rules, resolver) = strict_rules();
     for host in [

@@ -186,7 +186,7 @@ async fn a_name_rebound_to_a_forbidden_address_never_reaches_the_proxy(backend: 
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_redirect_is_not_followed_through_the_proxy() {
     let Some(proxy) = proxy(None).await else {
         return;
@@ -198,7 +198,7 @@ async fn a_redirect_is_not_followed_through_the_proxy() {
     quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn wrong_proxy_credentials_fail_the_attempt_as_proxy_and_it_is_retried() {
     let Some(proxy) = proxy(Some(("hookd", "right-password"))).await else {
         return;
@@ -229,7 +229,7 @@ async fn wrong_proxy_credentials_fail_the_attempt_as_proxy_and_it_is_retried() {
     quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_right_proxy_credentials_open_the_tunnel() {
     let Some(proxy) = proxy(Some(("hookd", "s3cret.pw"))).await else {
         return;
@@ -244,7 +244,7 @@ async fn the_right_proxy_credentials_open_the_tunnel() {
     quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_proxy_that_is_down_fails_the_attempt_as_proxy_not_connect() {
     let Some(mut proxy) = proxy(None).await else {
         return;
@@ -265,7 +265,7 @@ async fn a_proxy_that_is_down_fails_the_attempt_as_proxy_not_connect() {
     quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_proxys_own_address_is_exempt_only_as_the_proxy() {
     let Some(proxy) = proxy(None).await else {
         return;
@@ -293,7 +293,7 @@ async fn the_proxys_own_address_is_exempt_only_as_the_proxy() {
     quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_proxy_that_cannot_reach_the_receiver_fails_the_attempt_as_connect_with_its_status_line()
 {
     let Some(proxy) = proxy(None).await else {
@@ -355,7 +355,7 @@ async fn misbehaving_proxy(closes: bool) -> (std::net::SocketAddr, tokio::task::
     (addr, task)
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_proxy_that_closes_before_answering_fails_the_attempt_as_proxy() {
     let (addr, closer) = misbehaving_proxy(true).await;
     let sent = one_event_through(&format!("http://{addr}"), &[]).await;
@@ -370,7 +370,7 @@ async fn a_proxy_that_closes_before_answering_fails_the_attempt_as_proxy() {
     quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_proxy_that_never_answers_fails_the_attempt_as_proxy_within_the_connect_timeout() {
     // The test configuration's connect timeout is 1 s, its request timeout 2 s.
     let (addr, silent) = misbehaving_proxy(false).await;

@@ -107,7 +107,7 @@ async fn stop(child: &mut Hookd) {
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn without_dev_mode_the_cli_refuses_a_loopback_receiver_and_points_at_dev_mode() {
     let bed = Bed::new().await;
     let partner = &bed.store.partner_id;
@@ -128,7 +128,7 @@ async fn without_dev_mode_the_cli_refuses_a_loopback_receiver_and_points_at_dev_
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn without_dev_mode_serve_refuses_a_loopback_endpoint() {
     let bed = Bed::new().await;
     let _plain = bed.serving(&["serve"]).await;
@@ -139,7 +139,7 @@ async fn without_dev_mode_serve_refuses_a_loopback_endpoint() {
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn dev_mode_says_so_and_takes_a_loopback_http_endpoint_on_any_port() {
     let bed = Bed::new().await;
     let dev = bed.serving(&["serve", "--dev"]).await;
@@ -169,7 +169,7 @@ async fn delivered_in_dev_mode(bed: &Bed) -> (String, hookd::secret::Secret) {
     (created["id"].as_str().expect("an id").to_string(), secret)
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn dev_mode_delivers_a_signed_event_to_a_loopback_receiver() {
     let bed = Bed::new().await;
     let (_, secret) = delivered_in_dev_mode(&bed).await;
@@ -189,7 +189,7 @@ async fn dev_mode_delivers_a_signed_event_to_a_loopback_receiver() {
     .expect("the delivery's signature verifies");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn restarted_without_dev_mode_hookd_blocks_what_dev_mode_let_in() {
     let bed = Bed::new().await;
     let (endpoint, _) = delivered_in_dev_mode(&bed).await;
@@ -270,7 +270,7 @@ pub(super) fn printed_key(banner: &str, label: &str) -> String {
         .to_string()
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn serve_dev_prints_the_dashboard_and_the_commands_to_try() {
     let (_child, banner, base, _db) = serve_dev_banner().await;
     assert!(banner.contains(&format!("{base}/dashboard")), "{banner}");
@@ -278,7 +278,7 @@ async fn serve_dev_prints_the_dashboard_and_the_commands_to_try() {
     assert!(banner.contains("endpoint create --dev"), "{banner}");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_operator_key_serve_dev_prints_works() {
     let (_child, banner, base, _db) = serve_dev_banner().await;
     let key = printed_key(&banner, "operator key");
@@ -287,7 +287,7 @@ async fn the_operator_key_serve_dev_prints_works() {
     assert_eq!(status, 200, "the printed operator key works");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_service_key_serve_dev_prints_is_a_key() {
     let (_child, banner, base, _db) = serve_dev_banner().await;
     let key = printed_key(&banner, "service key");

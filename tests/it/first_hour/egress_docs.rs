@@ -139,7 +139,7 @@ fn paste(block: &str) -> Pasted {
     Pasted { out, dir, port }
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn every_shell_example_in_the_egress_page_works_when_pasted() {
     let blocks = shell_blocks(&egress_section());
     assert!(
@@ -170,7 +170,7 @@ async fn every_shell_example_in_the_egress_page_works_when_pasted() {
     }
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_self_hosted_example_without_its_ports_is_refused() {
     let block = shell_blocks(&egress_section())
         .into_iter()
@@ -312,7 +312,7 @@ impl StrictAudit {
     }
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn serve_names_each_endpoint_its_egress_settings_refuse_once_and_no_other() {
     let audit = StrictAudit::run().await;
     for (i, url) in audit.urls.iter().enumerate().take(3) {
@@ -322,7 +322,7 @@ async fn serve_names_each_endpoint_its_egress_settings_refuse_once_and_no_other(
     assert!(audit.about(3).is_empty(), "a public https URL is not named");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn each_refused_endpoint_is_named_with_why_and_the_settings_that_would_allow_it() {
     let audit = StrictAudit::run().await;
     let local = audit.about(0)[0];
@@ -356,7 +356,7 @@ async fn each_refused_endpoint_is_named_with_why_and_the_settings_that_would_all
     assert_eq!(audit.about(2)[0]["remedy"], "no egress setting allows it");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_egress_audit_sums_up_what_is_refused_and_what_no_setting_allows() {
     let audit = StrictAudit::run().await;
     let summary = audit.summary();
@@ -365,7 +365,7 @@ async fn the_egress_audit_sums_up_what_is_refused_and_what_no_setting_allows() {
     assert_eq!(summary["beyond_any_setting"], 1, "{summary}");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_egress_audit_shows_no_url_query() {
     let audit = StrictAudit::run().await;
     assert!(
@@ -374,7 +374,7 @@ async fn the_egress_audit_shows_no_url_query() {
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_settings_the_summary_prints_allow_every_refused_endpoint_but_the_metadata_one() {
     let audit = StrictAudit::run().await;
     let mut widened = audit.env.clone();

@@ -52,7 +52,7 @@ async fn key_for(app: &TestApp, tags: &Value) -> String {
 /// an unknown parameter, a value of the wrong type, a forged cursor, a time
 /// that is not RFC 3339 or a parameter twice: 422 (400 for the repeat), and
 /// `field` names the parameter.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn every_query_parameter_error_names_its_parameter_with_one_status_per_kind() {
     let app = spawn_app(Backend::Sqlite).await;
     let (endpoint, _) = app.endpoint("http://127.0.0.1:9/hooks").await;
@@ -130,7 +130,7 @@ async fn every_query_parameter_error_names_its_parameter_with_one_status_per_kin
 }
 
 /// A value hookd does not list is out of range, and the answer lists them.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_query_value_hookd_does_not_list_is_out_of_range_and_the_answer_lists_them() {
     let app = spawn_app(Backend::Sqlite).await;
     let key = app.partner_key().await;
@@ -158,7 +158,7 @@ async fn a_query_value_hookd_does_not_list_is_out_of_range_and_the_answer_lists_
     quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_rejected_event_list_refuses_since_as_a_validation_problem() {
     let app = spawn_app(Backend::Sqlite).await;
     let operator = app.operator_key().await;
@@ -175,7 +175,7 @@ type Case<'a> = (&'a str, String, u16, &'a str, Option<&'a str>);
 
 /// What hookd cannot read is 400; what it read and refuses is 422, in a
 /// body as in a query.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_same_mistake_gets_the_same_answer_in_a_body_and_in_a_query() {
     let app = spawn_app(Backend::Sqlite).await;
     let key = app.partner_key().await;
@@ -254,7 +254,7 @@ fn event(i: usize, partner: &str) -> Value {
 }
 
 /// An unknown field in one event at ingest is `unknown-field` naming it.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn an_unknown_field_in_one_event_at_ingest_is_named() {
     let app = spawn_app(Backend::Sqlite).await;
     let mut one = event(0, &app.partner_id);
@@ -270,7 +270,7 @@ async fn an_unknown_field_in_one_event_at_ingest_is_named() {
 
 /// An unknown field deep in a batch's event is named by its path and its
 /// JSON pointer, without a position inside the event's text.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn an_unknown_field_in_a_batch_is_named_by_its_path_and_pointer() {
     let app = spawn_app(Backend::Sqlite).await;
     let mut nested = event(1, &app.partner_id);
@@ -297,7 +297,7 @@ async fn an_unknown_field_in_a_batch_is_named_by_its_path_and_pointer() {
 /// A batch of 30 with 25 refused events of four kinds: every refused
 /// event up to 20 errors, each with its pointer, in request order, the
 /// rest counted; nothing is stored.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_batch_lists_every_refused_event_up_to_twenty_and_counts_the_rest() {
     let app = spawn_app_with(Backend::Sqlite, &[("HOOKD_CATALOG__STRICT", "true")]).await;
     let partner = app.partner_id.clone();
@@ -374,7 +374,7 @@ async fn a_batch_lists_every_refused_event_up_to_twenty_and_counts_the_rest() {
 }
 
 /// Events of partners that do not exist: each one is named.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_batch_names_each_event_of_a_partner_that_does_not_exist() {
     let app = spawn_app(Backend::Sqlite).await;
     let partner = app.partner_id.clone();

@@ -44,7 +44,7 @@ async fn assert_all_lead_somewhere(app: &TestApp, on: &str, hrefs: &[String]) {
     }
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_home_page_links_the_surfaces_the_readmes_sections_and_the_docs() {
     let app = spawn_app(Backend::Sqlite).await;
     let hrefs = page_links(&app, "/").await;
@@ -64,7 +64,7 @@ async fn the_home_page_links_the_surfaces_the_readmes_sections_and_the_docs() {
     quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn every_link_on_the_home_page_leads_somewhere() {
     let app = spawn_app(Backend::Sqlite).await;
     let hrefs = page_links(&app, "/").await;
@@ -72,7 +72,7 @@ async fn every_link_on_the_home_page_leads_somewhere() {
     quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn every_link_between_the_served_pages_leads_somewhere() {
     let app = spawn_app(Backend::Sqlite).await;
     let mut pages = vec!["/readme".to_string()];
@@ -90,7 +90,7 @@ async fn every_link_between_the_served_pages_leads_somewhere() {
     quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn an_unknown_docs_page_is_a_404_page() {
     let app = spawn_app(Backend::Sqlite).await;
     let (status, body, _) = get(&app, "/docs/no-such-page").await;
@@ -99,7 +99,7 @@ async fn an_unknown_docs_page_is_a_404_page() {
     quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_docs_pages_are_served_under_the_pages_policy() {
     let app = spawn_app(Backend::Sqlite).await;
     for path in ["/readme", "/docs", "/docs/configuration"] {
@@ -110,7 +110,7 @@ async fn the_docs_pages_are_served_under_the_pages_policy() {
     quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_readme_page_is_the_built_in_readme_without_the_repositorys_images() {
     let app = spawn_app(Backend::Sqlite).await;
     let (_, readme, _) = get(&app, "/readme").await;

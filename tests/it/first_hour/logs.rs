@@ -244,7 +244,7 @@ async fn no_line_about_a_failing_receiver_shows_its_urls_query_or_a_body(backend
     nowhere(&endpoint, "BODY-MARKER");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_receiver_that_answers_410_says_its_endpoint_is_disabled_and_why() {
     listen();
     let app = spawn_app_with(Backend::Sqlite, &FAILING).await;
@@ -271,7 +271,7 @@ const FLOOD: [(&str, &str); 3] = [
     ("HOOKD_CIRCUIT__FAILURE_THRESHOLD", "1000"),
 ];
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_flood_of_blocked_attempts_is_one_line_then_a_count_a_minute_later() {
     listen();
     let app = spawn_app_with(Backend::Sqlite, &FLOOD).await;

@@ -62,7 +62,7 @@ async fn served_document() -> Value {
     doc
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn every_response_in_the_served_openapi_document_is_described() {
     let doc = served_document().await;
     let bare: Vec<String> = responses(&doc)
@@ -80,7 +80,7 @@ async fn every_response_in_the_served_openapi_document_is_described() {
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_served_openapi_documents_one_server_is_relative() {
     let doc = served_document().await;
     assert_eq!(
@@ -90,7 +90,7 @@ async fn the_served_openapi_documents_one_server_is_relative() {
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_served_openapi_document_passes_openapi_spec_validator() {
     let Some(python) = python::venv_or_skip(
         "the OpenAPI validator",

@@ -83,23 +83,23 @@ fn assert_stopped_saying_why(got: &OnATakenPort) {
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn serve_on_a_taken_port_exits_2_with_one_line_saying_why_and_what_to_set() {
     assert_stopped_saying_why(&on_a_taken_port(&["serve"]).await);
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn serve_dev_on_a_taken_port_exits_2_with_one_line_saying_why_and_what_to_set() {
     assert_stopped_saying_why(&on_a_taken_port(&["serve", "--dev"]).await);
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn demo_on_a_taken_port_exits_2_with_one_line_saying_why_and_what_to_set() {
     let got = on_a_taken_port(&["demo", "--exit-when-delivered"]).await;
     assert_stopped_saying_why(&got);
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn serve_and_demo_on_a_taken_port_stop_before_touching_the_database() {
     for args in [
         &["serve"][..],
@@ -140,17 +140,17 @@ async fn assert_stops_without_its_database(args: &[&str]) {
     assert_one_line(&what, code, &stderr, "cannot connect to the database");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn serve_without_its_database_exits_2_with_one_line() {
     assert_stops_without_its_database(&["serve"]).await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn migrate_without_its_database_exits_2_with_one_line() {
     assert_stops_without_its_database(&["migrate"]).await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn an_operator_command_without_its_database_exits_2_with_one_line() {
     assert_stops_without_its_database(&["partner", "list"]).await;
 }
@@ -175,7 +175,7 @@ fn with_operator_url(dir: &Path, dns: &FakeDns, listen: &str, name: &str) -> Vec
     )
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn serve_refuses_an_operator_url_whose_name_resolves_to_a_forbidden_address() {
     let dns = FakeDns::start().await;
     dns.answer("ops.example", vec!["10.0.0.7".parse().expect("an address")]);
@@ -192,7 +192,7 @@ async fn serve_refuses_an_operator_url_whose_name_resolves_to_a_forbidden_addres
     assert!(dns.queries("ops.example") > 0, "hookd's resolver asked");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn serve_starts_with_an_operator_url_whose_name_does_not_resolve_yet_and_says_so() {
     let dns = FakeDns::start().await;
     let work = tempfile::tempdir().expect("a working folder");

@@ -26,6 +26,7 @@ pub mod skip;
 pub mod slow_answer;
 pub mod small_disk;
 pub mod smtp;
+pub mod system;
 pub mod tcp_proxy;
 pub mod tinyproxy;
 pub mod tls;
@@ -35,6 +36,7 @@ pub mod wait;
 pub use answer::{ApiAnswer, TextAnswer, expect_status, read_answer, read_text};
 pub use limits::{Limited, UNLIMITED, rate_limit};
 pub use send::call_raw;
+pub use system::{quiesce, run};
 pub use wait::{QUIET, READY_ANSWER_WITHIN, SLOW, WAIT, stays_quiet, wait_for, wait_until};
 
 use std::{
@@ -78,34 +80,19 @@ macro_rules! on_both_backends {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
-            #[actix_rt::test]
+            #[hookd_test_macros::test]
             async fn sqlite() {
                 ($body)($crate::harness::Backend::Sqlite).await;
-                $crate::harness::quiesce().await;
             }
-            #[actix_rt::test]
+            #[hookd_test_macros::test]
             async fn postgres() {
                 if $crate::harness::skip_postgres() {
                     return;
                 }
                 ($body)($crate::harness::Backend::Postgres).await;
-                $crate::harness::quiesce().await;
             }
         }
     };
-}
-
-thread_local! {
-    static ENGINES: std::cell::RefCell<Vec<hookd::delivery::Engine>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Stops the engines this test started while the runtime still runs, so no
-/// database connection is dropped outside it.
-pub async fn quiesce() {
-    let engines: Vec<_> = ENGINES.with(|e| e.borrow_mut().drain(..).collect());
-    for engine in engines {
-        engine.shutdown().await;
-    }
 }
 
 /// Locks `mutex` even if a panic poisoned it: for the harness's servers,
@@ -188,7 +175,7 @@ pub async fn spawn_app_with(backend: Backend, extra: &[(&str, &str)]) -> TestApp
     let running = app::start(config, Arc::new(clock.clone()), false)
         .await
         .expect("hookd starts");
-    ENGINES.with(|e| e.borrow_mut().push(running.engine.clone()));
+    system::started(&running.engine);
     let db = &running.shared.db;
     let now = clock.now_ms();
     let partner = store::partners::create(db, None, "Acme", now)
@@ -437,7 +424,7 @@ pub async fn another_instance(app: &TestApp, extra: &[(&str, &str)]) -> Running 
     let running = app::start(config, Arc::new(app.clock.clone()), false)
         .await
         .expect("a second hookd starts");
-    ENGINES.with(|e| e.borrow_mut().push(running.engine.clone()));
+    system::started(&running.engine);
     running
 }
 

@@ -88,7 +88,7 @@ fn answered(seen: &[Round], place: usize, expected: u16) -> usize {
     seen.iter().filter(|r| r[place].0 == Some(expected)).count()
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_reconnecting_crowd_never_holds_the_door_against_health_or_ingest() {
     let sockets = tempfile::tempdir().expect("a folder for the socket");
     let socket = sockets.path().join("hookd.sock");

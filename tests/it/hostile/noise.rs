@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::{exchange, refusals::malformed};
 use crate::harness::{self, Backend, process::Hookd, serve::serve_env};
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn malformed_requests_log_no_error_and_one_warning_a_period() {
     let (url, _db) = harness::database(Backend::Sqlite).await;
     let work = tempfile::tempdir().expect("a working folder");

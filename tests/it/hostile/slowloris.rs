@@ -65,7 +65,7 @@ async fn answers_promptly(server: std::net::SocketAddr, request: &[u8]) -> u16 {
     answer.status
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn stalled_crowds_never_starve_health_ingest_or_delivery() {
     let Limited {
         hookd,

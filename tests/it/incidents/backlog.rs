@@ -133,7 +133,7 @@ async fn a_backlog_older_than_the_threshold_tells_its_partner_once_and_resolves_
     assert!(listed(&app, &other_key).await.is_empty());
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn two_instances_on_one_database_open_one_incident_for_a_backlog() {
     if harness::skip_postgres() {
         return;
@@ -252,7 +252,7 @@ async fn a_sweep_that_read_before_a_resolution_does_not_open_the_backlog_again(b
 
 /// PostgreSQL only: an instance that does not deliver needs it, and here
 /// the test plays the actor that claimed the deliveries.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn deliveries_handed_back_unsent_keep_the_time_they_were_due() {
     use hookd::store::{claims, incident_watch};
     use sea_orm::ConnectionTrait;

@@ -41,7 +41,7 @@ async fn delivered_then_stopped(app: &harness::TestApp) -> i64 {
     last_beat
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn an_api_only_instance_tells_the_partner_when_nothing_has_delivered_for_the_threshold() {
     if harness::skip_postgres() {
         return;
@@ -100,7 +100,7 @@ async fn an_api_only_instance_tells_the_partner_when_nothing_has_delivered_for_t
     harness::quiesce().await;
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn an_instance_that_starts_after_the_threshold_of_silence_tells_the_partner_itself() {
     if harness::skip_postgres() {
         return;
@@ -133,7 +133,7 @@ async fn an_instance_that_starts_after_the_threshold_of_silence_tells_the_partne
 
 /// PostgreSQL only (an instance that does not deliver): a delivery an actor
 /// claimed and has not sent yet still waited through the silence.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_delivery_claimed_but_not_yet_sent_counts_as_waiting_through_the_silence() {
     use hookd::store::incident_watch;
     use sea_orm::ConnectionTrait;

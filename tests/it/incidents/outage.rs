@@ -19,7 +19,7 @@ use crate::{
     },
 };
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_database_outage_longer_than_the_threshold_is_told_from_its_true_start() {
     if harness::skip_postgres() {
         return;

@@ -20,7 +20,7 @@ async fn status_of_a_target(http: &awc::Client, base: &str, length: usize) -> u1
     res.status().as_u16()
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_environment_beats_the_file_and_the_file_beats_the_defaults() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let (file_port, env_port) = (free_port(), free_port());

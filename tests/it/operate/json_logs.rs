@@ -10,7 +10,7 @@ use crate::harness::{
     wait_until,
 };
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn with_log_format_json_every_line_on_stderr_is_one_json_object() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let port = free_port();

@@ -36,7 +36,7 @@ async fn serve(url: &str, extra: &[(&str, &str)], dir: &Path, name: &str) -> (Ho
     (hookd, listen)
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_operations_listener_serves_probes_and_metrics_and_nothing_else() {
     let (url, _db) = harness::database(Backend::Sqlite).await;
     let prepared = prepare_endpoints(&url, &["https://example.com/hooks".into()], 1).await;
@@ -81,7 +81,7 @@ async fn the_operations_listener_serves_probes_and_metrics_and_nothing_else() {
     }
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_unix_socket_serves_the_api_with_its_mode_and_is_taken_back_after_a_kill() {
     let (url, _db) = harness::database(Backend::Sqlite).await;
     let receiver = Receiver::start().await;
@@ -123,7 +123,7 @@ async fn the_unix_socket_serves_the_api_with_its_mode_and_is_taken_back_after_a_
     assert!(!socket.exists(), "a clean stop removes the socket file");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_file_at_the_socket_path_that_is_not_a_socket_stops_the_start_untouched() {
     let (url, _db) = harness::database(Backend::Sqlite).await;
     let work = tempfile::tempdir().unwrap();

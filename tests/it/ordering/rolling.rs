@@ -24,7 +24,7 @@ const ENDPOINTS: usize = 3;
 /// Events per ingest request.
 const BATCH: usize = 8;
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_rolling_restart_keeps_every_subject_in_commit_order_at_every_endpoint() {
     let started = Instant::now();
     let Some((mut fleet, _)) = Fleet::registered(3, 0).await else {

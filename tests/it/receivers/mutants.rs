@@ -105,7 +105,7 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).expect("the mutant's source");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_receiver_that_applies_duplicates_fails_the_duplicate_scenario_on_its_inbox() {
     let outcome = AssertUnwindSafe(
         scenarios::a_replayed_event_is_acknowledged_and_not_applied_again(&APPLIES_DUPLICATES),
@@ -130,7 +130,7 @@ async fn a_receiver_that_applies_duplicates_fails_the_duplicate_scenario_on_its_
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_receiver_that_does_not_validate_data_fails_the_schema_scenario() {
     let outcome = AssertUnwindSafe(
         scenarios::data_that_does_not_match_the_published_schema_is_refused_with_422(

@@ -96,7 +96,7 @@ fn usage(usage_id: &str) -> Value {
 /// during an outage comes from the feed, once; what they brought is not
 /// applied again, nor are hookd's retries once the receiver is back; a second
 /// run reads nothing.
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_reconciler_applies_what_the_webhooks_missed_and_a_second_run_reads_nothing() {
     let Some(mut bed) = Bed::start(&PYTHON).await else {
         return;

@@ -39,7 +39,7 @@ macro_rules! receiver_scenarios {
     };
     (@each $spec:expr; $($name:ident),+ $(,)?) => {
         $(
-            #[actix_rt::test]
+            #[hookd_test_macros::test]
             async fn $name() {
                 $crate::receivers::scenarios::$name(&$spec).await;
                 $crate::harness::quiesce().await;

@@ -1,3 +1,7 @@
+//! `#[test]` runs one async test function on its own actix system through
+//! the harness's `run`, which stops the engines the test started and tears
+//! the system down where its tasks can still hand their connections back.
+//!
 //! `#[both_backends]` turns one async test function into two tests,
 //! `name::sqlite` and `name::postgres`, through the harness's
 //! `on_both_backends!`. The function takes either `app: TestApp` (hookd on
@@ -11,6 +15,43 @@
 use proc_macro::TokenStream;
 use quote::quote;
 use syn::{FnArg, ItemFn, Pat, Type, parse_macro_input, spanned::Spanned};
+
+#[proc_macro_attribute]
+pub fn test(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if !attr.is_empty() {
+        let attr = proc_macro2::TokenStream::from(attr);
+        return syn::Error::new(attr.span(), "#[test] takes no arguments")
+            .to_compile_error()
+            .into();
+    }
+    let test = parse_macro_input!(item as ItemFn);
+    match on_its_own_system(test) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+fn on_its_own_system(test: ItemFn) -> syn::Result<proc_macro2::TokenStream> {
+    let ItemFn {
+        attrs,
+        vis,
+        mut sig,
+        block,
+    } = test;
+    if sig.asyncness.take().is_none() || !sig.inputs.is_empty() {
+        return Err(syn::Error::new(
+            sig.span(),
+            "a #[test] is an async fn with no arguments",
+        ));
+    }
+    Ok(quote! {
+        #[::core::prelude::v1::test]
+        #(#attrs)*
+        #vis #sig {
+            crate::harness::run(::std::boxed::Box::pin(async move #block))
+        }
+    })
+}
 
 #[proc_macro_attribute]
 pub fn both_backends(attr: TokenStream, item: TokenStream) -> TokenStream {

@@ -53,14 +53,14 @@ async fn delivered(bed: &Bed, endpoint: &str) -> String {
     .expect("the delivery is listed as delivered")
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_engine_sends_to_the_url_the_cli_set_and_the_change_is_audited() {
     let (bed, a, event) = moved_and_delivered().await;
     assert_eq!(bed.got("/a", &event), 0, "nothing went to the old URL");
     cli_entry(&bed.audit(&a).await, "endpoint.update");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_delivery_found_by_the_cli_shows_its_event_and_attempts() {
     let (bed, a, event) = moved_and_delivered().await;
     let delivery = delivered(&bed, &a).await;
@@ -78,7 +78,7 @@ async fn a_delivery_found_by_the_cli_shows_its_event_and_attempts() {
     assert_eq!(listed["data"][0]["url"], moved, "{listed}");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_delivery_replayed_by_the_cli_goes_now_reaches_the_receiver_again_and_is_audited() {
     let (bed, a, event) = moved_and_delivered().await;
     let delivery = delivered(&bed, &a).await;
@@ -89,7 +89,7 @@ async fn a_delivery_replayed_by_the_cli_goes_now_reaches_the_receiver_again_and_
     cli_entry(&bed.audit(&delivery).await, "delivery.replay");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn an_endpoint_deleted_by_the_cli_is_gone_from_the_api_and_audited() {
     let (bed, a, _) = moved_and_delivered().await;
     let gone = bed.cli_json(&["endpoint", "delete", &a, "--yes"]).await;

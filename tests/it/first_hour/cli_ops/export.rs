@@ -6,7 +6,7 @@
 use super::bed::{Bed, assert_refused};
 use crate::harness::{Backend, read_text};
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_cli_export_writes_what_the_api_streams() {
     let bed = Bed::start(Backend::Sqlite, &["/a"]).await;
     let since = (chrono::Utc::now() - chrono::Duration::hours(1))
@@ -57,7 +57,7 @@ async fn the_cli_export_writes_what_the_api_streams() {
     assert!(lines[2].contains(r#""complete":true"#), "{written}");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_bad_since_or_an_unknown_partner_is_refused_without_a_line() {
     let bed = Bed::start(Backend::Sqlite, &["/a"]).await;
     let partner = bed.store.partner_id.clone();

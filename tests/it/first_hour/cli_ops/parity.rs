@@ -83,7 +83,7 @@ async fn every_leaf_command_runs_against_a_live_hookd_as_its_row_expects(backend
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn what_the_new_commands_change_is_audited_via_the_cli() {
     let world = World::new(Bed::start(Backend::Sqlite, &["/a"]).await).await;
     let ep = world.ep.as_str();
@@ -122,7 +122,7 @@ async fn what_the_new_commands_change_is_audited_via_the_cli() {
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_test_event_the_cli_queues_is_delivered_by_the_running_engine() {
     let world = World::new(Bed::start(Backend::Sqlite, &["/a"]).await).await;
     let sent = world.bed.cli_json(&["endpoint", "test", &world.ep]).await;
@@ -138,7 +138,7 @@ async fn the_test_event_the_cli_queues_is_delivered_by_the_running_engine() {
     assert_eq!(detail["event_type"], "webhook.test", "{detail}");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn an_event_published_by_the_cli_is_delivered_and_a_repeat_is_not_new() {
     let world = World::new(Bed::start(Backend::Sqlite, &["/a"]).await).await;
     let file = world.event_file("repeat");
@@ -157,7 +157,7 @@ async fn an_event_published_by_the_cli_is_delivered_and_a_repeat_is_not_new() {
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn an_event_the_api_would_refuse_the_cli_refuses_with_exit_2_and_publishes_nothing() {
     let world = World::new(Bed::start(Backend::Sqlite, &["/a"]).await).await;
     let file = world.dir.path().join("bad.json");

@@ -25,7 +25,7 @@ async fn email_set_by_the_cli(bed: &Bed) -> Value {
         .await
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn partners_listed_by_the_cli_page_on_and_are_what_the_api_lists() {
     let bed = with_acme_two().await;
     let first = bed.cli_json(&["partner", "list", "--limit", "1"]).await;
@@ -47,7 +47,7 @@ async fn partners_listed_by_the_cli_page_on_and_are_what_the_api_lists() {
     assert_eq!(all["data"], api["data"], "the CLI lists what the API lists");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_partner_updated_by_the_cli_is_what_the_api_and_partner_get_show() {
     let bed = with_acme_two().await;
     let updated = email_set_by_the_cli(&bed).await;
@@ -64,7 +64,7 @@ async fn a_partner_updated_by_the_cli_is_what_the_api_and_partner_get_show() {
     assert_eq!(shown, api, "`partner get` is the API's answer");
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_partner_update_by_the_cli_is_audited_with_what_it_set() {
     let bed = with_acme_two().await;
     email_set_by_the_cli(&bed).await;
@@ -75,7 +75,7 @@ async fn a_partner_update_by_the_cli_is_audited_with_what_it_set() {
     );
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn the_cli_removes_a_partners_notification_email() {
     let bed = with_acme_two().await;
     email_set_by_the_cli(&bed).await;

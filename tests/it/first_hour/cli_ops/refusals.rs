@@ -56,7 +56,7 @@ fn bad_input(a: &str) -> [(Vec<&str>, &'static str); 9] {
     ]
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_command_on_something_that_does_not_exist_exits_3_saying_so() {
     let bed = Bed::start(Backend::Sqlite, &["/a"]).await;
     for args in NOT_FOUND {
@@ -65,7 +65,7 @@ async fn a_command_on_something_that_does_not_exist_exits_3_saying_so() {
     }
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn bad_input_exits_2_with_an_error_naming_what_is_wrong() {
     let bed = Bed::start(Backend::Sqlite, &["/a"]).await;
     let a = bed.store.endpoint_ids[0].clone();
@@ -79,7 +79,7 @@ async fn bad_input_exits_2_with_an_error_naming_what_is_wrong() {
     }
 }
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn a_refused_command_changes_and_audits_nothing() {
     let bed = Bed::start(Backend::Sqlite, &["/a"]).await;
     let a = bed.store.endpoint_ids[0].clone();

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::bed::Bed;
 use crate::harness::{Backend, SLOW, receiver::Reply, wait_until};
 
-#[actix_rt::test]
+#[hookd_test_macros::test]
 async fn endpoint_get_shows_the_last_error_and_the_circuit_as_the_admin_api_does() {
     let bed = Bed::start(Backend::Sqlite, &["/down"]).await;
     bed.receiver.set_default(Reply::status(503));
