@@ -6,6 +6,8 @@
 //! slipped past it. Rows a group commit wrote for the actor to claim (more
 //! than it hands over in memory, or fresh work while the mode is on) count
 //! as a hand-back: they too are older than what is handed over after them.
+//! No claim runs while a hand-back is being written: until its write ends
+//! those rows are still claimed, and a claim would take younger rows first.
 //! Pure bookkeeping; the endpoint actor acts on it.
 
 /// What one claim saw of the hand-backs, to decide whether it may end the mode.
@@ -51,6 +53,13 @@ impl RowsFirst {
         }
     }
 
+    /// Whether a hand-back's write has not finished. A claim must wait for
+    /// it: those rows are still claimed, so it would miss them and take
+    /// younger rows first.
+    pub fn writing(&self) -> bool {
+        self.pending > 0
+    }
+
     /// A hand-back's write finished.
     pub fn handed_back(&mut self) {
         self.pending = self.pending.saturating_sub(1);
@@ -94,6 +103,19 @@ mod tests {
         let mut rows = RowsFirst::default();
         rows.handing_back(NOW + 5_000, NOW);
         assert!(!rows.on(), "behind an open circuit, nothing older is due");
+    }
+
+    #[test]
+    fn claims_wait_while_a_hand_back_is_written() {
+        let mut rows = RowsFirst::default();
+        assert!(!rows.writing());
+        rows.handing_back(NOW, NOW);
+        rows.handing_back(NOW + 5_000, NOW);
+        assert!(rows.writing());
+        rows.handed_back();
+        assert!(rows.writing(), "one of the two is still being written");
+        rows.handed_back();
+        assert!(!rows.writing());
     }
 
     #[test]

@@ -233,7 +233,10 @@ impl EndpointActor {
                 }
             }
             .into_actor(self)
-            .map(|(), act, _| act.rows_first.handed_back()),
+            .map(|(), act, ctx| {
+                act.rows_first.handed_back();
+                act.pump(ctx);
+            }),
         );
     }
 

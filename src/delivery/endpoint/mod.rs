@@ -220,7 +220,10 @@ impl EndpointActor {
         }
         let cap = self.concurrency();
         self.grow_places(cap);
+        // A claim waits for the hand-backs being written: it would take
+        // younger rows before them (the write's end pumps again).
         let wants_claim = !self.claiming
+            && !self.rows_first.writing()
             && !self.should_yield()
             && self.queue.len() < cap
             && self.due.rest(now) == Rest::Claim;
