@@ -78,7 +78,16 @@ impl FanoutActor {
         new_work: bool,
         committed: Option<u64>,
     ) {
-        if let Some(child) = self.child(ctx, endpoint_id, false) {
+        let may_run = self.child(ctx, endpoint_id, false).is_some();
+        // Rows a commit wrote are older than whatever the actor is handed
+        // later: a running actor hears of them even while this instance's
+        // hold on the lease is in doubt (it hands back if the lease is lost).
+        let told = may_run || committed.is_some();
+        if let Some(child) = self
+            .children
+            .get_mut(endpoint_id)
+            .filter(|c| told && c.addr.connected())
+        {
             child.seq += 1;
             child.addr.do_send(endpoint::Wake {
                 new_work,

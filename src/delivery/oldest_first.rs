@@ -1,14 +1,17 @@
 //! Oldest first within an endpoint: once deliveries have been handed back
 //! to the database while due (a receiver slower than the work handed to
 //! its actor), everything handed over afterwards is younger than them, so it
-//! goes back as rows too and the actor claims in the database's order. The
-//! mode ends when a claim finds nothing more due and no hand-back could have
-//! slipped past it. Rows a group commit wrote for the actor to claim (more
-//! than it hands over in memory, or fresh work while the mode is on) count
-//! as a hand-back: they too are older than what is handed over after them.
-//! No claim runs while a hand-back is being written: until its write ends
-//! those rows are still claimed, and a claim would take younger rows first.
-//! Pure bookkeeping; the endpoint actor acts on it.
+//! goes back as rows too and the actor claims in the database's order. A
+//! claim that takes as many as it asked for turns the mode on too: what it
+//! left due (rows written while the lease was unconfirmed, a backlog) is
+//! older than anything handed over after it. Rows a group commit wrote for
+//! the actor to claim (more than it hands over in memory, or fresh work
+//! while the mode is on) count as a hand-back: they too are older than what
+//! is handed over after them. The mode ends when a claim finds nothing more
+//! due and no hand-back could have slipped past it. No claim runs while a
+//! hand-back is being written: until its write ends those rows are still
+//! claimed, and a claim would take younger rows first. Pure bookkeeping;
+//! the endpoint actor acts on it.
 
 /// What one claim saw of the hand-backs, to decide whether it may end the mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,11 +77,15 @@ impl RowsFirst {
     }
 
     /// A claim that started at `start` ended; `full`: it took as many as it
-    /// asked for, so more may be due. Only a claim that took everything due,
-    /// with no hand-back written during it or still unwritten when it
-    /// started, shows no older row is left.
+    /// asked for, so more may be due, and the mode is on. Only a claim that
+    /// took everything due, with no hand-back written during it or still
+    /// unwritten when it started, shows no older row is left.
     pub fn claim_ended(&mut self, start: ClaimStart, full: bool) {
-        if !full && start.pending == 0 && start.handbacks == self.handbacks {
+        if full {
+            // What it left due is older than anything handed over now (rows
+            // written while the lease was unconfirmed, a backlog).
+            self.on = true;
+        } else if start.pending == 0 && start.handbacks == self.handbacks {
             self.on = false;
         }
     }
@@ -126,6 +133,20 @@ mod tests {
         let start = rows.claim_starts();
         rows.claim_ended(start, false);
         assert!(!rows.on());
+    }
+
+    #[test]
+    fn a_full_claim_turns_it_on() {
+        let mut rows = RowsFirst::default();
+        let start = rows.claim_starts();
+        rows.claim_ended(start, true);
+        assert!(
+            rows.on(),
+            "rows it left due are older than work handed over after it"
+        );
+        let start = rows.claim_starts();
+        rows.claim_ended(start, false);
+        assert!(!rows.on(), "the next claim took the rest");
     }
 
     #[test]
