@@ -24,17 +24,20 @@ pub struct Bed {
 impl Bed {
     /// `None` when the receiver's toolchain is missing outside CI.
     pub async fn start(spec: &ReceiverUnderTest) -> Option<Bed> {
+        Bed::start_with(spec, &[]).await
+    }
+
+    /// As `start`, with more of hookd's settings.
+    pub async fn start_with(spec: &ReceiverUnderTest, extra: &[(&str, &str)]) -> Option<Bed> {
         let mut receiver = Receiver::new(spec)?;
         // A receiver that cannot store waits for its inbox's lock (a couple
         // of seconds) before it answers 5xx: give it time to answer.
-        let app = spawn_app_with(
-            Backend::Sqlite,
-            &[
-                ("HOOKD_DELIVERY__REQUEST_TIMEOUT", "5s"),
-                ("HOOKD_DELIVERY__LEASE", "10s"),
-            ],
-        )
-        .await;
+        let mut env = vec![
+            ("HOOKD_DELIVERY__REQUEST_TIMEOUT", "5s"),
+            ("HOOKD_DELIVERY__LEASE", "10s"),
+        ];
+        env.extend_from_slice(extra);
+        let app = spawn_app_with(Backend::Sqlite, &env).await;
         let key = app.partner_key().await;
         let body = json!({"url": receiver.url(), "description": spec.name});
         let (status, created, _) = app
