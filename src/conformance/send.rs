@@ -90,7 +90,7 @@ async fn send_case(
     slot: &mut Option<PinnedClient>,
 ) -> Got {
     let addrs: Vec<IpAddr> = match wire.resolver.send(Resolve(url.host.clone())).await {
-        Ok(Ok(a)) => a,
+        Ok(Ok(resolved)) => resolved.addrs,
         Ok(Err(e @ ResolveError::Blocked { .. })) => return failed(ErrorCategory::Blocked, e),
         Ok(Err(e)) => return failed(ErrorCategory::Dns, e),
         Err(e) => return failed(ErrorCategory::Internal, e),

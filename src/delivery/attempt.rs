@@ -1,7 +1,12 @@
 //! One attempt: resolve the endpoint's host, pin a checked address, sign and
 //! send; and the pure decision of where the delivery goes next.
 
-use std::{net::IpAddr, rc::Rc, sync::Arc, time::Duration};
+use std::{
+    net::IpAddr,
+    rc::Rc,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use actix::Addr;
 use rand::rngs::StdRng;
@@ -20,7 +25,8 @@ use crate::{
         trace::TraceContext,
     },
     egress::{
-        resolver::{Resolve, ResolveError, ResolverActor},
+        host::Host,
+        resolver::{Resolve, ResolveError, Resolved, ResolverActor},
         url_check::CallbackUrl,
     },
     signing::{SigningKey, signature_header},
@@ -147,6 +153,9 @@ pub(super) fn next_state(
 #[derive(Default)]
 pub(super) struct Wire {
     client: std::cell::RefCell<Option<Rc<PinnedClient>>>,
+    /// The host's checked addresses while the answer is good: attempts in
+    /// between do not ask the resolver actor (on another thread) again.
+    resolved: std::cell::RefCell<Option<(Host, Resolved)>>,
     tokens: TokenSlot,
 }
 
@@ -156,6 +165,20 @@ impl Wire {
     /// Drops the client and with it its idle connections.
     pub(super) fn drop_client(&self) {
         *self.client.borrow_mut() = None;
+    }
+
+    /// `host`'s checked addresses, if an answer for it is still good at `now`.
+    fn resolved(&self, host: &Host, now: Instant) -> Option<Vec<IpAddr>> {
+        match &*self.resolved.borrow() {
+            Some((known, answer)) if known == host && now < answer.valid_until => {
+                Some(answer.addrs.clone())
+            }
+            _ => None,
+        }
+    }
+
+    fn keep_resolved(&self, host: &Host, answer: Resolved) {
+        *self.resolved.borrow_mut() = Some((host.clone(), answer));
     }
 }
 
@@ -188,18 +211,26 @@ pub(super) async fn attempt_once(
             return unsent(ErrorCategory::Blocked, e.clone());
         }
     };
-    let addrs: Vec<IpAddr> = match resolver.send(Resolve(url.host.clone())).await {
-        Ok(Ok(a)) => a,
-        Ok(Err(ResolveError::Blocked { reason, others, .. })) => {
-            let refused: Vec<IpAddr> = std::iter::once(&reason)
-                .chain(&others)
-                .map(|f| f.ip)
-                .collect();
-            super::oncall::blocked(shared, &attempted, &reason.to_string(), &refused);
-            return unsent(ErrorCategory::Blocked, reason.to_string());
-        }
-        Ok(Err(e)) => return unsent(ErrorCategory::Dns, e.to_string()),
-        Err(e) => return unsent(ErrorCategory::Internal, e.to_string()),
+    let known = slot.resolved(&url.host, Instant::now());
+    let addrs: Vec<IpAddr> = match known {
+        Some(addrs) => addrs,
+        None => match resolver.send(Resolve(url.host.clone())).await {
+            Ok(Ok(resolved)) => {
+                let addrs = resolved.addrs.clone();
+                slot.keep_resolved(&url.host, resolved);
+                addrs
+            }
+            Ok(Err(ResolveError::Blocked { reason, others, .. })) => {
+                let refused: Vec<IpAddr> = std::iter::once(&reason)
+                    .chain(&others)
+                    .map(|f| f.ip)
+                    .collect();
+                super::oncall::blocked(shared, &attempted, &reason.to_string(), &refused);
+                return unsent(ErrorCategory::Blocked, reason.to_string());
+            }
+            Ok(Err(e)) => return unsent(ErrorCategory::Dns, e.to_string()),
+            Err(e) => return unsent(ErrorCategory::Internal, e.to_string()),
+        },
     };
     // The last look before the wire: a decision made under the lease may
     // have waited out a pause (SIGSTOP, a stalled VM) in the resolver. (The
@@ -326,4 +357,64 @@ async fn send_signed(
         body: job.body.clone(),
     };
     client::send(client, request, &shared.limits, now).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(addrs: &[&str], valid_until: Instant) -> Resolved {
+        Resolved {
+            addrs: addrs
+                .iter()
+                .map(|a| a.parse().expect("an address"))
+                .collect(),
+            valid_until,
+        }
+    }
+
+    #[test]
+    fn an_answer_is_reused_for_its_host_until_it_runs_out() {
+        let wire = Wire::default();
+        let host = Host::Name("hooks.example.com".into());
+        let now = Instant::now();
+        assert_eq!(wire.resolved(&host, now), None, "nothing asked yet");
+        wire.keep_resolved(
+            &host,
+            answer(&["203.0.113.7"], now + Duration::from_secs(30)),
+        );
+        assert_eq!(
+            wire.resolved(&host, now + Duration::from_secs(29)),
+            Some(vec!["203.0.113.7".parse().expect("an address")])
+        );
+        assert_eq!(
+            wire.resolved(&host, now + Duration::from_secs(30)),
+            None,
+            "an answer past its time to live is asked again"
+        );
+    }
+
+    #[test]
+    fn an_answer_for_another_host_is_not_used() {
+        let wire = Wire::default();
+        let now = Instant::now();
+        wire.keep_resolved(
+            &Host::Name("old.example.com".into()),
+            answer(&["203.0.113.7"], now + Duration::from_secs(30)),
+        );
+        assert_eq!(
+            wire.resolved(&Host::Name("new.example.com".into()), now),
+            None,
+            "an endpoint whose URL changed asks for its new host"
+        );
+    }
+
+    #[test]
+    fn an_answer_with_no_time_to_live_is_never_reused() {
+        let wire = Wire::default();
+        let host = Host::Name("rebinding.example.com".into());
+        let now = Instant::now();
+        wire.keep_resolved(&host, answer(&["203.0.113.7"], now));
+        assert_eq!(wire.resolved(&host, now), None);
+    }
 }

@@ -117,7 +117,7 @@ async fn fetch(
     let url =
         check_url(&c.token_url, &shared.rules).map_err(|e| format!("the OAuth2 token URL {e}"))?;
     let addrs = match resolver.send(Resolve(url.host.clone())).await {
-        Ok(Ok(addrs)) => addrs,
+        Ok(Ok(resolved)) => resolved.addrs,
         Ok(Err(e)) => return Err(format!("the OAuth2 token URL: {e}")),
         Err(e) => return Err(format!("the OAuth2 token URL: {e}")),
     };

@@ -1,8 +1,14 @@
 //! The resolver actor: resolves a callback host with hickory (never the
 //! system resolver), judges every address by the policy, and answers with the
-//! checked set the client may dial. One forbidden address refuses the name.
+//! checked set the client may dial, with how long it stays good (the
+//! answer's time to live, which hickory's own cache keeps too). One
+//! forbidden address refuses the name.
 
-use std::{net::IpAddr, sync::Arc, time::Duration};
+use std::{
+    net::IpAddr,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use actix::prelude::*;
 use hickory_resolver::{
@@ -42,8 +48,20 @@ fn more(others: &[Forbidden]) -> String {
 
 /// Resolve a host to the addresses the client may dial.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<Vec<IpAddr>, ResolveError>")]
+#[rtype(result = "Result<Resolved, ResolveError>")]
 pub struct Resolve(pub Host);
+
+/// The checked addresses of a host, and until when they may be used
+/// without asking again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub addrs: Vec<IpAddr>,
+    pub valid_until: Instant,
+}
+
+/// How long an IP literal's address stays good: it cannot change, but a
+/// bound keeps the arithmetic simple.
+const LITERAL_VALID: Duration = Duration::from_secs(24 * 3600);
 
 pub struct ResolverActor {
     resolver: TokioResolver,
@@ -112,14 +130,14 @@ impl Actor for ResolverActor {
 }
 
 impl Handler<Resolve> for ResolverActor {
-    type Result = ResponseFuture<Result<Vec<IpAddr>, ResolveError>>;
+    type Result = ResponseFuture<Result<Resolved, ResolveError>>;
 
     fn handle(&mut self, Resolve(host): Resolve, _: &mut Context<Self>) -> Self::Result {
         let resolver = self.resolver.clone();
         let policy = self.policy.clone();
         Box::pin(async move {
-            let (name, addrs) = match host {
-                Host::Ip(ip) => (ip.to_string(), vec![ip]),
+            let (name, addrs, valid_until) = match host {
+                Host::Ip(ip) => (ip.to_string(), vec![ip], Instant::now() + LITERAL_VALID),
                 Host::Name(name) => {
                     // A trailing dot makes the name absolute: no search domains.
                     let lookup = resolver.lookup_ip(format!("{name}.")).await.map_err(|e| {
@@ -129,7 +147,7 @@ impl Handler<Resolve> for ResolverActor {
                         }
                     })?;
                     let addrs: Vec<IpAddr> = lookup.iter().collect();
-                    (name, addrs)
+                    (name, addrs, lookup.valid_until())
                 }
             };
             if addrs.is_empty() {
@@ -146,7 +164,7 @@ impl Handler<Resolve> for ResolverActor {
                     others: forbidden.collect(),
                 });
             }
-            Ok(addrs)
+            Ok(Resolved { addrs, valid_until })
         })
     }
 }
