@@ -19,6 +19,7 @@ use crate::harness::{
     receiver::{Received, Receiver},
     rows::rows_where,
     signatures::{signature_entries, timestamp, verifies},
+    wait_until,
 };
 use hookd_test_macros::both_backends;
 
@@ -58,12 +59,22 @@ async fn rotated_a_second_later(app: &TestApp) -> Rotated {
 }
 
 /// Publishes the `n`th event (`a.b`) and returns the request `receiver` got
-/// for it, checked to be that event's: (event id, request).
+/// for it, checked to be that event's: (event id, request). Returns once the
+/// delivery is recorded: a clock step taken while its record is on the way
+/// would end its lease, and it would be claimed and sent again.
 async fn publish_and_receive(app: &TestApp, receiver: &Receiver, n: usize) -> (String, Received) {
     let event = app.publish("a.b", json!({"n": n})).await;
     let got = receiver.wait_for(n, WAIT).await;
     let r = got.unwrap_or_else(|e| panic!("event {n} did not arrive: {e}"))[n - 1].clone();
     assert_eq!(r.header("webhook-id"), Some(event.as_str()));
+    let recorded = wait_until(WAIT, || async {
+        let sending = app
+            .count("SELECT COUNT(*) AS n FROM delivery WHERE state <> 'delivered'")
+            .await;
+        (sending == 0).then_some(())
+    })
+    .await;
+    assert!(recorded.is_some(), "event {n}'s delivery is recorded");
     (event, r)
 }
 
