@@ -16,13 +16,15 @@ use super::{
 
 /// Claims up to `limit` due deliveries of one endpoint, leased until
 /// `lease_until`, while `fence` holds: the earliest due first, and of those
-/// due at once the oldest; returned oldest first.
+/// due at once the oldest; returned oldest first. `held`: what the claiming
+/// actor holds (queued, in flight, or waiting for its record), never claimed
+/// again by it even once its lease time has passed: it would be sent twice.
 pub async fn claim_due(
     db: &impl ConnectionTrait,
     endpoint_id: &str,
     fence: &Fence,
-    now_ms: i64,
-    lease_until: i64,
+    (now_ms, lease_until): (i64, i64),
+    held: &[String],
     limit: u32,
 ) -> Result<Vec<Claimed>, StoreError> {
     let backend = db.get_database_backend();
@@ -31,8 +33,9 @@ pub async fn claim_due(
         "UPDATE delivery SET state = 'delivering', next_attempt_at = ?, updated_at = ?, claim_seq = claim_seq + 1 \
          WHERE id IN (\
            SELECT id FROM delivery WHERE endpoint_id = ? AND state IN ('pending', 'failed', 'delivering') \
-           AND next_attempt_at <= ?{fenced} ORDER BY next_attempt_at, id LIMIT ?{}) \
+           AND next_attempt_at <= ?{fenced}{} ORDER BY next_attempt_at, id LIMIT ?{}) \
          RETURNING {}",
+        not_in(held.len()),
         skip_locked(backend),
         super::claimed::CLAIMED_COLUMNS
     );
@@ -43,6 +46,7 @@ pub async fn claim_due(
         now_ms.into(),
     ];
     values.extend(fence_values);
+    values.extend(held.iter().map(|id| Value::from(id.as_str())));
     values.push(i64::from(limit).into());
     let mut claimed = super::query_all(db, sql(backend, &text, values), |r| {
         claimed_row(r, lease_until)
@@ -52,6 +56,15 @@ pub async fn claim_due(
     // delivery's id is a ULID, its creation time first).
     claimed.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(claimed)
+}
+
+/// ` AND id NOT IN (?, …)` for `n` ids, or nothing for none.
+fn not_in(n: usize) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!(" AND id NOT IN ({})", placeholders(n))
+    }
 }
 
 /// When this endpoint's earliest unfinished delivery is due, if it has one.
@@ -65,13 +78,7 @@ pub async fn next_due(
     // those outcomes and knows any retry time itself. Counting their lease
     // ends would hold a retry due in 5 s back until a 60 s lease ran out.
     // Anyone else's lease (a crashed instance's) is due when it ends.
-    let not_held = |n: usize| {
-        if n == 0 {
-            String::new()
-        } else {
-            format!(" AND id NOT IN ({})", placeholders(n))
-        }
-    };
+    let not_held = not_in;
     let text = format!(
         "SELECT MIN(due) AS due FROM (\
            SELECT MIN(next_attempt_at) AS due FROM delivery WHERE endpoint_id = ? \

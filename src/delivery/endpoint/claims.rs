@@ -54,7 +54,9 @@ impl EndpointActor {
                 limit - claimed.len() as u32
             };
             let scheduled = if room > 0 {
-                store::claims::claim_due(&shared.db, &id, &fence, now, lease_until, room).await?
+                let held = &held_deliveries;
+                store::claims::claim_due(&shared.db, &id, &fence, (now, lease_until), held, room)
+                    .await?
             } else {
                 Vec::new()
             };

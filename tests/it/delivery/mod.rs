@@ -38,6 +38,7 @@ mod handshakes;
 mod held;
 mod network;
 mod oldest_first;
+mod own_lease;
 mod responses;
 mod retention;
 mod retry_after;
