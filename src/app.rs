@@ -345,7 +345,7 @@ pub async fn start_on(
             crate::conformance::CHECK_INTERVAL,
         )),
     };
-    let document = web::Data::new(http::openapi::generate());
+    let document = web::Data::new(http::openapi::Rendered::new());
     let max_uri = shared.config.http.max_uri_bytes;
     let serves_api = shared.config.cluster.role.serves_api();
     let expect_state = state.clone();

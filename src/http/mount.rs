@@ -2,7 +2,7 @@
 //! actix-web; for the OpenAPI document, utoipa's config, which also builds
 //! each route's operation. Building them costs a few MiB per worker that the
 //! allocator then keeps, so the workers mount without it and the document is
-//! built once (`openapi::generate`).
+//! built once (`openapi::generate`) and kept as its JSON (`openapi::Rendered`).
 
 use actix_web::dev::HttpServiceFactory;
 use utoipa_actix_web::OpenApiFactory;

@@ -117,13 +117,32 @@ fn responses_mut(doc: &mut utoipa::openapi::OpenApi) -> Vec<(String, &mut Respon
         .collect()
 }
 
+/// The whole document as the JSON it is served as, written once when the
+/// server starts. Kept as text, not as utoipa's tree: the tree of every
+/// route's operation and schema takes a few MiB, its JSON about 220 KiB.
+#[derive(Clone)]
+pub struct Rendered(actix_web::web::Bytes);
+
+impl Rendered {
+    pub fn new() -> Rendered {
+        let json = serde_json::to_vec(&generate()).expect("the OpenAPI document serialises");
+        Rendered(json.into())
+    }
+}
+
+impl Default for Rendered {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// This document.
 #[utoipa::path(tag = "health", responses((status = 200, description = "The OpenAPI 3.1 document", body = Object)))]
 #[get("/v1/openapi.json")]
-pub async fn document(
-    doc: actix_web::web::Data<utoipa::openapi::OpenApi>,
-) -> actix_web::HttpResponse {
-    actix_web::HttpResponse::Ok().json(doc.get_ref())
+pub async fn document(doc: actix_web::web::Data<Rendered>) -> actix_web::HttpResponse {
+    actix_web::HttpResponse::Ok()
+        .content_type(actix_web::http::header::ContentType::json())
+        .body(doc.0.clone())
 }
 
 #[cfg(test)]

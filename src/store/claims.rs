@@ -11,7 +11,9 @@ use super::{
     claimed::claimed_row,
     cluster::Fence,
     ordering::{HOLD_IF_ORDERED, Subject},
-    placeholders, skip_locked, sql,
+    placeholders,
+    row_source::not_in,
+    skip_locked, sql,
 };
 
 /// Claims up to `limit` due deliveries of one endpoint, leased until
@@ -29,13 +31,13 @@ pub async fn claim_due(
 ) -> Result<Vec<Claimed>, StoreError> {
     let backend = db.get_database_backend();
     let (fenced, fence_values) = fence.condition(backend, endpoint_id);
+    let (not_held, held_values) = not_in(backend, "id", held);
     let text = format!(
         "UPDATE delivery SET state = 'delivering', next_attempt_at = ?, updated_at = ?, claim_seq = claim_seq + 1 \
          WHERE id IN (\
            SELECT id FROM delivery WHERE endpoint_id = ? AND state IN ('pending', 'failed', 'delivering') \
-           AND next_attempt_at <= ?{fenced}{} ORDER BY next_attempt_at, id LIMIT ?{}) \
+           AND next_attempt_at <= ?{fenced}{not_held} ORDER BY next_attempt_at, id LIMIT ?{}) \
          RETURNING {}",
-        not_in(held.len()),
         skip_locked(backend),
         super::claimed::CLAIMED_COLUMNS
     );
@@ -46,7 +48,7 @@ pub async fn claim_due(
         now_ms.into(),
     ];
     values.extend(fence_values);
-    values.extend(held.iter().map(|id| Value::from(id.as_str())));
+    values.extend(held_values);
     values.push(i64::from(limit).into());
     let mut claimed = super::query_all(db, sql(backend, &text, values), |r| {
         claimed_row(r, lease_until)
@@ -56,15 +58,6 @@ pub async fn claim_due(
     // delivery's id is a ULID, its creation time first).
     claimed.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(claimed)
-}
-
-/// ` AND id NOT IN (?, …)` for `n` ids, or nothing for none.
-fn not_in(n: usize) -> String {
-    if n == 0 {
-        String::new()
-    } else {
-        format!(" AND id NOT IN ({})", placeholders(n))
-    }
 }
 
 /// When this endpoint's earliest unfinished delivery is due, if it has one.
@@ -78,22 +71,20 @@ pub async fn next_due(
     // those outcomes and knows any retry time itself. Counting their lease
     // ends would hold a retry due in 5 s back until a 60 s lease ran out.
     // Anyone else's lease (a crashed instance's) is due when it ends.
-    let not_held = not_in;
+    let backend = db.get_database_backend();
+    let (deliveries, delivery_values) = not_in(backend, "id", held_deliveries);
+    let (replays, replay_values) = not_in(backend, "id", held_replays);
     let text = format!(
         "SELECT MIN(due) AS due FROM (\
            SELECT MIN(next_attempt_at) AS due FROM delivery WHERE endpoint_id = ? \
-           AND state IN ('pending', 'failed', 'delivering'){} \
-           UNION ALL SELECT MIN(next_attempt_at) AS due FROM replay WHERE endpoint_id = ?{}) AS t",
-        not_held(held_deliveries.len()),
-        not_held(held_replays.len()),
+           AND state IN ('pending', 'failed', 'delivering'){deliveries} \
+           UNION ALL SELECT MIN(next_attempt_at) AS due FROM replay WHERE endpoint_id = ?{replays}) AS t",
     );
     let mut values: Vec<Value> = vec![endpoint_id.into()];
-    values.extend(held_deliveries.iter().map(|id| Value::from(id.clone())));
+    values.extend(delivery_values);
     values.push(endpoint_id.into());
-    values.extend(held_replays.iter().map(|id| Value::from(id.clone())));
-    let row = db
-        .query_one_raw(sql(db.get_database_backend(), &text, values))
-        .await?;
+    values.extend(replay_values);
+    let row = db.query_one_raw(sql(backend, &text, values)).await?;
     Ok(match row {
         Some(r) => r.try_get::<Option<i64>>("", "due")?,
         None => None,

@@ -6,7 +6,10 @@ use std::collections::HashMap;
 
 use sea_orm::{ConnectionTrait, DbBackend, Value};
 
-use super::{StoreError, fanout_plan as plan, placeholders, sql, subscribers::Subscriber};
+use super::{
+    StoreError, fanout_plan as plan, placeholders, row_source::RowSource, sql,
+    subscribers::Subscriber,
+};
 use crate::{
     catalog::{Catalog, render::Rendering},
     domain::{
@@ -106,14 +109,15 @@ pub async fn publish_routed(
     }
     plan::mark_claims(&mut rows, to.preclaim, &mut out);
     for chunk in rows.chunks(500) {
-        let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 12);
+        let mut source = RowSource::new(backend, 13);
         for r in chunk {
             let row = plan::initial(r, to.preclaim, now_ms, first_seq);
-            values.extend([
+            source.push([
                 r.id.clone().into(),
                 r.event_id.into(),
                 r.endpoint_id.into(),
                 row.state.into(),
+                0i32.into(),
                 row.due.into(),
                 now_ms.into(),
                 now_ms.into(),
@@ -124,12 +128,12 @@ pub async fn publish_routed(
                 Value::from(row.ordering_seq),
             ]);
         }
-        let tuples = vec!["(?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
+        let (rows, values) = source.insert_rows();
         txn.execute_raw(sql(
             backend,
             &format!(
                 "INSERT INTO delivery (id, event_id, endpoint_id, state, attempt_count, next_attempt_at, created_at, updated_at, claim_seq, schema_version, reason, ordering_key, ordering_seq) \
-                 VALUES {tuples} ON CONFLICT (event_id, endpoint_id) DO NOTHING"
+                 {rows} ON CONFLICT (event_id, endpoint_id) DO NOTHING"
             ),
             values,
         ))

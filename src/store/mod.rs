@@ -45,6 +45,7 @@ pub mod record_at_once;
 mod record_rows;
 pub mod retention;
 pub mod routing_cache;
+mod row_source;
 pub mod samples;
 pub mod scoped;
 pub mod scoped_feed;
@@ -107,7 +108,9 @@ const IDLE_IN_TRANSACTION: &str = "10s";
 /// statement into memory of this process (tens of KiB for a join or a CTE),
 /// so sqlx's default of 100 per connection grew hookd by about 50 MiB under
 /// load; the statements a busy instance runs again and again are fewer than
-/// this, and a rarer one is prepared again when it comes. PostgreSQL keeps
+/// this, and a rarer one is prepared again when it comes. A batch's rows go
+/// as one parameter (`row_source`), so batches of any size share one
+/// statement instead of filling this cache with one per size. PostgreSQL keeps
 /// its prepared statements in the server, so its pool keeps the default.
 const SQLITE_STATEMENTS: usize = 24;
 

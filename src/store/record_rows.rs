@@ -11,7 +11,9 @@ use super::{
     StoreError,
     attempt_record::{AttemptRecord, Trigger},
     ordering::HOLD_IF_ORDERED,
-    placeholders, sql,
+    placeholders,
+    row_source::RowSource,
+    sql,
 };
 
 /// Moves each record's delivery to its next state, and returns the ids of
@@ -28,14 +30,13 @@ pub(super) async fn move_deliveries<C: ConnectionTrait>(
         return Ok(HashSet::new());
     }
     let backend = txn.get_database_backend();
-    let mut values: Vec<Value> = Vec::with_capacity(1 + chunk.len() * 8);
-    values.push(now_ms.into());
+    let mut source = RowSource::new(backend, 8);
     for r in chunk {
         let (state, next_at) = r.next.written(now_ms);
         // A scheduled attempt is fenced by the delivery's claim; a
         // replay's fence is the replay row's (`None`: not checked here).
         let claim = r.replay_id.is_none().then_some(r.claim_seq);
-        values.extend([
+        source.push([
             r.delivery_id.clone().into(),
             state.into(),
             next_at.into(),
@@ -47,8 +48,11 @@ pub(super) async fn move_deliveries<C: ConnectionTrait>(
             Value::from(claim),
         ]);
     }
-    // VALUES columns are named column1… on both backends.
-    let tuples = vec!["(?, ?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
+    // The source's columns are named column1… on both backends.
+    let (table, rows) = source.table();
+    let mut values: Vec<Value> = Vec::with_capacity(1 + rows.len());
+    values.push(now_ms.into());
+    values.extend(rows);
     let rows = txn
         .query_all_raw(sql(
             backend,
@@ -64,7 +68,7 @@ pub(super) async fn move_deliveries<C: ConnectionTrait>(
                  last_error_category = v.column6, updated_at = ?, \
                  holding = CASE WHEN v.column2 = 'dead' THEN {HOLD_IF_ORDERED} \
                  WHEN v.column2 = 'unchanged' THEN delivery.holding ELSE 0 END \
-                 FROM (VALUES {tuples}) AS v WHERE delivery.id = v.column1 \
+                 FROM {table} AS v WHERE delivery.id = v.column1 \
                  AND (v.column8 IS NULL OR delivery.claim_seq = v.column8) \
                  RETURNING delivery.id"
             ),
@@ -84,9 +88,9 @@ pub(super) async fn insert_attempts<C: ConnectionTrait>(
     if kept.is_empty() {
         return Ok(());
     }
-    let mut values: Vec<Value> = Vec::with_capacity(kept.len() * 14);
+    let mut source = RowSource::new(txn.get_database_backend(), 14);
     for r in kept {
-        values.extend([
+        source.push([
             r.id.clone().into(),
             r.delivery_id.clone().into(),
             (r.attempt_no as i32).into(),
@@ -103,13 +107,13 @@ pub(super) async fn insert_attempts<C: ConnectionTrait>(
             Value::from(r.location.clone()),
         ]);
     }
-    let tuples = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; kept.len()].join(", ");
+    let (rows, values) = source.insert_rows();
     txn.execute_raw(sql(
         txn.get_database_backend(),
         &format!(
             "INSERT INTO attempt (id, delivery_id, attempt_no, trigger, started_at, latency_ms, status_code, \
              error_category, error_detail, response_excerpt, remote_addr, url, next_attempt_at, location) \
-             VALUES {tuples}"
+             {rows}"
         ),
         values,
     ))

@@ -87,6 +87,59 @@ fn success(
     }
 }
 
+/// Text that a batch written as one JSON parameter (SQLite) must carry
+/// through unchanged: quotes, backslashes, brackets, escapes spelled out,
+/// line separators, non-ASCII, and JSON's own words as plain text.
+const AWKWARD: &str =
+    "a \"quoted\" \\path\\ ], [\"x\"] \\u0041 \u{2028}\u{2029} café 🚀 null true 1e3 '; --";
+
+#[both_backends]
+async fn an_attempt_is_stored_exactly_as_recorded_whatever_its_text_holds(backend: Backend) {
+    use hookd::domain::outcome::ErrorCategory;
+    use hookd::store::deliveries::{AttemptRecord, NextState, record};
+    let app = spawn_app(backend).await;
+    let (endpoint, stored) = delivered_once(&app).await;
+    let far = 253_402_300_799_999_i64;
+    let written = AttemptRecord {
+        attempt_no: 2_000_000_000,
+        started_at: far - 1,
+        latency_ms: u32::MAX / 2,
+        status_code: Some(599),
+        error: Some((ErrorCategory::HttpStatus, format!("detail {AWKWARD}"))),
+        excerpt: Some(format!("excerpt {AWKWARD}")),
+        remote_addr: Some("[::1]:8443".into()),
+        url: Some(format!("https://example.com/{AWKWARD}")),
+        location: Some(format!("/moved/{AWKWARD}")),
+        next: NextState::RetryAt(far),
+        ..success(&stored, &endpoint, hookd::domain::ids::new_id("att"), 1)
+    };
+    record(app.db(), std::slice::from_ref(&written), 0, false, &|_| {
+        None
+    })
+    .await
+    .expect("the record is written");
+    let read = hookd::store::entity::attempt::Entity::find_by_id(written.id.clone())
+        .one(app.db())
+        .await
+        .expect("the attempt reads")
+        .expect("the attempt was stored");
+    assert_eq!(read.delivery_id, written.delivery_id);
+    assert_eq!(read.attempt_no, 2_000_000_000);
+    assert_eq!(read.trigger, "scheduled");
+    assert_eq!(read.started_at, far - 1);
+    assert_eq!(read.latency_ms, Some((u32::MAX / 2) as i32));
+    assert_eq!(read.status_code, Some(599));
+    assert_eq!(read.error_category.as_deref(), Some("http_status"));
+    assert_eq!(read.error_detail, Some(format!("detail {AWKWARD}")));
+    assert_eq!(read.response_excerpt, written.excerpt);
+    assert_eq!(read.remote_addr.as_deref(), Some("[::1]:8443"));
+    assert_eq!(read.url, written.url);
+    assert_eq!(read.location, written.location);
+    assert_eq!(read.next_attempt_at, Some(far));
+    let due = "SELECT next_attempt_at AS n FROM delivery WHERE state = 'failed'";
+    assert_eq!(app.count(due).await, far, "the delivery's next attempt");
+}
+
 #[both_backends]
 async fn each_attempt_record_is_stored_and_counted_exactly_once(backend: Backend) {
     use hookd::store::deliveries::{AttemptRecord, record};

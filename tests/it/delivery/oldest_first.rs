@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::harness::{
     SLOW, TestApp, WAIT,
     receiver::{Receiver, Reply},
-    wait_until,
+    until_none, wait_until,
 };
 use hookd_test_macros::both_backends;
 
@@ -66,15 +66,10 @@ async fn deliveries_handed_back_behind_a_slow_receiver_go_before_younger_ones(ap
     // held first request times out; on a loaded machine a connection may
     // too) waits for a retry the test's clock never reaches: only
     // deliveries that arrived on their first attempt are judged.
-    let attempted = wait_until(SLOW, || async {
-        let left = app
-            .count("SELECT COUNT(*) AS n FROM delivery WHERE attempt_count = 0")
-            .await;
-        (left == 0).then_some(())
-    })
-    .await;
+    let unattempted = "SELECT COUNT(*) AS n FROM delivery WHERE attempt_count = 0";
+    let attempted = until_none(&app, unattempted, SLOW).await;
     assert!(
-        attempted.is_some(),
+        attempted,
         "every delivery is attempted once:\n{}",
         deliveries(&app).await
     );

@@ -37,7 +37,9 @@ pub use answer::{ApiAnswer, TextAnswer, expect_status, read_answer, read_text};
 pub use limits::{Limited, UNLIMITED, rate_limit};
 pub use send::call_raw;
 pub use system::{quiesce, run};
-pub use wait::{QUIET, READY_ANSWER_WITHIN, SLOW, WAIT, stays_quiet, wait_for, wait_until};
+pub use wait::{
+    QUIET, READY_ANSWER_WITHIN, SLOW, WAIT, stays_quiet, until_none, wait_for, wait_until,
+};
 
 use std::{
     sync::{Arc, Mutex, MutexGuard},

@@ -23,6 +23,16 @@ pub const QUIET: Duration = Duration::from_millis(300);
 /// How often `wait_until` and `stays_quiet` look.
 const TICK: Duration = Duration::from_millis(20);
 
+/// Polls `app`'s `count` (a `SELECT COUNT(*) AS n …`) until it is 0, or
+/// `timeout` passes; whether it got there.
+pub async fn until_none(app: &super::TestApp, count: &str, timeout: Duration) -> bool {
+    wait_until(timeout, || async {
+        (app.count(count).await == 0).then_some(())
+    })
+    .await
+    .is_some()
+}
+
 /// Polls `f` until it gives `Some`, or `timeout` passes.
 pub async fn wait_until<T, F, Fut>(timeout: Duration, mut f: F) -> Option<T>
 where

@@ -19,7 +19,7 @@ use crate::harness::{
     receiver::{Received, Receiver},
     rows::rows_where,
     signatures::{signature_entries, timestamp, verifies},
-    wait_until,
+    until_none,
 };
 use hookd_test_macros::both_backends;
 
@@ -67,14 +67,9 @@ async fn publish_and_receive(app: &TestApp, receiver: &Receiver, n: usize) -> (S
     let got = receiver.wait_for(n, WAIT).await;
     let r = got.unwrap_or_else(|e| panic!("event {n} did not arrive: {e}"))[n - 1].clone();
     assert_eq!(r.header("webhook-id"), Some(event.as_str()));
-    let recorded = wait_until(WAIT, || async {
-        let sending = app
-            .count("SELECT COUNT(*) AS n FROM delivery WHERE state <> 'delivered'")
-            .await;
-        (sending == 0).then_some(())
-    })
-    .await;
-    assert!(recorded.is_some(), "event {n}'s delivery is recorded");
+    let sending = "SELECT COUNT(*) AS n FROM delivery WHERE state <> 'delivered'";
+    let recorded = until_none(app, sending, WAIT).await;
+    assert!(recorded, "event {n}'s delivery is recorded");
     (event, r)
 }
 

@@ -16,13 +16,23 @@ use proc_macro::TokenStream;
 use quote::quote;
 use syn::{FnArg, ItemFn, Pat, Type, parse_macro_input, spanned::Spanned};
 
+/// A compile error naming the attribute `name` if it was given arguments.
+fn no_arguments(name: &str, attr: TokenStream) -> Result<(), TokenStream> {
+    if attr.is_empty() {
+        return Ok(());
+    }
+    let attr = proc_macro2::TokenStream::from(attr);
+    Err(
+        syn::Error::new(attr.span(), format!("#[{name}] takes no arguments"))
+            .to_compile_error()
+            .into(),
+    )
+}
+
 #[proc_macro_attribute]
 pub fn test(attr: TokenStream, item: TokenStream) -> TokenStream {
-    if !attr.is_empty() {
-        let attr = proc_macro2::TokenStream::from(attr);
-        return syn::Error::new(attr.span(), "#[test] takes no arguments")
-            .to_compile_error()
-            .into();
+    if let Err(refused) = no_arguments("test", attr) {
+        return refused;
     }
     let test = parse_macro_input!(item as ItemFn);
     match on_its_own_system(test) {
@@ -55,11 +65,8 @@ fn on_its_own_system(test: ItemFn) -> syn::Result<proc_macro2::TokenStream> {
 
 #[proc_macro_attribute]
 pub fn both_backends(attr: TokenStream, item: TokenStream) -> TokenStream {
-    if !attr.is_empty() {
-        let attr = proc_macro2::TokenStream::from(attr);
-        return syn::Error::new(attr.span(), "#[both_backends] takes no arguments")
-            .to_compile_error()
-            .into();
+    if let Err(refused) = no_arguments("both_backends", attr) {
+        return refused;
     }
     let test = parse_macro_input!(item as ItemFn);
     match expand(&test) {
