@@ -30,6 +30,7 @@ mod m20261206_000021_event_time;
 mod m20261206_000022_instance_role;
 mod m20261206_000023_delivery_pulse;
 mod m20261207_000024_record_function;
+mod m20261207_000025_hot_path_checks;
 
 pub struct Migrator;
 
@@ -61,6 +62,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261206_000022_instance_role::Migration),
             Box::new(m20261206_000023_delivery_pulse::Migration),
             Box::new(m20261207_000024_record_function::Migration),
+            Box::new(m20261207_000025_hot_path_checks::Migration),
         ]
     }
 }

@@ -11,7 +11,11 @@ use super::{
     Body::*, Caller::*, Callers, Case, create_endpoint, endpoint_count, expect_problems,
     expect_problems_writing_nothing, expect_status, get_ok, ids_of,
 };
-use crate::harness::{TestApp, WAIT, receiver::Receiver, rows::rows_where};
+use crate::harness::{
+    TestApp, WAIT,
+    receiver::Receiver,
+    rows::{rows, rows_where},
+};
 use hookd_test_macros::both_backends;
 
 /// Creates an endpoint with every setting given; returns the 201's body.
@@ -221,6 +225,8 @@ async fn an_endpoint_with_deliveries_can_be_deleted(app: TestApp) {
     let (id, _) = create_endpoint(&app, &key, json!({"url": receiver.url()})).await;
     let event = app.publish("a.b", json!({})).await;
     app.wait_for_state(&event, &id, "delivered", WAIT).await;
+    let orphans = "delivery_id NOT IN (SELECT id FROM delivery)";
+    assert_eq!(rows(&app, "attempt").await, 1, "its attempt");
     let deleted = app
         .request("DELETE", &format!("/v1/endpoints/{id}"), &key, None)
         .await;
@@ -231,6 +237,9 @@ async fn an_endpoint_with_deliveries_can_be_deleted(app: TestApp) {
     );
     let left = rows_where(&app, "delivery", &format!("endpoint_id = '{id}'")).await;
     assert_eq!(left, 0, "its deliveries go with it");
+    let left = rows_where(&app, "attempt", orphans).await;
+    assert_eq!(left, 0, "and their attempts with them");
+    assert_eq!(rows(&app, "attempt").await, 0);
 }
 
 #[both_backends]
