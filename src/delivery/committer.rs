@@ -161,13 +161,14 @@ async fn commit_in(
     shared: &Shared,
     requests: &[&Commit],
 ) -> Result<(Publication, Vec<NewEvent>), StoreError> {
-    let _turn = shared.write_turn().await;
+    let mut turn = shared.write_turn().await;
     let stamped: Vec<(&NewEvent, i64)> = requests
         .iter()
         .flat_map(|r| r.events.iter().map(|e| (e, r.now_ms)))
         .collect();
     let now_ms = requests.iter().map(|r| r.now_ms).max().unwrap_or_default();
-    let publication = fresh::store_and_publish(shared, &stamped, now_ms).await?;
+    let publication =
+        fresh::store_and_publish(shared, turn.as_deref_mut(), &stamped, now_ms).await?;
     let events: Vec<NewEvent> = stamped.into_iter().map(|(e, _)| e.clone()).collect();
     Ok((publication, events))
 }

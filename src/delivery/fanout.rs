@@ -158,9 +158,10 @@ impl FanoutActor {
             loop {
                 let started = tracer.map(|_| crate::telemetry::wall_now());
                 let f = {
-                    let _turn = shared.write_turn().await;
+                    let mut turn = shared.write_turn().await;
                     store::fanout_claim::claim_batch(
                         &shared.db,
+                        turn.as_deref_mut(),
                         &shared.catalog,
                         &shared.routes,
                         (batch, tracer.is_some()),

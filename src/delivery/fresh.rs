@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use sea_orm::{DbBackend, TransactionTrait};
+use sea_orm::DbBackend;
 
 use crate::{
     domain::event::{NewEvent, envelope, envelope_at, envelope_with_data},
@@ -18,6 +18,7 @@ use crate::{
         notices, outbox,
         publish_at_once::{self, AtOnce},
         subscribers::Subscribers,
+        writer::{self, Held},
     },
 };
 
@@ -35,9 +36,11 @@ pub(crate) const PER_ENDPOINT: usize = 32;
 /// Stores `stored` (each event with the time it was written, none stored
 /// yet) with their feed positions and publishes them: on PostgreSQL in one
 /// statement when nothing in the group needs more
-/// (`store::publish_at_once`), otherwise in one transaction.
+/// (`store::publish_at_once`), otherwise in one transaction (on SQLite on
+/// the connection of the write `turn`).
 pub async fn store_and_publish(
     shared: &Shared,
+    turn: Option<&mut Held>,
     stored: &[(&NewEvent, i64)],
     now_ms: i64,
 ) -> Result<Publication, StoreError> {
@@ -69,7 +72,7 @@ pub async fn store_and_publish(
         lease_until: now_ms + shared.config.delivery.lease.as_millis() as i64,
     };
     if shared.db.get_database_backend() != DbBackend::Postgres {
-        return in_transaction(shared, &preclaim, None, stored, &published, now_ms).await;
+        return in_transaction(shared, turn, &preclaim, None, stored, &published, now_ms).await;
     }
     // On PostgreSQL the endpoints are known before the one statement: kept
     // from an earlier commit, or read now. The statement checks that they
@@ -105,9 +108,9 @@ pub async fn store_and_publish(
             subscribers: &subscribers,
             routed,
         });
-        return in_transaction(shared, &preclaim, known, stored, &published, now_ms).await;
+        return in_transaction(shared, turn, &preclaim, known, stored, &published, now_ms).await;
     }
-    in_transaction(shared, &preclaim, None, stored, &published, now_ms).await
+    in_transaction(shared, turn, &preclaim, None, stored, &published, now_ms).await
 }
 
 /// What was read and routed before the transaction.
@@ -133,13 +136,14 @@ fn to<'a>(shared: &'a Shared, preclaim: &'a Preclaim<'a>, subscribers: &'a Subsc
 /// cannot always write after.
 async fn in_transaction<'a>(
     shared: &Shared,
+    turn: Option<&mut Held>,
     preclaim: &Preclaim<'_>,
     known: Option<Known<'a>>,
     stored: &[(&NewEvent, i64)],
     published: &[Published<'a>],
     now_ms: i64,
 ) -> Result<Publication, StoreError> {
-    let txn = shared.db.begin().await?;
+    let txn = writer::begin(&shared.db, turn).await?;
     // The feed positions first, so the events are stored with them: one
     // write per event. The counter stays locked to the commit, which the
     // group commit holds short.

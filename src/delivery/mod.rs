@@ -77,8 +77,9 @@ pub struct Shared {
     pub catalog: Arc<crate::catalog::Catalog>,
     /// SQLite has one writer: this process's writers queue here instead of
     /// sleeping in SQLite's busy handler (which backs off in steps of up to
-    /// 100 ms and made latency jump).
-    sqlite_writes: Option<tokio::sync::Mutex<()>>,
+    /// 100 ms and made latency jump). The turn holds the writer's connection
+    /// (`store::writer`).
+    sqlite_writes: Option<tokio::sync::Mutex<crate::store::writer::Held>>,
     /// A stop has begun: nothing new is claimed or ingested.
     draining: std::sync::atomic::AtomicBool,
     /// The endpoints this instance holds, as its actors read them.
@@ -133,10 +134,10 @@ impl Shared {
             limits: client::Limits::from_config(d),
             route: proxy::Route::from_config(&config.egress),
             metrics: crate::metrics::Metrics::new(),
-            sqlite_writes: config
-                .database
-                .is_sqlite()
-                .then(|| tokio::sync::Mutex::new(())),
+            sqlite_writes: config.database.is_sqlite().then(|| {
+                let pool = db.get_sqlite_connection_pool().clone();
+                tokio::sync::Mutex::new(crate::store::writer::Held::new(pool))
+            }),
             draining: std::sync::atomic::AtomicBool::new(false),
             leases: Arc::new(Leases::new(
                 crate::domain::ids::new_id("ins"),
@@ -162,6 +163,9 @@ impl Shared {
     /// Closes both pools (while the runtime still runs), then exports the
     /// spans still batched (waiting at most `telemetry.export_timeout`).
     pub async fn close_pools(&self) {
+        if let Some(gate) = &self.sqlite_writes {
+            gate.lock().await.release();
+        }
         self.control_db.clone().close().await.ok();
         self.db.clone().close().await.ok();
         self.telemetry.shutdown();
@@ -173,8 +177,12 @@ impl Shared {
     }
 
     /// Waits for this process's turn to write on the hot path (SQLite only;
-    /// PostgreSQL takes concurrent writers).
-    pub async fn write_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+    /// PostgreSQL takes concurrent writers). The turn's connection takes the
+    /// transactions of the group commit and the recorder
+    /// (`store::writer::begin`).
+    pub async fn write_turn(
+        &self,
+    ) -> Option<tokio::sync::MutexGuard<'_, crate::store::writer::Held>> {
         match &self.sqlite_writes {
             Some(gate) => Some(gate.lock().await),
             None => None,

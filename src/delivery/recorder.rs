@@ -17,7 +17,6 @@ use std::{
 };
 
 use actix::prelude::*;
-use sea_orm::TransactionTrait;
 use tokio::sync::oneshot;
 
 use super::{
@@ -194,8 +193,8 @@ async fn write_batch(
         warn_superseded(recorded.superseded);
         return Ok((Changes::default(), recorded.successors));
     }
-    let _turn = shared.write_turn().await;
-    let txn = shared.db.begin().await?;
+    let mut turn = shared.write_turn().await;
+    let txn = store::writer::begin(&shared.db, turn.as_deref_mut()).await?;
     let recorded = deliveries::record(&txn, &attempts, now, again, &claim_until).await?;
     warn_superseded(recorded.superseded);
     let circuits: Vec<(&str, i64, Saved)> = circuits

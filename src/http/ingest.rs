@@ -357,9 +357,8 @@ async fn store_batch(
     events: &[NewEvent],
     now_ms: i64,
 ) -> Result<(), store::StoreError> {
-    use sea_orm::TransactionTrait;
-    let _turn = shared.write_turn().await;
-    let txn = shared.db.begin().await?;
+    let mut turn = shared.write_turn().await;
+    let txn = store::writer::begin(&shared.db, turn.as_deref_mut()).await?;
     store::outbox::insert(&txn, events, now_ms).await?;
     txn.commit().await?;
     shared.metrics.events_ingested.inc_by(events.len() as u64);

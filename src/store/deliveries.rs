@@ -120,7 +120,6 @@ pub async fn record<C: ConnectionTrait>(
     claim_until: &dyn Fn(&str) -> Option<i64>,
 ) -> Result<Recorded, StoreError> {
     let backend = txn.get_database_backend();
-    super::write_lock_first(txn).await?;
     if super::record_at_once::fits(backend, batch, again) {
         let recorded = super::record_at_once::write(txn, batch, now_ms).await?;
         let kept: Vec<&AttemptRecord> = batch

@@ -3,7 +3,7 @@
 //! or, when they fail it, rejected with the reason: never delivered, kept
 //! for the operator to see (`GET /v1/admin/events?state=rejected`).
 
-use sea_orm::{ConnectionTrait, TransactionTrait};
+use sea_orm::ConnectionTrait;
 use serde_json::Value;
 
 use super::{
@@ -88,9 +88,11 @@ fn check(catalog: &Catalog, e: &Unpublished) -> Result<Checked, String> {
 
 /// Claims up to `limit` unpublished events and fans them out; those that
 /// fail the catalog are rejected instead. `traced`: list the published
-/// events with their trace contexts (for their publication spans).
+/// events with their trace contexts (for their publication spans). On
+/// SQLite it runs on the connection of the write `turn`.
 pub async fn claim_batch(
     db: &sea_orm::DatabaseConnection,
+    turn: Option<&mut super::writer::Held>,
     catalog: &Catalog,
     routes: &crate::notify::Routes,
     (limit, traced): (u32, bool),
@@ -98,13 +100,13 @@ pub async fn claim_batch(
     instance_id: &str,
 ) -> Result<Fanout, StoreError> {
     let backend = db.get_database_backend();
-    let txn = db.begin().await?;
-    // On SQLite, the write lock before any read (so the transaction cannot
-    // fail to upgrade). PostgreSQL takes the feed counter only at the end of
-    // `publish`, and only when there is something to publish: a poll that
-    // finds nothing must not hold the lock every publisher needs (an
-    // instance paused mid-poll would stall every other instance's ingest).
-    super::write_lock_first(&txn).await?;
+    // On SQLite the turn's transaction holds the write lock from its start
+    // (so it cannot fail to upgrade). PostgreSQL takes the feed counter only
+    // at the end of `publish`, and only when there is something to publish:
+    // a poll that finds nothing must not hold the lock every publisher needs
+    // (an instance paused mid-poll would stall every other instance's
+    // ingest).
+    let txn = super::writer::begin(db, turn).await?;
     let events = super::query_all(
         &txn,
         sql(

@@ -54,6 +54,7 @@ pub(crate) mod search;
 pub mod sessions;
 pub mod subscribers;
 pub mod thresholds;
+pub mod writer;
 
 use std::time::Duration;
 
@@ -218,20 +219,6 @@ pub async fn snapshot(db: &DatabaseConnection) -> Result<sea_orm::DatabaseTransa
     } else {
         db.begin().await
     }
-}
-
-/// On SQLite, takes the write lock now, at the start of a transaction that
-/// reads before it writes. A deferred transaction that reads first and then
-/// writes fails at once (SQLITE_BUSY_SNAPSHOT, "database is locked") if
-/// another connection wrote in between, without waiting in the busy handler;
-/// a statement that writes first waits its turn instead. The UPDATE matches
-/// no row but opens the write transaction. PostgreSQL needs nothing here.
-pub(crate) async fn write_lock_first(txn: &impl ConnectionTrait) -> Result<(), DbErr> {
-    if txn.get_database_backend() == DbBackend::Sqlite {
-        txn.execute_unprepared("UPDATE feed_counter SET value = value WHERE 0 = 1")
-            .await?;
-    }
-    Ok(())
 }
 
 /// Whether the database could not be reached at all, or the connection

@@ -51,3 +51,4 @@ mod stop;
 mod store;
 mod suite;
 mod thresholds;
+mod writer;
