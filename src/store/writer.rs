@@ -72,6 +72,20 @@ impl Held {
     }
 }
 
+impl Drop for Held {
+    /// sqlx gives a connection back to its pool in a task it spawns, and
+    /// panics where no runtime is left to spawn it on (a host that drops
+    /// the engine while its runtime shuts down): there the connection is
+    /// left to the process's end instead. `release` gives it back.
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take()
+            && tokio::runtime::Handle::try_current().is_err()
+        {
+            std::mem::forget(conn);
+        }
+    }
+}
+
 /// A transaction on the held connection.
 pub struct HeldTxn<'c> {
     tx: tokio::sync::Mutex<sqlx::Transaction<'c, Sqlite>>,

@@ -147,3 +147,23 @@ async fn a_writer_transaction_dropped_uncommitted_leaves_nothing_and_the_next_on
     writer.release();
     db.close().await.expect("the pool closes");
 }
+
+#[test]
+fn a_writer_dropped_where_no_runtime_is_left_does_not_panic() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let dir = tempfile::tempdir().expect("a folder");
+    let (db, writer) = runtime.block_on(async {
+        let (db, _) = sqlite_in(&dir).await;
+        let mut writer = held(&db);
+        let txn = writer.begin().await.expect("begins");
+        txn.commit().await.expect("commits");
+        (db, writer)
+    });
+    // Outside the runtime, as when a host's runtime shuts down under the
+    // engine: sqlx could not spawn the connection's return to the pool.
+    drop(writer);
+    runtime.block_on(async move { drop(db) });
+}
