@@ -131,9 +131,9 @@ fn to<'a>(shared: &'a Shared, preclaim: &'a Preclaim<'a>, subscribers: &'a Subsc
 }
 
 /// The general publication in one transaction, to the endpoints already
-/// `known` (and routed to them, if it was) or read inside it. SQLite reads
-/// them there, after the first write: a transaction that reads first
-/// cannot always write after.
+/// `known` (and routed to them, if it was) or read inside it (SQLite's
+/// transaction, on the write turn's connection, holds the write lock from
+/// its begin).
 async fn in_transaction<'a>(
     shared: &Shared,
     turn: Option<&mut Held>,

@@ -178,8 +178,7 @@ impl Shared {
 
     /// Waits for this process's turn to write on the hot path (SQLite only;
     /// PostgreSQL takes concurrent writers). The turn's connection takes the
-    /// transactions of the group commit and the recorder
-    /// (`store::writer::begin`).
+    /// hot path's transactions (`store::writer::begin`).
     pub async fn write_turn(
         &self,
     ) -> Option<tokio::sync::MutexGuard<'_, crate::store::writer::Held>> {

@@ -2,7 +2,8 @@
 //! process's writers on the delivery path take turns (`Shared::write_turn`);
 //! the turn holds one connection of the pool for the process's life, and the
 //! hot path's transactions (the group commit of fresh events, the recorder's
-//! batch) run on it instead of on one taken from the pool each time:
+//! batch, the fanout's claim, a large ingest batch) run on it instead of on
+//! one taken from the pool each time:
 //!
 //! - its page cache stays warm: SQLite empties a connection's cache whenever
 //!   another connection has committed since it last read, so a writer taken
@@ -101,9 +102,13 @@ impl HeldTxn<'_> {
     }
 }
 
-fn query(stmt: &Statement) -> sqlx::query::Query<'_, Sqlite, SqlxValues> {
-    let values = (stmt.values.clone()).unwrap_or(sea_orm::sea_query::Values(Vec::new()));
-    sqlx::query_with(sqlx::AssertSqlSafe(stmt.sql.as_str()), SqlxValues(values))
+/// The statement as sqlx runs it; its values (a batch's JSON among them)
+/// are moved, not copied.
+fn query(stmt: Statement) -> sqlx::query::Query<'static, Sqlite, SqlxValues> {
+    let values = stmt
+        .values
+        .unwrap_or(sea_orm::sea_query::Values(Vec::new()));
+    sqlx::query_with(sqlx::AssertSqlSafe(stmt.sql), SqlxValues(values))
 }
 
 fn sqlx_err(e: sqlx::Error) -> RuntimeErr {
@@ -137,7 +142,7 @@ impl ConnectionTrait for HeldTxn<'_> {
 
     async fn execute_raw(&self, stmt: Statement) -> Result<ExecResult, DbErr> {
         let mut tx = self.tx.lock().await;
-        let done = query(&stmt).execute(&mut **tx).await;
+        let done = query(stmt).execute(&mut **tx).await;
         done.map(Into::into).map_err(exec_err)
     }
 
@@ -149,15 +154,13 @@ impl ConnectionTrait for HeldTxn<'_> {
 
     async fn query_one_raw(&self, stmt: Statement) -> Result<Option<QueryResult>, DbErr> {
         let mut tx = self.tx.lock().await;
-        match query(&stmt).fetch_optional(&mut **tx).await {
-            Ok(row) => Ok(row.map(Into::into)),
-            Err(e) => Err(query_err(e)),
-        }
+        let row = query(stmt).fetch_optional(&mut **tx).await;
+        row.map(|row| row.map(Into::into)).map_err(query_err)
     }
 
     async fn query_all_raw(&self, stmt: Statement) -> Result<Vec<QueryResult>, DbErr> {
         let mut tx = self.tx.lock().await;
-        let rows = query(&stmt).fetch_all(&mut **tx).await.map_err(query_err)?;
+        let rows = query(stmt).fetch_all(&mut **tx).await.map_err(query_err)?;
         Ok(rows.into_iter().map(Into::into).collect())
     }
 }
