@@ -18,6 +18,7 @@ use prometheus_client::{
 
 use crate::domain::{
     filter::FilterReason,
+    hand_back::HandBack,
     outcome::{ErrorCategory, Outcome},
     subscription::Unqualified,
 };
@@ -90,6 +91,11 @@ pub struct Metrics {
     pub events_rejected: Counter,
     /// Deliveries closed before an attempt because they no longer qualify.
     pub deliveries_cancelled: Family<ReasonLabels, Counter>,
+    /// Deliveries an endpoint actor gave back to the database unattempted.
+    pub deliveries_handed_back: Family<ReasonLabels, Counter>,
+    /// Endpoints whose actors claim their work in the database's order
+    /// (fresh events waiting as rows behind older ones; set when scraped).
+    pub endpoints_oldest_first: Gauge,
     /// Deliveries not created: the event did not pass the endpoint's filter.
     pub deliveries_filtered: Family<ReasonLabels, Counter>,
     pub attempts: Family<AttemptLabels, Counter>,
@@ -138,6 +144,8 @@ impl Metrics {
             retry_saturation: Gauge::default(),
             deliveries_cancelled: Family::default(),
             deliveries_filtered: Family::default(),
+            deliveries_handed_back: Family::default(),
+            endpoints_oldest_first: Gauge::default(),
             attempts: Family::default(),
             // 5 ms to about 41 s.
             attempt_seconds: Histogram::new(exponential_buckets(0.005, 2.0, 14)),
@@ -285,6 +293,16 @@ impl Metrics {
             m.health_sweeps.clone(),
         );
         registry.register(
+            "deliveries_handed_back",
+            "Deliveries an endpoint actor gave back to the database unattempted, by why",
+            m.deliveries_handed_back.clone(),
+        );
+        registry.register(
+            "endpoints_oldest_first",
+            "Endpoints whose fresh events wait as rows behind older ones, claimed oldest first",
+            m.endpoints_oldest_first.clone(),
+        );
+        registry.register(
             "attempts_unrecorded",
             "Attempts answered whose records are not yet committed",
             m.attempts_unrecorded.clone(),
@@ -300,6 +318,11 @@ impl Metrics {
         for reason in Unqualified::ALL {
             drop(self.deliveries_cancelled.get_or_create(&ReasonLabels {
                 reason: reason.reason(),
+            }));
+        }
+        for why in HandBack::ALL {
+            drop(self.deliveries_handed_back.get_or_create(&ReasonLabels {
+                reason: why.as_str(),
             }));
         }
         for reason in FilterReason::ALL {
@@ -330,6 +353,15 @@ impl Metrics {
                 })
                 .inc_by(*n as u64);
         }
+    }
+
+    /// Counts `n` deliveries handed back unattempted.
+    pub fn handed_back(&self, why: HandBack, n: usize) {
+        self.deliveries_handed_back
+            .get_or_create(&ReasonLabels {
+                reason: why.as_str(),
+            })
+            .inc_by(n as u64);
     }
 
     /// Counts a delivery cancelled before its attempt.
@@ -375,7 +407,7 @@ mod tests {
     use crate::domain::outcome::ErrorCategory;
 
     #[test]
-    fn every_attempt_and_cancellation_series_is_shown_at_zero_before_its_first_event() {
+    fn every_attempt_cancellation_and_hand_back_series_is_shown_at_zero_before_its_first_event() {
         let text = Metrics::new().render();
         for series in [
             r#"hookd_attempts_total{result="delivered",category="none",trigger="scheduled"} 0"#,
@@ -384,6 +416,8 @@ mod tests {
             r#"hookd_attempts_total{result="failed",category="proxy",trigger="manual"} 0"#,
             r#"hookd_deliveries_cancelled_total{reason="endpoint-unsubscribed"} 0"#,
             r#"hookd_deliveries_cancelled_total{reason="endpoint-of-another-partner"} 0"#,
+            r#"hookd_deliveries_handed_back_total{reason="beyond-claim"} 0"#,
+            r#"hookd_deliveries_handed_back_total{reason="lease-lost"} 0"#,
         ] {
             assert!(text.contains(series), "{series} in {text}");
         }

@@ -27,6 +27,8 @@ pub struct Outcome {
     pub order_violations: Option<usize>,
     /// CPU of hookd and PostgreSQL, and the database's counts, over the load.
     pub cost: crate::cost::Cost,
+    /// Deliveries the endpoint actors handed back unattempted, by why.
+    pub handed_back: String,
 }
 
 /// Runs `load` through hookd on `backend` into a receiver set up by `plan`;
@@ -68,6 +70,7 @@ pub async fn run(
     };
     let (cpu0, pg0) = (others.hookd_cpu(), crate::cost::postgres_cpu());
     let counts0 = crate::cost::DbCounts::read(&hookd.shared.db).await;
+    let oldest_first = OldestFirst::sample(hookd.shared.clone());
     let ingest = producer.run(load).await?;
     let healthy: Vec<usize> = (0..receiver.urls.len())
         .filter(|i| Some(*i) != stalled)
@@ -103,6 +106,11 @@ pub async fn run(
     } else {
         None
     };
+    let handed_back = format!(
+        "{}; {}",
+        handed_back(&hookd.shared.metrics),
+        oldest_first.describe()
+    );
     hookd.engine.shutdown().await;
     hookd.server.stop(true).await;
     receiver.server.stop(false).await;
@@ -116,7 +124,62 @@ pub async fn run(
         held: receiver.log.held.load(Relaxed),
         order_violations,
         cost,
+        handed_back,
     }))
+}
+
+/// How many endpoints claimed oldest first (fresh work waiting as rows),
+/// sampled every 20 ms from the load's start until the run is read.
+struct OldestFirst {
+    samples: Arc<std::sync::atomic::AtomicU64>,
+    endpoints: Arc<std::sync::atomic::AtomicU64>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl OldestFirst {
+    fn sample(shared: Arc<hookd::delivery::Shared>) -> OldestFirst {
+        let o = OldestFirst {
+            samples: Arc::default(),
+            endpoints: Arc::default(),
+            stop: Arc::default(),
+        };
+        let (samples, endpoints, stop) = (o.samples.clone(), o.endpoints.clone(), o.stop.clone());
+        actix_rt::spawn(async move {
+            while !stop.load(Relaxed) {
+                samples.fetch_add(1, Relaxed);
+                endpoints.fetch_add(shared.behind.count() as u64, Relaxed);
+                actix_rt::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        o
+    }
+
+    /// "endpoints oldest first: 1.3 on average", and stops sampling.
+    fn describe(&self) -> String {
+        self.stop.store(true, Relaxed);
+        let samples = self.samples.load(Relaxed).max(1);
+        let average = self.endpoints.load(Relaxed) as f64 / samples as f64;
+        format!("endpoints oldest first: {average:.2} on average")
+    }
+}
+
+/// "handed back unattempted: none" or the non-zero counts by reason.
+fn handed_back(metrics: &hookd::metrics::Metrics) -> String {
+    let counts: Vec<String> = hookd::domain::hand_back::HandBack::ALL
+        .into_iter()
+        .filter_map(|why| {
+            let labels = hookd::metrics::ReasonLabels {
+                reason: why.as_str(),
+            };
+            let n = metrics.deliveries_handed_back.get_or_create(&labels).get();
+            (n > 0).then(|| format!("{} {n}", why.as_str()))
+        })
+        .collect();
+    if counts.is_empty() {
+        "handed back unattempted: none".into()
+    } else {
+        format!("handed back unattempted: {}", counts.join(", "))
+    }
 }
 
 impl Outcome {
@@ -165,8 +228,8 @@ impl Outcome {
     /// The database's view and the receiver's connections, under a row.
     pub fn print_details(&self, label: &str) {
         crate::report::detail(&format!(
-            "{label}{}; {} receiver connections",
-            self.db, self.connections
+            "{label}{}; {} receiver connections; {}",
+            self.db, self.connections, self.handed_back
         ));
     }
 }

@@ -46,6 +46,14 @@ impl Behind {
         }
     }
 
+    /// How many endpoints' fresh work waits as rows.
+    pub fn count(&self) -> usize {
+        self.endpoints
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
+    }
+
     /// Whether fresh work for `endpoint` must wait as rows.
     pub fn contains(&self, endpoint: &str) -> bool {
         self.endpoints
@@ -67,6 +75,7 @@ mod tests {
         behind.set("ep_1", true);
         assert!(behind.contains("ep_1"));
         assert!(!behind.contains("ep_2"));
+        assert_eq!(behind.count(), 1);
         behind.set("ep_1", false);
         assert!(!behind.contains("ep_1"));
     }

@@ -131,10 +131,7 @@ async fn commit_and_answer(
 }
 
 /// [`commit_in`], with a publication span per event when telemetry is on.
-async fn commit(
-    shared: &Shared,
-    requests: &[&Commit],
-) -> Result<(Publication, Vec<NewEvent>), StoreError> {
+async fn commit(shared: &Shared, requests: &[&Commit]) -> Result<Committed, StoreError> {
     let Some(tracer) = shared.telemetry.tracer() else {
         return commit_in(shared, requests).await;
     };
@@ -157,10 +154,7 @@ async fn commit(
 /// One commit: every request's events with their feed numbers, their
 /// deliveries (those of endpoints held here created claimed) and the work
 /// notice.
-async fn commit_in(
-    shared: &Shared,
-    requests: &[&Commit],
-) -> Result<(Publication, Vec<NewEvent>), StoreError> {
+async fn commit_in(shared: &Shared, requests: &[&Commit]) -> Result<Committed, StoreError> {
     let mut turn = shared.write_turn().await;
     let stamped: Vec<(&NewEvent, i64)> = requests
         .iter()
@@ -169,14 +163,34 @@ async fn commit_in(
     let now_ms = requests.iter().map(|r| r.now_ms).max().unwrap_or_default();
     let publication =
         fresh::store_and_publish(shared, turn.as_deref_mut(), &stamped, now_ms).await?;
+    // Numbered before the turn is given up: a claim that holds the turn has
+    // seen exactly the commits numbered by then (see `behind`).
+    let number = shared.behind.committed();
+    drop(turn);
     let events: Vec<NewEvent> = stamped.into_iter().map(|(e, _)| e.clone()).collect();
-    Ok((publication, events))
+    Ok(Committed {
+        publication,
+        events,
+        number,
+    })
+}
+
+/// A group commit's events and what publishing them did.
+struct Committed {
+    publication: Publication,
+    events: Vec<NewEvent>,
+    /// Its number (`behind::Behind::committed`).
+    number: u64,
 }
 
 fn after_commit(
     shared: &Shared,
     hand_over: &Recipient<Fresh>,
-    (publication, events): (Publication, Vec<NewEvent>),
+    Committed {
+        publication,
+        events,
+        number,
+    }: Committed,
 ) {
     shared.metrics.ingest_commits.inc();
     shared.metrics.events_ingested.inc_by(events.len() as u64);
@@ -187,7 +201,7 @@ fn after_commit(
         .metrics
         .deliveries_filtered(&publication.fanout.filtered);
     let mut handover = fresh::handover(publication, &events);
-    handover.commit = shared.behind.committed();
+    handover.commit = number;
     hand_over.do_send(Fresh(handover));
 }
 

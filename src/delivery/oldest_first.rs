@@ -6,18 +6,27 @@
 //! left due (rows written while the lease was unconfirmed, a backlog) is
 //! older than anything handed over after it. Rows a group commit wrote for
 //! the actor to claim (more than it hands over in memory, or fresh work
-//! while the mode is on) count as a hand-back: they too are older than what
-//! is handed over after them. The mode ends when a claim finds nothing more
-//! due and no hand-back could have slipped past it. No claim runs while a
-//! hand-back is being written: until its write ends those rows are still
-//! claimed, and a claim would take younger rows first. Pure bookkeeping;
-//! the endpoint actor acts on it.
+//! while the mode is on) turn it on too, unless a claim that took everything
+//! due has already seen them: group commits are numbered, and a claim knows
+//! the last number visible to it. The mode ends when a claim finds nothing
+//! more due, no hand-back could have slipped past it, and no rows were
+//! announced from a commit it did not see. No claim runs while a hand-back
+//! is being written: until its write ends those rows are still claimed, and
+//! a claim would take younger rows first. Pure bookkeeping; the endpoint
+//! actor acts on it.
 
 /// What one claim saw of the hand-backs, to decide whether it may end the mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClaimStart {
     handbacks: u64,
     pending: usize,
+}
+
+impl ClaimStart {
+    /// No hand-back was being written when the claim started.
+    pub fn nothing_unwritten(&self) -> bool {
+        self.pending == 0
+    }
 }
 
 #[derive(Debug, Default)]
@@ -27,6 +36,11 @@ pub struct RowsFirst {
     handbacks: u64,
     /// Hand-backs whose writes have not finished.
     pending: usize,
+    /// The latest group commit announced to have written rows to claim.
+    announced: u64,
+    /// The latest group commit visible to a claim that took everything due:
+    /// rows of commits up to it were taken.
+    seen_through: u64,
 }
 
 impl RowsFirst {
@@ -45,14 +59,13 @@ impl RowsFirst {
         }
     }
 
-    /// A commit wrote due rows for the actor to claim (it announces them
-    /// after the commit). `seen`: the claim running now began after that
-    /// commit finished, so it sees them and may end the mode; otherwise
-    /// it may have missed them and may not.
-    pub fn rows_added(&mut self, seen: bool) {
-        self.on = true;
-        if !seen {
-            self.handbacks += 1;
+    /// Group commit `commit` wrote due rows for the actor to claim (it
+    /// announces them after the commit): unless a claim that took
+    /// everything due saw that commit, they wait.
+    pub fn rows_added(&mut self, commit: u64) {
+        self.announced = self.announced.max(commit);
+        if commit > self.seen_through {
+            self.on = true;
         }
     }
 
@@ -77,15 +90,20 @@ impl RowsFirst {
     }
 
     /// A claim that started at `start` ended; `full`: it took as many as it
-    /// asked for, so more may be due, and the mode is on. Only a claim that
-    /// took everything due, with no hand-back written during it or still
-    /// unwritten when it started, shows no older row is left.
-    pub fn claim_ended(&mut self, start: ClaimStart, full: bool) {
+    /// asked for, so more may be due, and the mode is on; `seen`: the last
+    /// group commit visible to it. Only a claim that took everything due,
+    /// with no hand-back written during it or still unwritten when it
+    /// started, and no rows announced from a commit after `seen`, shows no
+    /// older row is left.
+    pub fn claim_ended(&mut self, start: ClaimStart, full: bool, seen: u64) {
         if full {
             // What it left due is older than anything handed over now (rows
             // written while the lease was unconfirmed, a backlog).
             self.on = true;
-        } else if start.pending == 0 && start.handbacks == self.handbacks {
+            return;
+        }
+        self.seen_through = self.seen_through.max(seen);
+        if start.pending == 0 && start.handbacks == self.handbacks && self.announced <= seen {
             self.on = false;
         }
     }
@@ -131,7 +149,7 @@ mod tests {
         rows.handing_back(NOW, NOW);
         rows.handed_back();
         let start = rows.claim_starts();
-        rows.claim_ended(start, false);
+        rows.claim_ended(start, false, 0);
         assert!(!rows.on());
     }
 
@@ -139,13 +157,13 @@ mod tests {
     fn a_full_claim_turns_it_on() {
         let mut rows = RowsFirst::default();
         let start = rows.claim_starts();
-        rows.claim_ended(start, true);
+        rows.claim_ended(start, true, 0);
         assert!(
             rows.on(),
             "rows it left due are older than work handed over after it"
         );
         let start = rows.claim_starts();
-        rows.claim_ended(start, false);
+        rows.claim_ended(start, false, 0);
         assert!(!rows.on(), "the next claim took the rest");
     }
 
@@ -155,7 +173,7 @@ mod tests {
         rows.handing_back(NOW, NOW);
         rows.handed_back();
         let start = rows.claim_starts();
-        rows.claim_ended(start, true);
+        rows.claim_ended(start, true, 0);
         assert!(rows.on(), "more rows may be due");
     }
 
@@ -165,39 +183,45 @@ mod tests {
         rows.handing_back(NOW, NOW);
         let start = rows.claim_starts();
         rows.handed_back();
-        rows.claim_ended(start, false);
+        rows.claim_ended(start, false, 0);
         assert!(rows.on(), "the claim may not have seen those rows");
     }
 
     #[test]
     fn rows_committed_for_the_actor_put_handovers_behind_them() {
         let mut rows = RowsFirst::default();
-        rows.rows_added(false);
+        rows.rows_added(1);
         assert!(rows.on());
         let start = rows.claim_starts();
-        rows.claim_ended(start, false);
-        assert!(!rows.on(), "a claim that began after them took them");
+        rows.claim_ended(start, false, 1);
+        assert!(!rows.on(), "a claim that saw their commit took them");
     }
 
     #[test]
-    fn rows_committed_during_a_claim_that_could_not_see_them_keep_it_on() {
+    fn rows_of_a_commit_the_claim_did_not_see_keep_it_on() {
         let mut rows = RowsFirst::default();
         rows.handing_back(NOW, NOW);
         rows.handed_back();
         let start = rows.claim_starts();
-        rows.rows_added(false);
-        rows.claim_ended(start, false);
-        assert!(rows.on(), "the claim began before their commit finished");
+        rows.rows_added(2);
+        rows.claim_ended(start, false, 1);
+        assert!(rows.on(), "commit 2 finished after the claim looked");
+        let start = rows.claim_starts();
+        rows.claim_ended(start, false, 2);
+        assert!(!rows.on(), "the next claim saw it");
     }
 
     #[test]
-    fn rows_committed_before_the_running_claim_began_let_it_end_it() {
+    fn rows_announced_late_from_a_commit_a_claim_saw_do_not_turn_it_on() {
         let mut rows = RowsFirst::default();
+        rows.rows_added(3);
         let start = rows.claim_starts();
-        rows.rows_added(true);
-        assert!(rows.on());
-        rows.claim_ended(start, false);
+        rows.claim_ended(start, false, 4);
         assert!(!rows.on());
+        rows.rows_added(4);
+        assert!(!rows.on(), "the claim took them");
+        rows.rows_added(5);
+        assert!(rows.on(), "a commit after the claim looked");
     }
 
     #[test]
@@ -206,7 +230,7 @@ mod tests {
         let start = rows.claim_starts();
         rows.handing_back(NOW, NOW);
         rows.handed_back();
-        rows.claim_ended(start, false);
+        rows.claim_ended(start, false, 0);
         assert!(rows.on());
     }
 }

@@ -10,6 +10,7 @@ pub mod clock;
 pub mod event;
 pub mod expiring;
 pub mod filter;
+pub mod hand_back;
 pub mod health;
 pub mod ids;
 pub mod incident;

@@ -315,6 +315,7 @@ pub async fn metrics(
     let activity = &shared.activity;
     m.requests_in_flight.set(activity.in_flight() as i64);
     m.attempts_unrecorded.set(activity.unrecorded() as i64);
+    m.endpoints_oldest_first.set(shared.behind.count() as i64);
     let budget = &shared.budget;
     m.connections_held.set(budget.in_use() as i64);
     m.connections_max.set(budget.total() as i64);

@@ -9,7 +9,10 @@ use actix::prelude::*;
 use super::{EndpointActor, MAX_CLAIM};
 use crate::{
     delivery::attempt::Job,
-    domain::event::{NewEvent, envelope_for},
+    domain::{
+        event::{NewEvent, envelope_for},
+        hand_back::HandBack,
+    },
     store::{self, claims::Claimed, cluster::Fence},
 };
 
@@ -29,7 +32,6 @@ impl EndpointActor {
             return;
         }
         self.claiming = true;
-        self.commits_before_claim = self.shared.behind.commits_finished();
         self.woken = false;
         let start = self.rows_first.claim_starts();
         let shared = self.shared.clone();
@@ -44,6 +46,9 @@ impl EndpointActor {
             let now = shared.clock.now_ms();
             let lease_until = now + shared.config.delivery.lease.as_millis() as i64;
             let turn = shared.write_turn().await;
+            // Every commit numbered by now is visible to the statements
+            // below (on SQLite no commit runs while the turn is held).
+            let seen = shared.behind.commits_finished();
             // Manual replays first: a partner is waiting for them.
             let mut claimed =
                 store::claims::claim_replays(&shared.db, &id, &fence, now, lease_until, limit)
@@ -61,6 +66,13 @@ impl EndpointActor {
                 Vec::new()
             };
             let full = claimed.len() + scheduled.len() == limit as usize;
+            if !full && !replays_only && start.nothing_unwritten() {
+                // Nothing older is left due: fresh work may be handed over
+                // again from the next commit on. (If a hand-back or rows of
+                // an unseen commit came meanwhile, the actor keeps the mode
+                // and hands such work back behind them.)
+                shared.behind.set(&id, false);
+            }
             // Deliveries past their window (an endpoint disabled for too
             // long, an event that waited in a backlog) are dead without
             // another attempt.
@@ -93,13 +105,16 @@ impl EndpointActor {
                     .await?;
                 Some(due)
             };
-            Ok::<_, store::StoreError>((claimed, events, earliest))
+            Ok::<_, store::StoreError>((claimed, events, earliest, seen))
         };
         ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
             act.claiming = false;
             match res {
-                Ok((claimed, events, earliest)) => {
-                    act.rows_first.claim_ended(start, earliest.is_none());
+                Ok((claimed, events, earliest, seen)) => {
+                    // A claim of replays alone says nothing of what is due.
+                    if !replays_only {
+                        act.rows_first.claim_ended(start, earliest.is_none(), seen);
+                    }
                     act.shared.behind.set(&act.id, act.rows_first.on());
                     act.enqueue(claimed, events);
                     // A full claim may have left due rows behind, and a wake
@@ -157,9 +172,9 @@ impl EndpointActor {
         }
     }
 
-    pub(super) fn release_queue(&mut self, ctx: &mut Context<Self>, due_at: i64) {
+    pub(super) fn release_queue(&mut self, ctx: &mut Context<Self>, due_at: i64, why: HandBack) {
         let jobs: Vec<Job> = self.queue.drain(..).collect();
-        self.release(ctx, jobs, due_at);
+        self.release(ctx, jobs, due_at, why);
     }
 
     /// Hands back queued deliveries whose leases no longer leave time for an
@@ -179,7 +194,7 @@ impl EndpointActor {
             // The rest of the queue is younger than the stale ones: it goes
             // back too, so claims bring them all back oldest first.
             tracing::debug!(endpoint = %self.id, stale, released = self.queue.len(), "queued deliveries outlived their lease window");
-            self.release_queue(ctx, now);
+            self.release_queue(ctx, now, HandBack::LeaseWindow);
         }
     }
 
@@ -196,13 +211,20 @@ impl EndpointActor {
         }
         let extra: Vec<Job> = self.queue.drain(keep..).collect();
         let now = self.shared.clock.now_ms();
-        self.release(ctx, extra, now);
+        self.release(ctx, extra, now, HandBack::BeyondClaim);
     }
 
-    pub(super) fn release(&mut self, ctx: &mut Context<Self>, jobs: Vec<Job>, due_at: i64) {
+    pub(super) fn release(
+        &mut self,
+        ctx: &mut Context<Self>,
+        jobs: Vec<Job>,
+        due_at: i64,
+        why: HandBack,
+    ) {
         if jobs.is_empty() {
             return;
         }
+        self.shared.metrics.handed_back(why, jobs.len());
         for job in &jobs {
             self.due.unhold(&job.claimed);
         }

@@ -10,6 +10,7 @@ use crate::delivery::{
     messages::StopNow,
     report::{ActorReport, Report},
 };
+use crate::domain::hand_back::HandBack;
 
 /// Look for due work. `new_work`: the fanout just created deliveries.
 #[derive(Message, Debug, Clone, Copy)]
@@ -43,8 +44,7 @@ impl Handler<Wake> for EndpointActor {
         }
         if let Some(commit) = msg.committed {
             // Those rows are older than anything handed over after them.
-            let seen = self.claiming && commit <= self.commits_before_claim;
-            self.rows_first.rows_added(seen);
+            self.rows_first.rows_added(commit);
             self.shared.behind.set(&self.id, self.rows_first.on());
         }
         self.pump(ctx);
@@ -99,11 +99,11 @@ impl Handler<Take> for EndpointActor {
             .jobs
             .into_iter()
             .partition(|j| self.shared.retry.expired(j.claimed.window_from, now));
-        self.release(ctx, expired, now);
+        self.release(ctx, expired, now, HandBack::Expired);
         if self.rows_first.on() {
             // Older deliveries wait as rows: these go behind them, and the
             // claims take them all in the database's order.
-            self.release(ctx, jobs, now);
+            self.release(ctx, jobs, now, HandBack::BehindOlder);
         } else {
             for job in jobs {
                 self.due.hold(&job.claimed);

@@ -29,6 +29,7 @@ use crate::{
     cluster::leases::Standing,
     domain::{
         circuit::{Circuit, CircuitState, Permit, Saved},
+        hand_back::HandBack,
         token_bucket::TokenBucket,
     },
     egress::{resolver::ResolverActor, url_check::check_url},
@@ -96,9 +97,6 @@ pub struct EndpointActor {
     pub(super) changes_seen: u64,
     /// A claim is running; sending goes on meanwhile.
     claiming: bool,
-    /// The group commits finished when the running claim began: their rows
-    /// are visible to it.
-    commits_before_claim: u64,
     /// Deliveries claimed for this actor by the recorder (the next of their
     /// ordered subjects), waiting for their events to be read.
     handed: Vec<crate::store::claims::Claimed>,
@@ -158,7 +156,6 @@ impl EndpointActor {
             reloading: false,
             changes_seen: 0,
             claiming: false,
-            commits_before_claim: 0,
             handed: Vec::new(),
             reading_handed: false,
             idle_timer: None,
@@ -267,7 +264,7 @@ impl EndpointActor {
                     // for it again as soon as that probe is answered.
                     self.woken |= self.queue.iter().any(|j| j.claimed.replay_id.is_some());
                     // Claimed work must not sit leased behind an open circuit.
-                    self.release_queue(ctx, until_ms.unwrap_or(now));
+                    self.release_queue(ctx, until_ms.unwrap_or(now), HandBack::CircuitOpen);
                     if let Some(t) = until_ms {
                         self.held_back_until = self.held_back_until.max(Some(t));
                         self.sleep_until(ctx, t);
@@ -471,7 +468,7 @@ impl EndpointActor {
     /// once nothing is in flight.
     fn wind_down(&mut self, ctx: &mut Context<Self>) {
         let now = self.shared.clock.now_ms();
-        self.release_queue(ctx, now);
+        self.release_queue(ctx, now, HandBack::Stopping);
         if self.in_flight == 0 && self.recording == 0 {
             ctx.stop();
         }

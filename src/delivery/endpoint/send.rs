@@ -13,7 +13,7 @@ use crate::{
         client::Observed,
         messages::Record,
     },
-    domain::{outcome::Outcome, subscription::qualifies},
+    domain::{hand_back::HandBack, outcome::Outcome, subscription::qualifies},
     store::deliveries::NextState,
 };
 
@@ -50,7 +50,7 @@ impl EndpointActor {
                         Some(observed) => act.finish(ctx, observed, job, (started_at, &sent_to)),
                         None => {
                             let now = act.shared.clock.now_ms();
-                            act.release(ctx, vec![job], now);
+                            act.release(ctx, vec![job], now, HandBack::LeaseLost);
                         }
                     }
                     act.pump(ctx);
