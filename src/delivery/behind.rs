@@ -4,9 +4,12 @@
 //! only be handed back (a row written twice more, claimed and released,
 //! for nothing). The committer reads it; the endpoint actors keep it.
 //!
-//! It also counts the group commits finished: a claim that began after a
-//! commit was counted saw its rows, one that began before may not have
-//! (see `oldest_first::RowsFirst::rows_added`).
+//! It also numbers the group commits as they finish (on SQLite before the
+//! write turn is given up): a claim's statement that began after a commit
+//! was numbered saw its rows, and a claim reads the count once it holds the
+//! turn (see `oldest_first::RowsFirst::claim_ended`). An actor's claim also
+//! clears its endpoint here, from inside that turn, when it found nothing
+//! more due; the actor sets it again if its own mode stays on.
 
 use std::{
     collections::HashSet,
